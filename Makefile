@@ -1,0 +1,75 @@
+# bpfrt build. `make run` and `make test` are the two entry points (README).
+# SAN=1 builds into build-san/ with AddressSanitizer + UBSan.
+CC      ?= gcc
+CLANG   ?= clang
+SAN     ?=
+BUILD   ?= $(if $(SAN),build-san,build)
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+           -fPIC -Iinclude -Isrc -MMD -MP
+LDLIBS  += -lcapstone -lbpf -lelf -lz -lpthread -lm
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRCS   := $(shell find src -name '*.c' | sort)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+TOOL_BINS  := $(BUILD)/bpfrt $(BUILD)/bpfrt-conformance
+TEST_SUPPORT := $(filter-out tests/test_%.c,$(wildcard tests/*.c))
+TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
+BENCH_SRCS := $(wildcard bench/*.c)
+BPF_PROGS  := $(patsubst %.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/progs/*.bpf.c bench/progs/*.bpf.c))
+
+.PHONY: all deps run test test-bins test-san clean
+all: $(BUILD)/libbpfrt.a $(BUILD)/libbpfrt.so $(TOOL_BINS) $(TEST_BINS) $(BPF_PROGS) \
+     $(if $(BENCH_SRCS),$(BUILD)/bpfrt-bench)
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libbpfrt.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libbpfrt.so: $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bpfrt: $(BUILD)/tools/bpfrt.o $(BUILD)/libbpfrt.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bpfrt-conformance: $(BUILD)/tools/conformance_plugin.o $(BUILD)/libbpfrt.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bpfrt-bench: $(BENCH_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# BPF C: the same command line users give for Linux.
+$(BUILD)/%.bpf.o: %.bpf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) -O2 -g -target bpf -mcpu=v4 -Iinclude -c $< -o $@
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/run.sh $(BUILD)
+
+test-bins: all
+
+# The whole suite: normal build, then the same tests under ASan+UBSan.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory SAN=1 all
+	@tests/run.sh build build-san
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find build build-san -name '*.d' 2>/dev/null)

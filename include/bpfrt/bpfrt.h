@@ -1,0 +1,131 @@
+/* bpfrt: an in-process eBPF runtime. Public API.
+ *
+ * Conventions (as libbpf): opaque objects, functions return 0 or a negative
+ * errno; on failure bpfrt_last_error() gives a one-line message naming the
+ * instruction, section or symbol at fault. The message is per thread. */
+#ifndef BPFRT_BPFRT_H
+#define BPFRT_BPFRT_H
+
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BPFRT_MAX_INSNS        1000000 /* same limit as Linux's processed-insn cap */
+#define BPFRT_MAX_CALL_FRAMES  8
+#define BPFRT_STACK_PER_FRAME  512
+#define BPFRT_MAX_HELPER_ID    256
+#define BPFRT_NAME_LEN         64
+
+/* Message for the last failing bpfrt call on this thread ("" if none). */
+const char *bpfrt_last_error(void);
+
+/* ---- programs ---------------------------------------------------------- */
+struct bpfrt_prog;
+
+enum bpfrt_exec_mode {
+	BPFRT_EXEC_DEFAULT = 0, /* JIT if the program was JIT-compiled, else interpreter */
+	BPFRT_EXEC_INTERP,
+	BPFRT_EXEC_JIT,
+};
+
+struct bpfrt_prog_load_opts {
+	size_t sz;              /* sizeof(struct bpfrt_prog_load_opts) */
+	const char *name;       /* for messages and listings; may be NULL */
+	bool jit;               /* compile to native code at load time */
+};
+
+/* Validates and (optionally) JIT-compiles insns; the program keeps its own
+ * copy of the instructions. Returns 0 and *prog, or -errno. */
+int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
+		    const struct bpfrt_prog_load_opts *opts,
+		    struct bpfrt_prog **prog);
+void bpfrt_prog_free(struct bpfrt_prog *prog);
+
+/* Runs the program with r1 = arg1, r2 = arg2 (the conformance contract:
+ * memory pointer and length). Returns 0 and *retval = r0, or -errno
+ * (-ENOTSUP for BPFRT_EXEC_JIT on a program that was not compiled). */
+int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
+		   uint64_t arg1, uint64_t arg2, uint64_t *retval);
+
+const char *bpfrt_prog_name(const struct bpfrt_prog *prog);
+const struct bpf_insn *bpfrt_prog_insns(const struct bpfrt_prog *prog, size_t *cnt);
+/* Native image, or NULL if not JIT-compiled. */
+const void *bpfrt_prog_jited(const struct bpfrt_prog *prog, size_t *len);
+/* Stack bytes of the deepest call chain (the private-stack size). */
+uint32_t bpfrt_prog_stack_depth(const struct bpfrt_prog *prog);
+/* Number of subprograms and each one's own stack depth and first insn. */
+uint32_t bpfrt_prog_subprog_cnt(const struct bpfrt_prog *prog);
+int bpfrt_prog_subprog_info(const struct bpfrt_prog *prog, uint32_t idx,
+			    uint32_t *start_insn, uint32_t *stack_depth);
+
+/* Writes the native code, disassembled, with the BPF instruction each part
+ * came from. */
+int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out);
+/* Writes the BPF instructions, disassembled. */
+int bpfrt_prog_dump_xlated(const struct bpfrt_prog *prog, FILE *out);
+
+/* ---- helpers ----------------------------------------------------------- */
+typedef uint64_t (*bpfrt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3,
+				    uint64_t r4, uint64_t r5);
+
+/* Argument and return kinds, as the verifier will need them. */
+enum bpfrt_arg_type {
+	BPFRT_ARG_NONE = 0,      /* argument unused */
+	BPFRT_ARG_ANYTHING,      /* any scalar or pointer */
+	BPFRT_ARG_PTR_TO_CTX,
+	BPFRT_ARG_PTR_TO_MEM,    /* followed by a BPFRT_ARG_CONST_SIZE */
+	BPFRT_ARG_PTR_TO_UNINIT_MEM,
+	BPFRT_ARG_CONST_SIZE,
+	BPFRT_ARG_CONST_SIZE_OR_ZERO,
+	BPFRT_ARG_CONST_MAP_PTR,
+	BPFRT_ARG_PTR_TO_MAP_KEY,
+	BPFRT_ARG_PTR_TO_MAP_VALUE,
+	BPFRT_ARG_PTR_TO_FUNC,
+	BPFRT_ARG_PTR_TO_STACK_OR_NULL,
+	BPFRT_ARG_PTR_TO_RINGBUF_MEM,
+};
+
+enum bpfrt_ret_type {
+	BPFRT_RET_INTEGER = 0,
+	BPFRT_RET_VOID,
+	BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
+	BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL,
+};
+
+struct bpfrt_helper {
+	const char *name;
+	bpfrt_helper_fn fn;
+	enum bpfrt_ret_type ret;
+	enum bpfrt_arg_type args[5];
+};
+
+/* Registers (or replaces) helper `id`. Programs validate calls against the
+ * registry at load; JIT code binds the function it saw at load. */
+int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper);
+int bpfrt_helper_unregister(uint32_t id);
+const struct bpfrt_helper *bpfrt_helper_get(uint32_t id);
+
+/* ---- text assembly ----------------------------------------------------- */
+/* Assembles the bpf_conformance syntax ("mov %r0, 1", labels, "call local
+ * f", "lock xchg [%r10-8], %r1"...). Returns 0 with a malloc'd array in
+ * *insns (caller frees), or -EINVAL with a message naming the line. */
+int bpfrt_asm(const char *text, struct bpf_insn **insns, size_t *insn_cnt);
+/* Disassembles one instruction (two for lddw) into buf. Returns the number
+ * of instruction slots consumed (1 or 2), or -EINVAL. Jumps and local calls
+ * are printed with numeric offsets ("ja +3", "call local +4" as "call -1"
+ * is never ambiguous). */
+int bpfrt_disasm_insn(const struct bpf_insn *insns, size_t remaining,
+		      char *buf, size_t buf_len);
+/* Disassembles a whole program, one instruction per line. */
+int bpfrt_disasm(const struct bpf_insn *insns, size_t insn_cnt, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs the Debian packages bpfrt needs when they are missing (as root),
+# otherwise names them. Called by `make run` and `make test`.
+PKGS="clang llvm lld libelf-dev zlib1g-dev libcapstone-dev libbpf-dev libzydis-dev
+pkg-config bpftool libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu
+gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -q $missing >/dev/null 2>&1 ||
+		{ apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $missing >/dev/null; } ||
+		{ echo "deps: apt-get install failed for:$missing" >&2; exit 1; }
+else
+	echo "deps: missing Debian packages:$missing (run as root to install)" >&2
+	exit 1
+fi

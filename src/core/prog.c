@@ -1,0 +1,148 @@
+#include "core/prog.h"
+#include "core/error.h"
+#include "helpers/helpers.h"
+#include "interp/interp.h"
+#include "jit/backend.h"
+#include "jit/execmem.h"
+#include "verifier/validate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
+		    const struct bpfrt_prog_load_opts *opts,
+		    struct bpfrt_prog **out)
+{
+	struct bpfrt_prog *prog;
+	int err;
+
+	bpfrt_err_clear();
+	if (!out)
+		return bpfrt_err(-EINVAL, "prog_load: no output pointer");
+	*out = NULL;
+	if (opts && opts->sz < sizeof(size_t))
+		return bpfrt_err(-EINVAL, "prog_load: opts->sz not set");
+	if (!insns || insn_cnt == 0)
+		return bpfrt_err(-EINVAL, "prog_load: empty program");
+	if (insn_cnt > BPFRT_MAX_INSNS)
+		return bpfrt_err(-E2BIG, "prog_load: %zu instructions, limit is %u",
+				 insn_cnt, BPFRT_MAX_INSNS);
+
+	prog = calloc(1, sizeof(*prog));
+	if (!prog)
+		return bpfrt_err(-ENOMEM, "prog_load: out of memory");
+	snprintf(prog->name, sizeof(prog->name), "%s",
+		 opts && opts->name ? opts->name : "prog");
+	prog->insns = malloc(insn_cnt * sizeof(*insns));
+	if (!prog->insns) {
+		err = bpfrt_err(-ENOMEM, "prog_load: out of memory");
+		goto fail;
+	}
+	memcpy(prog->insns, insns, insn_cnt * sizeof(*insns));
+	prog->insn_cnt = (uint32_t)insn_cnt;
+	prog->helpers = bpfrt_helper_table();
+
+	err = bpfrt_validate(prog);
+	if (err)
+		goto fail;
+
+	if (opts && opts->jit) {
+		const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
+
+		if (!be) {
+			err = bpfrt_err(-ENOTSUP, "prog_load: no JIT backend for this machine");
+			goto fail;
+		}
+		err = be->compile(prog);
+		if (err)
+			goto fail;
+	}
+	*out = prog;
+	return 0;
+fail:
+	bpfrt_prog_free(prog);
+	return err;
+}
+
+void bpfrt_prog_free(struct bpfrt_prog *prog)
+{
+	if (!prog)
+		return;
+	bpfrt_execmem_free(prog->jit_mem);
+	free(prog->jit_insn_off);
+	free(prog->insn_subprog);
+	free(prog->subprogs);
+	free(prog->insns);
+	free(prog);
+}
+
+int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
+		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
+{
+	if (!prog || !retval)
+		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
+	if (mode == BPFRT_EXEC_DEFAULT)
+		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
+	if (mode == BPFRT_EXEC_JIT) {
+		if (!prog->jit_func)
+			return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
+		*retval = prog->jit_func(arg1, arg2);
+		return 0;
+	}
+	*retval = bpfrt_interp_run(prog, arg1, arg2);
+	return 0;
+}
+
+int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start)
+{
+	for (uint32_t i = 0; i < prog->subprog_cnt; i++)
+		if (prog->subprogs[i].start == start)
+			return (int)i;
+	return -1;
+}
+
+const char *bpfrt_prog_name(const struct bpfrt_prog *prog)
+{
+	return prog->name;
+}
+
+const struct bpf_insn *bpfrt_prog_insns(const struct bpfrt_prog *prog, size_t *cnt)
+{
+	if (cnt)
+		*cnt = prog->insn_cnt;
+	return prog->insns;
+}
+
+const void *bpfrt_prog_jited(const struct bpfrt_prog *prog, size_t *len)
+{
+	if (len)
+		*len = prog->jit_func ? prog->jit_len : 0;
+	return prog->jit_func ? (const void *)prog->jit_func : NULL;
+}
+
+uint32_t bpfrt_prog_stack_depth(const struct bpfrt_prog *prog)
+{
+	return prog->stack_depth;
+}
+
+uint32_t bpfrt_prog_subprog_cnt(const struct bpfrt_prog *prog)
+{
+	return prog->subprog_cnt;
+}
+
+int bpfrt_prog_subprog_info(const struct bpfrt_prog *prog, uint32_t idx,
+			    uint32_t *start_insn, uint32_t *stack_depth)
+{
+	if (idx >= prog->subprog_cnt)
+		return bpfrt_err(-ENOENT, "%s: no subprogram %u", prog->name, idx);
+	if (start_insn)
+		*start_insn = prog->subprogs[idx].start;
+	if (stack_depth)
+		*stack_depth = prog->subprogs[idx].stack_depth;
+	return 0;
+}
+
+int bpfrt_prog_dump_xlated(const struct bpfrt_prog *prog, FILE *out)
+{
+	return bpfrt_disasm(prog->insns, prog->insn_cnt, out);
+}

@@ -1,0 +1,47 @@
+/* The loaded-program object every module shares. Data flows one way:
+ * validator fills subprogs/stack facts, a backend fills the jit fields,
+ * the interpreter and JIT code only read. */
+#ifndef BPFRT_PROG_H
+#define BPFRT_PROG_H
+
+#include "bpfrt/bpfrt.h"
+
+struct bpfrt_execmem;
+
+struct bpfrt_subprog {
+	uint32_t start;        /* first instruction */
+	uint32_t end;          /* one past the last instruction */
+	uint32_t stack_depth;  /* own frame, bytes, multiple of 8 (<= 512) */
+	uint32_t chain_depth;  /* own frame plus the deepest chain of callees */
+	uint32_t call_depth;   /* frames in the deepest chain starting here (1 = leaf) */
+};
+
+/* Native entry: r1, r2 in, r0 out. */
+typedef uint64_t (*bpfrt_jit_fn)(uint64_t r1, uint64_t r2);
+
+struct bpfrt_prog {
+	char name[BPFRT_NAME_LEN];
+	struct bpf_insn *insns;
+	uint32_t insn_cnt;
+
+	/* Helper table indexed by id (BPFRT_MAX_HELPER_ID entries; NULL fn =
+	 * not registered). The JIT binds the functions at compile time. */
+	const struct bpfrt_helper *helpers;
+
+	/* Filled by the validator; subprogs[0] is the main program. */
+	struct bpfrt_subprog *subprogs;
+	uint32_t subprog_cnt;
+	uint32_t stack_depth;  /* subprogs[0].chain_depth: deepest call chain total */
+	uint32_t *insn_subprog; /* insn index -> subprog index */
+
+	/* Filled by the JIT backend. */
+	bpfrt_jit_fn jit_func;
+	struct bpfrt_execmem *jit_mem;
+	size_t jit_len;
+	uint32_t *jit_insn_off; /* insn index -> byte offset in the image (insn_cnt+1 entries) */
+};
+
+/* Finds the subprogram that starts at insn `start`, or -1. */
+int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start);
+
+#endif

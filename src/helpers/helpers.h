@@ -1,0 +1,10 @@
+/* Helper registry: helper id -> function and prototype. */
+#ifndef BPFRT_HELPERS_H
+#define BPFRT_HELPERS_H
+
+#include "bpfrt/bpfrt.h"
+
+/* The global registry, BPFRT_MAX_HELPER_ID entries indexed by id. */
+const struct bpfrt_helper *bpfrt_helper_table(void);
+
+#endif

@@ -1,0 +1,12 @@
+/* Threaded-code interpreter with exact RFC 9669 semantics. */
+#ifndef BPFRT_INTERP_H
+#define BPFRT_INTERP_H
+
+#include "core/prog.h"
+
+/* Runs a validated program with r1 = arg1, r2 = arg2 and returns r0. The
+ * stack (prog->stack_depth bytes across all frames) lives on the native
+ * stack of the caller. */
+uint64_t bpfrt_interp_run(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2);
+
+#endif

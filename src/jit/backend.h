@@ -1,0 +1,28 @@
+/* The interface every native backend (x86-64 now; arm64, riscv64 later)
+ * implements. A backend never parses ELF and never allocates executable
+ * memory except through execmem. */
+#ifndef BPFRT_BACKEND_H
+#define BPFRT_BACKEND_H
+
+#include "core/prog.h"
+
+struct bpfrt_jit_backend {
+	const char *arch;            /* "x86_64", "arm64", "riscv64" */
+	/* Compiles a validated program: converges the image size over passes,
+	 * allocates it with bpfrt_execmem_alloc, emits the final pass with
+	 * its real address, copies it with bpfrt_execmem_copy and sets
+	 * prog->jit_func, jit_mem, jit_len and jit_insn_off. Returns 0 or
+	 * -errno with bpfrt_last_error() set. */
+	int (*compile)(struct bpfrt_prog *prog);
+	/* Fills len bytes with the architecture's trap instruction. */
+	void (*fill_traps)(void *dst, size_t len);
+	/* Capstone arch/mode numbers for listings. */
+	int cs_arch, cs_mode;
+};
+
+/* The backend for the machine bpfrt is running on, or NULL. */
+const struct bpfrt_jit_backend *bpfrt_jit_native_backend(void);
+
+extern const struct bpfrt_jit_backend bpfrt_jit_x86_64;
+
+#endif

@@ -1,0 +1,25 @@
+/* Executable memory: the one module through which bpfrt creates, writes
+ * and frees native code. A region is never writable and executable at the
+ * same time: code is written with bpfrt_execmem_copy (the userspace
+ * counterpart of text_poke / bpf_arch_text_copy), never through the
+ * executable address. */
+#ifndef BPFRT_EXECMEM_H
+#define BPFRT_EXECMEM_H
+
+#include <stddef.h>
+
+struct bpfrt_execmem;
+
+/* Allocates size bytes of executable memory, initially trap-filled.
+ * Returns NULL with errno set on failure. */
+struct bpfrt_execmem *bpfrt_execmem_alloc(size_t size);
+/* The address code runs at. */
+void *bpfrt_execmem_addr(const struct bpfrt_execmem *mem);
+size_t bpfrt_execmem_size(const struct bpfrt_execmem *mem);
+/* Copies len bytes of code to offset off and makes them visible to
+ * instruction fetch. Returns 0 or -errno. */
+int bpfrt_execmem_copy(struct bpfrt_execmem *mem, size_t off, const void *src, size_t len);
+/* Trap-fills and releases the region. NULL is a no-op. */
+void bpfrt_execmem_free(struct bpfrt_execmem *mem);
+
+#endif

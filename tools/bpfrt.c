@@ -1,0 +1,314 @@
+/* bpfrt command-line tool. */
+#include "bpfrt/bpfrt.h"
+#include "isa/datafile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bpfrt COMMAND ...\n"
+		"  asm FILE [-o OUT]           assemble text (or a .data file's asm) to raw bytes\n"
+		"  disasm FILE                 disassemble raw bytes (8 per instruction)\n"
+		"  run FILE [--jit|--interp] [--mem HEX] [--repeat N]\n"
+		"                              validate and run; prints r0 in hex\n"
+		"  dump [--jited|--xlated] FILE\n"
+		"                              show the native code or the BPF instructions\n"
+		"FILE is raw bytes (.bin/.o-less), assembly (.s/.asm) or a conformance .data file.\n");
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f) {
+		fprintf(stderr, "bpfrt: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 8192);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				fprintf(stderr, "bpfrt: out of memory\n");
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t got = fread(buf + n, 1, 4096, f);
+		n += got;
+		if (got < 4096)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* Loads instructions from raw bytes, assembly text or a .data file. */
+static int load_insns(const char *path, struct bpf_insn **insns, size_t *cnt)
+{
+	size_t len;
+	char *buf = read_file(path, &len);
+	int err = 0;
+
+	if (!buf)
+		return -errno ? -errno : -EIO;
+	if (has_suffix(path, ".data")) {
+		struct bpfrt_datafile df;
+
+		err = bpfrt_datafile_parse(buf, &df);
+		if (!err) {
+			if (df.asm_text) {
+				err = bpfrt_asm(df.asm_text, insns, cnt);
+			} else if (df.raw) {
+				*insns = malloc(df.raw_len ? df.raw_len : 1);
+				memcpy(*insns, df.raw, df.raw_len);
+				*cnt = df.raw_len / 8;
+			} else {
+				err = -EINVAL;
+				fprintf(stderr, "bpfrt: %s: no program section\n", path);
+			}
+			bpfrt_datafile_free(&df);
+		}
+	} else if (has_suffix(path, ".s") || has_suffix(path, ".asm")) {
+		err = bpfrt_asm(buf, insns, cnt);
+	} else {
+		if (len % sizeof(struct bpf_insn)) {
+			fprintf(stderr, "bpfrt: %s: %zu bytes is not a multiple of 8\n", path, len);
+			free(buf);
+			return -EINVAL;
+		}
+		*insns = (struct bpf_insn *)buf;
+		*cnt = len / sizeof(struct bpf_insn);
+		return 0;
+	}
+	free(buf);
+	if (err && bpfrt_last_error()[0])
+		fprintf(stderr, "bpfrt: %s: %s\n", path, bpfrt_last_error());
+	return err;
+}
+
+static int parse_hex_bytes(const char *hex, uint8_t **out, size_t *len)
+{
+	size_t n = 0, cap = strlen(hex) / 2 + 1;
+	uint8_t *b = malloc(cap);
+
+	for (const char *p = hex; *p;) {
+		unsigned v;
+		int used;
+
+		if (*p == ' ' || *p == '\n' || *p == '\t') {
+			p++;
+			continue;
+		}
+		if (sscanf(p, "%2x%n", &v, &used) != 1 || used != 2) {
+			free(b);
+			return -EINVAL;
+		}
+		b[n++] = (uint8_t)v;
+		p += used;
+	}
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+static int cmd_asm(int argc, char **argv)
+{
+	const char *in = NULL, *outp = NULL;
+	struct bpf_insn *insns;
+	size_t cnt;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			outp = argv[++i];
+		else
+			in = argv[i];
+	}
+	if (!in) {
+		usage(stderr);
+		return 2;
+	}
+	if (load_insns(in, &insns, &cnt))
+		return 1;
+	FILE *f = outp ? fopen(outp, "wb") : stdout;
+	if (!f) {
+		fprintf(stderr, "bpfrt: %s: %s\n", outp, strerror(errno));
+		free(insns);
+		return 1;
+	}
+	fwrite(insns, sizeof(*insns), cnt, f);
+	if (outp)
+		fclose(f);
+	free(insns);
+	return 0;
+}
+
+static int cmd_disasm(int argc, char **argv)
+{
+	struct bpf_insn *insns;
+	size_t cnt;
+	int err;
+
+	if (argc != 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (load_insns(argv[0], &insns, &cnt))
+		return 1;
+	err = bpfrt_disasm(insns, cnt, stdout);
+	if (err)
+		fprintf(stderr, "bpfrt: %s: %s\n", argv[0], bpfrt_last_error());
+	free(insns);
+	return err ? 1 : 0;
+}
+
+static int load_prog(const char *path, bool jit, struct bpfrt_prog **prog)
+{
+	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = path, .jit = jit };
+	struct bpf_insn *insns;
+	size_t cnt;
+	int err;
+
+	if (load_insns(path, &insns, &cnt))
+		return -EINVAL;
+	err = bpfrt_prog_load(insns, cnt, &opts, prog);
+	if (err)
+		fprintf(stderr, "bpfrt: %s: load failed (%s): %s\n", path, strerror(-err),
+			bpfrt_last_error());
+	free(insns);
+	return err;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	enum bpfrt_exec_mode mode = BPFRT_EXEC_INTERP;
+	const char *path = NULL, *memhex = NULL;
+	uint8_t *mem = NULL;
+	size_t mem_len = 0;
+	long repeat = 1;
+	struct bpfrt_prog *prog;
+	uint64_t r0 = 0;
+	int err = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--jit"))
+			mode = BPFRT_EXEC_JIT;
+		else if (!strcmp(argv[i], "--interp"))
+			mode = BPFRT_EXEC_INTERP;
+		else if (!strcmp(argv[i], "--mem") && i + 1 < argc)
+			memhex = argv[++i];
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			repeat = strtol(argv[++i], NULL, 0);
+		else
+			path = argv[i];
+	}
+	if (!path || repeat < 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (memhex && parse_hex_bytes(memhex, &mem, &mem_len)) {
+		fprintf(stderr, "bpfrt: --mem: not hex bytes\n");
+		return 2;
+	}
+	if (!memhex && has_suffix(path, ".data")) {
+		struct bpfrt_datafile df;
+
+		if (!bpfrt_datafile_load(path, &df)) {
+			if (df.mem) {
+				mem = df.mem;
+				mem_len = df.mem_len;
+				df.mem = NULL;
+			}
+			bpfrt_datafile_free(&df);
+		}
+	}
+	if (load_prog(path, mode == BPFRT_EXEC_JIT, &prog)) {
+		free(mem);
+		return 1;
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < repeat && !err; i++)
+		err = bpfrt_prog_run(prog, mode, (uint64_t)(uintptr_t)mem, mem_len, &r0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (err) {
+		fprintf(stderr, "bpfrt: run failed: %s\n", bpfrt_last_error());
+	} else {
+		printf("%" PRIx64 "\n", r0);
+		if (repeat > 1)
+			fprintf(stderr, "%.1f ns/run over %ld runs\n",
+				((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / repeat,
+				repeat);
+	}
+	bpfrt_prog_free(prog);
+	free(mem);
+	return err ? 1 : 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	bool jited = false;
+	const char *path = NULL;
+	struct bpfrt_prog *prog;
+	int err;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--jited"))
+			jited = true;
+		else if (!strcmp(argv[i], "--xlated"))
+			jited = false;
+		else
+			path = argv[i];
+	}
+	if (!path) {
+		usage(stderr);
+		return 2;
+	}
+	if (load_prog(path, jited, &prog))
+		return 1;
+	err = jited ? bpfrt_prog_dump_jited(prog, stdout) : bpfrt_prog_dump_xlated(prog, stdout);
+	if (err)
+		fprintf(stderr, "bpfrt: dump: %s\n", bpfrt_last_error());
+	bpfrt_prog_free(prog);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "asm"))
+		return cmd_asm(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "disasm"))
+		return cmd_disasm(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "dump"))
+		return cmd_dump(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "bpfrt: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
