@@ -1,5 +1,6 @@
 #include "core/prog.h"
 #include "core/error.h"
+#include "core/run.h"
 #include "helpers/helpers.h"
 #include "interp/interp.h"
 #include "jit/backend.h"
@@ -83,13 +84,24 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
 	if (mode == BPFRT_EXEC_DEFAULT)
 		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
+	bpfrt_run_state.abort_err = 0;
 	if (mode == BPFRT_EXEC_JIT) {
 		if (!prog->jit_func)
 			return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
 		*retval = prog->jit_func(arg1, arg2);
-		return 0;
+	} else {
+		*retval = bpfrt_interp_run(prog, arg1, arg2);
 	}
-	*retval = bpfrt_interp_run(prog, arg1, arg2);
+	if (bpfrt_run_state.abort_err) {
+		int e = bpfrt_run_state.abort_err;
+
+		if (e == ENOENT)
+			return bpfrt_err(-EINVAL, "%s: insn %u: callx to unregistered helper %llu",
+					 prog->name, bpfrt_run_state.abort_pc,
+					 (unsigned long long)bpfrt_run_state.abort_arg);
+		return bpfrt_err(-e, "%s: insn %u: run aborted", prog->name,
+				 bpfrt_run_state.abort_pc);
+	}
 	return 0;
 }
 

@@ -1,0 +1,25 @@
+/* Per-thread run state shared by the interpreter, JIT code and the API.
+ * A run can be aborted (callx to an unregistered helper now; faults and
+ * stack-guard hits later): the engine records why in bpfrt_run_state and
+ * unwinds to the entry; bpfrt_prog_run then reports -abort_err. */
+#ifndef BPFRT_RUN_H
+#define BPFRT_RUN_H
+
+#include <stdint.h>
+
+struct bpfrt_run_state {
+	int abort_err;      /* 0, or a positive errno when the last run aborted */
+	uint32_t abort_pc;  /* instruction index that aborted */
+	uint64_t abort_arg; /* detail (e.g. the bad helper id) */
+	void *entry_sp;     /* JIT: native stack pointer at program entry */
+};
+
+/* initial-exec keeps the offset from the thread pointer the same in every
+ * thread, so JIT code can reach it with one fs:/tpidr/tp-relative access. */
+extern __thread struct bpfrt_run_state bpfrt_run_state
+	__attribute__((tls_model("initial-exec")));
+
+/* Offset of bpfrt_run_state from the thread pointer. */
+intptr_t bpfrt_run_state_tp_offset(void);
+
+#endif
