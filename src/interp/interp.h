@@ -9,4 +9,9 @@
  * stack of the caller. */
 uint64_t bpfrt_interp_run(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2);
 
+/* Same run, also counting executed instructions into *executed (for the
+ * ns-per-instruction figure of the benchmarks). */
+uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
+				  uint64_t arg2, uint64_t *executed);
+
 #endif
