@@ -1,7 +1,8 @@
 # bpfrt build. `make run` and `make test` are the two entry points (README).
 # SAN=1 builds into build-san/ with AddressSanitizer + UBSan.
 CC      ?= gcc
-CLANG   ?= clang
+# -mcpu=v4 needs clang >= 18 (Debian 12: clang-19; its clang is 14).
+CLANG   ?= $(firstword $(shell command -v clang-19 clang-18 clang 2>/dev/null) clang)
 SAN     ?=
 BUILD   ?= $(if $(SAN),build-san,build)
 
@@ -52,10 +53,11 @@ $(BUILD)/bpfrt-bench: $(BENCH_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# BPF C: the same command line users give for Linux.
+# BPF C: the same command line users give for Linux (clang 14: cpu v1-v3;
+# BPF_CFLAGS=-mcpu=v3 to opt in).
 $(BUILD)/%.bpf.o: %.bpf.c
 	@mkdir -p $(dir $@)
-	$(CLANG) -O2 -g -target bpf -mcpu=v4 -Iinclude -c $< -o $@
+	$(CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Iinclude -c $< -o $@
 
 run: deps
 	@$(MAKE) --no-print-directory all
