@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages bpfrt needs when they are missing (as root),
 # otherwise names them. Called by `make run` and `make test`.
-PKGS="clang llvm lld libelf-dev zlib1g-dev libcapstone-dev libbpf-dev libzydis-dev
+PKGS="clang clang-19 llvm lld libelf-dev zlib1g-dev libcapstone-dev libbpf-dev libzydis-dev
 pkg-config bpftool libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu
 gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross"
 missing=""
