@@ -57,7 +57,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/l
 # BPF_CFLAGS=-mcpu=v3 to opt in).
 $(BUILD)/%.bpf.o: %.bpf.c
 	@mkdir -p $(dir $@)
-	$(CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Iinclude -c $< -o $@
+	$(CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Iinclude -I/usr/include/$(shell gcc -dumpmachine) -c $< -o $@
 
 run: deps
 	@$(MAKE) --no-print-directory all
