@@ -1,0 +1,396 @@
+/* The interpreter loop, included by interp.c once per variant (not a
+ * standalone header). The includer defines INTERP_NAME (the function to
+ * define) and INTERP_COUNTED (0 or 1: count executed instructions).
+ *
+ * Dispatch is threaded: every handler ends with its own indirect jump
+ * through a 256-entry table indexed by the opcode byte, so the branch
+ * predictor sees one jump site per handler. Opcodes the structural
+ * validator rejects still land on a safe abort. */
+
+static __attribute__((noinline, hot)) uint64_t
+INTERP_NAME(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2,
+	    uint64_t *executed)
+{
+	/* 16 slots: a 4-bit register field can never index out of bounds,
+	 * even if an out-of-range number slipped past validation. */
+	uint64_t reg[16] = { 0 };
+	/* Big enough for the deepest chain any validated program can have
+	 * (8 frames of at most 512 bytes); frames are carved from the top. */
+	uint8_t stack[BPFRT_MAX_CALL_FRAMES * BPFRT_STACK_PER_FRAME]
+		__attribute__((aligned(16)));
+	struct interp_frame frames[BPFRT_MAX_CALL_FRAMES - 1];
+	const struct bpfrt_helper *helpers = prog->helpers;
+	const struct bpf_insn *insn = prog->insns;
+	uint64_t fp = (uint64_t)(uintptr_t)(stack + sizeof(stack));
+	unsigned int depth = 0; /* saved caller frames */
+	uint64_t count = 0;
+	int abort_err;
+	uint64_t abort_arg;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+#define ALU_ENTRIES(name, op)                                                  \
+	[BPF_ALU64 | (op) | BPF_K] = &&alu64_##name##_k,                       \
+	[BPF_ALU64 | (op) | BPF_X] = &&alu64_##name##_x,                       \
+	[BPF_ALU | (op) | BPF_K] = &&alu32_##name##_k,                         \
+	[BPF_ALU | (op) | BPF_X] = &&alu32_##name##_x
+#define JMP_ENTRIES(name, op)                                                  \
+	[BPF_JMP | (op) | BPF_K] = &&jmp64_##name##_k,                         \
+	[BPF_JMP | (op) | BPF_X] = &&jmp64_##name##_x,                         \
+	[BPF_JMP32 | (op) | BPF_K] = &&jmp32_##name##_k,                       \
+	[BPF_JMP32 | (op) | BPF_X] = &&jmp32_##name##_x
+#define MEM_ENTRIES(size, sfx)                                                 \
+	[BPF_LDX | BPF_MEM | (size)] = &&ldx_##sfx,                            \
+	[BPF_ST | BPF_MEM | (size)] = &&st_##sfx,                              \
+	[BPF_STX | BPF_MEM | (size)] = &&stx_##sfx
+	static const void *const table[256] = {
+		[0 ... 255] = &&bad_opcode,
+		ALU_ENTRIES(add, BPF_ADD),
+		ALU_ENTRIES(sub, BPF_SUB),
+		ALU_ENTRIES(mul, BPF_MUL),
+		ALU_ENTRIES(div, BPF_DIV),
+		ALU_ENTRIES(or, BPF_OR),
+		ALU_ENTRIES(and, BPF_AND),
+		ALU_ENTRIES(lsh, BPF_LSH),
+		ALU_ENTRIES(rsh, BPF_RSH),
+		ALU_ENTRIES(mod, BPF_MOD),
+		ALU_ENTRIES(xor, BPF_XOR),
+		ALU_ENTRIES(mov, BPF_MOV),
+		ALU_ENTRIES(arsh, BPF_ARSH),
+		[BPF_ALU64 | BPF_NEG | BPF_K] = &&alu64_neg,
+		[BPF_ALU | BPF_NEG | BPF_K] = &&alu32_neg,
+		[BPF_ALU | BPF_END | BPF_TO_LE] = &&end_to_le,
+		[BPF_ALU | BPF_END | BPF_TO_BE] = &&end_to_be,
+		[BPF_ALU64 | BPF_END | BPF_TO_LE] = &&end_bswap,
+		JMP_ENTRIES(jeq, BPF_JEQ),
+		JMP_ENTRIES(jgt, BPF_JGT),
+		JMP_ENTRIES(jge, BPF_JGE),
+		JMP_ENTRIES(jset, BPF_JSET),
+		JMP_ENTRIES(jne, BPF_JNE),
+		JMP_ENTRIES(jsgt, BPF_JSGT),
+		JMP_ENTRIES(jsge, BPF_JSGE),
+		JMP_ENTRIES(jlt, BPF_JLT),
+		JMP_ENTRIES(jle, BPF_JLE),
+		JMP_ENTRIES(jslt, BPF_JSLT),
+		JMP_ENTRIES(jsle, BPF_JSLE),
+		[BPF_JMP | BPF_JA] = &&jmp_ja,
+		[BPF_JMP32 | BPF_JA] = &&jmp_gotol,
+		[BPF_JMP | BPF_CALL] = &&jmp_call,
+		[BPF_JMP | BPF_CALL | BPF_X] = &&jmp_callx,
+		[BPF_JMP | BPF_EXIT] = &&jmp_exit,
+		MEM_ENTRIES(BPF_B, b),
+		MEM_ENTRIES(BPF_H, h),
+		MEM_ENTRIES(BPF_W, w),
+		MEM_ENTRIES(BPF_DW, dw),
+		[BPF_LDX | BPF_MEMSX | BPF_B] = &&ldxsx_b,
+		[BPF_LDX | BPF_MEMSX | BPF_H] = &&ldxsx_h,
+		[BPF_LDX | BPF_MEMSX | BPF_W] = &&ldxsx_w,
+		[BPF_STX | BPF_ATOMIC | BPF_W] = &&atomic_w,
+		[BPF_STX | BPF_ATOMIC | BPF_DW] = &&atomic_dw,
+		[BPF_LD | BPF_IMM | BPF_DW] = &&ld_imm64,
+	};
+#undef ALU_ENTRIES
+#undef JMP_ENTRIES
+#undef MEM_ENTRIES
+#pragma GCC diagnostic pop
+
+#define DST   reg[insn->dst_reg]
+#define SRC   reg[insn->src_reg]
+#define IMM   insn->imm
+#define OFF   insn->off
+#define IMM64 ((uint64_t)(int64_t)insn->imm)   /* sign-extended */
+#define IMM32 ((uint32_t)insn->imm)
+#define DISPATCH() do {                                                        \
+	if (INTERP_COUNTED)                                                    \
+		count++;                                                       \
+	goto *table[insn->code];                                               \
+} while (0)
+#define NEXT() do { insn++; DISPATCH(); } while (0)
+#define ABORT(err, arg) do { abort_err = (err); abort_arg = (arg); goto aborted; } while (0)
+
+	reg[BPF_R1] = arg1;
+	reg[BPF_R2] = arg2;
+	reg[BPF_R10] = fp;
+	DISPATCH();
+
+	/* ---- ALU ---------------------------------------------------------- */
+#define ALU_BINOP(name, op)                                                    \
+alu64_##name##_k: DST = DST op IMM64; NEXT();                                  \
+alu64_##name##_x: DST = DST op SRC; NEXT();                                    \
+alu32_##name##_k: DST = (uint32_t)((uint32_t)DST op IMM32); NEXT();            \
+alu32_##name##_x: DST = (uint32_t)((uint32_t)DST op (uint32_t)SRC); NEXT();
+	ALU_BINOP(add, +)
+	ALU_BINOP(sub, -)
+	ALU_BINOP(mul, *)
+	ALU_BINOP(or, |)
+	ALU_BINOP(and, &)
+	ALU_BINOP(xor, ^)
+#undef ALU_BINOP
+
+	/* Shift counts are masked to the operand width, immediates too. */
+alu64_lsh_k: DST = DST << (IMM & 63); NEXT();
+alu64_lsh_x: DST = DST << (SRC & 63); NEXT();
+alu32_lsh_k: DST = (uint32_t)((uint32_t)DST << (IMM & 31)); NEXT();
+alu32_lsh_x: DST = (uint32_t)((uint32_t)DST << (SRC & 31)); NEXT();
+alu64_rsh_k: DST = DST >> (IMM & 63); NEXT();
+alu64_rsh_x: DST = DST >> (SRC & 63); NEXT();
+alu32_rsh_k: DST = (uint32_t)DST >> (IMM & 31); NEXT();
+alu32_rsh_x: DST = (uint32_t)DST >> (SRC & 31); NEXT();
+alu64_arsh_k: DST = (uint64_t)((int64_t)DST >> (IMM & 63)); NEXT();
+alu64_arsh_x: DST = (uint64_t)((int64_t)DST >> (SRC & 63)); NEXT();
+alu32_arsh_k: DST = (uint32_t)((int32_t)(uint32_t)DST >> (IMM & 31)); NEXT();
+alu32_arsh_x: DST = (uint32_t)((int32_t)(uint32_t)DST >> (SRC & 31)); NEXT();
+
+	/* off == 1 selects the signed forms (sdiv, smod). */
+alu64_div_k: DST = div64(DST, IMM64, OFF == 1); NEXT();
+alu64_div_x: DST = div64(DST, SRC, OFF == 1); NEXT();
+alu32_div_k: DST = div32((uint32_t)DST, IMM32, OFF == 1); NEXT();
+alu32_div_x: DST = div32((uint32_t)DST, (uint32_t)SRC, OFF == 1); NEXT();
+alu64_mod_k: DST = mod64(DST, IMM64, OFF == 1); NEXT();
+alu64_mod_x: DST = mod64(DST, SRC, OFF == 1); NEXT();
+alu32_mod_k: DST = mod32((uint32_t)DST, IMM32, OFF == 1); NEXT();
+alu32_mod_x: DST = mod32((uint32_t)DST, (uint32_t)SRC, OFF == 1); NEXT();
+
+alu64_neg: DST = -DST; NEXT();
+alu32_neg: DST = (uint32_t)-(uint32_t)DST; NEXT();
+
+alu64_mov_k: DST = IMM64; NEXT();
+alu32_mov_k: DST = IMM32; NEXT();
+	/* off != 0 is movsx: sign-extend the low 8/16/32 bits of src. */
+alu64_mov_x:
+	if (likely(OFF == 0))
+		DST = SRC;
+	else if (OFF == 8)
+		DST = (uint64_t)(int64_t)(int8_t)SRC;
+	else if (OFF == 16)
+		DST = (uint64_t)(int64_t)(int16_t)SRC;
+	else if (OFF == 32)
+		DST = (uint64_t)(int64_t)(int32_t)SRC;
+	else
+		goto bad_opcode;
+	NEXT();
+alu32_mov_x:
+	if (likely(OFF == 0 || OFF == 32))
+		DST = (uint32_t)SRC;
+	else if (OFF == 8)
+		DST = (uint32_t)(int32_t)(int8_t)SRC;
+	else if (OFF == 16)
+		DST = (uint32_t)(int32_t)(int16_t)SRC;
+	else
+		goto bad_opcode;
+	NEXT();
+
+	/* The host is little-endian: to-le only truncates, to-be swaps. */
+end_to_le:
+	switch (IMM) {
+	case 16: DST = (uint16_t)DST; break;
+	case 32: DST = (uint32_t)DST; break;
+	case 64: break;
+	default: goto bad_opcode;
+	}
+	NEXT();
+end_to_be:
+end_bswap:
+	switch (IMM) {
+	case 16: DST = __builtin_bswap16((uint16_t)DST); break;
+	case 32: DST = __builtin_bswap32((uint32_t)DST); break;
+	case 64: DST = __builtin_bswap64(DST); break;
+	default: goto bad_opcode;
+	}
+	NEXT();
+
+	/* ---- jumps -------------------------------------------------------- */
+#define JMP_COND(name, op, t64, t32)                                           \
+jmp64_##name##_k:                                                              \
+	if ((t64)DST op (t64)IMM64)                                            \
+		insn += OFF;                                                   \
+	NEXT();                                                                \
+jmp64_##name##_x:                                                              \
+	if ((t64)DST op (t64)SRC)                                              \
+		insn += OFF;                                                   \
+	NEXT();                                                                \
+jmp32_##name##_k:                                                              \
+	if ((t32)(uint32_t)DST op (t32)IMM32)                                  \
+		insn += OFF;                                                   \
+	NEXT();                                                                \
+jmp32_##name##_x:                                                              \
+	if ((t32)(uint32_t)DST op (t32)(uint32_t)SRC)                          \
+		insn += OFF;                                                   \
+	NEXT();
+	JMP_COND(jeq, ==, uint64_t, uint32_t)
+	JMP_COND(jne, !=, uint64_t, uint32_t)
+	JMP_COND(jgt, >, uint64_t, uint32_t)
+	JMP_COND(jge, >=, uint64_t, uint32_t)
+	JMP_COND(jlt, <, uint64_t, uint32_t)
+	JMP_COND(jle, <=, uint64_t, uint32_t)
+	JMP_COND(jsgt, >, int64_t, int32_t)
+	JMP_COND(jsge, >=, int64_t, int32_t)
+	JMP_COND(jslt, <, int64_t, int32_t)
+	JMP_COND(jsle, <=, int64_t, int32_t)
+	JMP_COND(jset, &, uint64_t, uint32_t)
+#undef JMP_COND
+
+jmp_ja:
+	insn += OFF;
+	NEXT();
+jmp_gotol:
+	insn += IMM;
+	NEXT();
+
+	/* ---- memory ------------------------------------------------------- */
+#define MEM_OPS(sfx, type)                                                     \
+ldx_##sfx: DST = MEM_LOAD(type, SRC + (int64_t)OFF); NEXT();                   \
+st_##sfx:  MEM_STORE(type, DST + (int64_t)OFF, IMM); NEXT();                   \
+stx_##sfx: MEM_STORE(type, DST + (int64_t)OFF, SRC); NEXT();
+	MEM_OPS(b, uint8_t)
+	MEM_OPS(h, uint16_t)
+	MEM_OPS(w, uint32_t)
+	MEM_OPS(dw, uint64_t)
+#undef MEM_OPS
+ldxsx_b: DST = (uint64_t)(int64_t)MEM_LOAD(int8_t, SRC + (int64_t)OFF); NEXT();
+ldxsx_h: DST = (uint64_t)(int64_t)MEM_LOAD(int16_t, SRC + (int64_t)OFF); NEXT();
+ldxsx_w: DST = (uint64_t)(int64_t)MEM_LOAD(int32_t, SRC + (int64_t)OFF); NEXT();
+
+ld_imm64:
+	/* Only plain 64-bit constants so far; a pseudo source (map fd,
+	 * BTF id...) needs load-time resolution that does not exist yet. */
+	if (unlikely(insn->src_reg != 0))
+		goto bad_opcode;
+	DST = insn_lddw_imm(insn);
+	insn += 2;
+	DISPATCH();
+
+	/* Programs run on several threads at once: these must really be
+	 * atomic. The result of a fetch is zero-extended into the register. */
+#define ATOMIC_OPS(type)                                                       \
+	do {                                                                   \
+		type *p_ = (type *)(uintptr_t)(DST + (int64_t)OFF);            \
+		type v_ = (type)SRC;                                           \
+		switch (IMM) {                                                 \
+		case BPF_ADD:                                                  \
+			__atomic_fetch_add(p_, v_, __ATOMIC_SEQ_CST); break;   \
+		case BPF_OR:                                                   \
+			__atomic_fetch_or(p_, v_, __ATOMIC_SEQ_CST); break;    \
+		case BPF_AND:                                                  \
+			__atomic_fetch_and(p_, v_, __ATOMIC_SEQ_CST); break;   \
+		case BPF_XOR:                                                  \
+			__atomic_fetch_xor(p_, v_, __ATOMIC_SEQ_CST); break;   \
+		case BPF_ADD | BPF_FETCH:                                      \
+			SRC = __atomic_fetch_add(p_, v_, __ATOMIC_SEQ_CST); break; \
+		case BPF_OR | BPF_FETCH:                                       \
+			SRC = __atomic_fetch_or(p_, v_, __ATOMIC_SEQ_CST); break; \
+		case BPF_AND | BPF_FETCH:                                      \
+			SRC = __atomic_fetch_and(p_, v_, __ATOMIC_SEQ_CST); break; \
+		case BPF_XOR | BPF_FETCH:                                      \
+			SRC = __atomic_fetch_xor(p_, v_, __ATOMIC_SEQ_CST); break; \
+		case BPF_XCHG:                                                 \
+			SRC = __atomic_exchange_n(p_, v_, __ATOMIC_SEQ_CST); break; \
+		case BPF_CMPXCHG: {                                            \
+			/* On failure `old` receives the current value, on    \
+			 * success it already holds it: r0 = old either way. */\
+			type old_ = (type)reg[BPF_R0];                         \
+			__atomic_compare_exchange_n(p_, &old_, v_, false,      \
+						    __ATOMIC_SEQ_CST,          \
+						    __ATOMIC_SEQ_CST);         \
+			reg[BPF_R0] = old_;                                    \
+			break;                                                 \
+		}                                                              \
+		default:                                                       \
+			goto bad_opcode;                                       \
+		}                                                              \
+	} while (0)
+atomic_w:
+	ATOMIC_OPS(uint32_t);
+	NEXT();
+atomic_dw:
+	ATOMIC_OPS(uint64_t);
+	NEXT();
+#undef ATOMIC_OPS
+
+	/* ---- calls -------------------------------------------------------- */
+jmp_call:
+	if (likely(insn->src_reg == 0)) {
+		uint32_t id = (uint32_t)IMM;
+
+		/* The live registry may have lost the helper since load. */
+		if (unlikely(id >= BPFRT_MAX_HELPER_ID || !helpers[id].fn))
+			ABORT(ENOENT, id);
+		reg[BPF_R0] = helpers[id].fn(reg[BPF_R1], reg[BPF_R2], reg[BPF_R3],
+					     reg[BPF_R4], reg[BPF_R5]);
+		NEXT();
+	}
+	if (insn->src_reg == BPF_PSEUDO_CALL) {
+		const struct bpf_insn *target = insn + IMM + 1;
+		uint32_t caller = prog->insn_subprog[insn - prog->insns];
+		uint32_t callee = prog->insn_subprog[target - prog->insns];
+		uint64_t callee_fp = fp - prog->subprogs[caller].stack_depth;
+		struct interp_frame *f;
+
+		/* The validator bounds depth and frame sizes; re-check the
+		 * two facts whose violation would corrupt native memory. */
+		if (unlikely(depth >= BPFRT_MAX_CALL_FRAMES - 1))
+			ABORT(E2BIG, depth + 1);
+		if (unlikely(callee_fp - prog->subprogs[callee].stack_depth <
+			     (uint64_t)(uintptr_t)stack ||
+			     callee_fp > fp))
+			ABORT(E2BIG, depth + 1);
+		f = &frames[depth++];
+		f->ret = insn + 1;
+		f->callee_saved[0] = reg[BPF_R6];
+		f->callee_saved[1] = reg[BPF_R7];
+		f->callee_saved[2] = reg[BPF_R8];
+		f->callee_saved[3] = reg[BPF_R9];
+		f->fp = fp;
+		fp = callee_fp;
+		reg[BPF_R10] = fp;
+		insn = target;
+		DISPATCH();
+	}
+	goto bad_opcode; /* kfunc calls are not supported */
+
+jmp_callx: {
+	uint64_t id = DST;
+
+	if (unlikely(id >= BPFRT_MAX_HELPER_ID || !helpers[id].fn))
+		ABORT(ENOENT, id);
+	reg[BPF_R0] = helpers[id].fn(reg[BPF_R1], reg[BPF_R2], reg[BPF_R3],
+				     reg[BPF_R4], reg[BPF_R5]);
+	NEXT();
+}
+
+jmp_exit:
+	if (likely(depth == 0)) {
+		if (INTERP_COUNTED)
+			*executed = count;
+		return reg[BPF_R0];
+	} else {
+		struct interp_frame *f = &frames[--depth];
+
+		reg[BPF_R6] = f->callee_saved[0];
+		reg[BPF_R7] = f->callee_saved[1];
+		reg[BPF_R8] = f->callee_saved[2];
+		reg[BPF_R9] = f->callee_saved[3];
+		fp = f->fp;
+		reg[BPF_R10] = fp;
+		insn = f->ret;
+		DISPATCH();
+	}
+
+bad_opcode:
+	abort_err = EINVAL;
+	abort_arg = insn->code;
+aborted:
+	if (INTERP_COUNTED)
+		*executed = count;
+	return interp_abort(prog, insn, abort_err, abort_arg);
+
+#undef DST
+#undef SRC
+#undef IMM
+#undef OFF
+#undef IMM64
+#undef IMM32
+#undef DISPATCH
+#undef NEXT
+#undef ABORT
+}
