@@ -1,5 +1,6 @@
 /* bpfrt command-line tool. */
 #include "bpfrt/bpfrt.h"
+#include "isa/conformance.h"
 #include "isa/datafile.h"
 
 #include <errno.h>
@@ -19,6 +20,8 @@ static void usage(FILE *f)
 		"                              validate and run; prints r0 in hex\n"
 		"  dump [--jited|--xlated] FILE\n"
 		"                              show the native code or the BPF instructions\n"
+		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]\n"
+		"                              run the bpf_conformance .data files, print a summary\n"
 		"FILE is raw bytes (.bin/.o-less), assembly (.s/.asm) or a conformance .data file.\n");
 }
 
@@ -304,6 +307,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "conformance"))
+		return bpfrt_conf_cli(argc - 2, argv + 2, stdout);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
