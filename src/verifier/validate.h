@@ -5,11 +5,47 @@
 #define BPFRT_VALIDATE_H
 
 #include "core/prog.h"
+#include "isa/isa.h"
 
 /* Validates prog->insns/insn_cnt against prog->helpers and fills
  * prog->subprogs, subprog_cnt, insn_subprog and stack_depth.
  * Returns 0 or -EINVAL (or -E2BIG/-ENOMEM) with bpfrt_last_error() set to
- * "insn N: reason". */
+ * "insn N: reason". On failure the subprogram fields are left NULL/0.
+ *
+ * Guarantees for later passes on success: every opcode and reserved field
+ * is valid, registers are r0..r10 and r10 is never written; every branch
+ * target is inside its own subprogram and not the second half of an lddw;
+ * every instruction is reachable; each subprogram ends in exit or ja; the
+ * call graph (local calls plus BPF_PSEUDO_FUNC references, which count as
+ * calls) is acyclic and at most BPFRT_MAX_CALL_FRAMES deep; every
+ * r10-based access lies in [-512, 0). Frame sizes are rounded up to 8; a
+ * subprogram that uses r10 as a value (mov, alu, stx source, comparison,
+ * callx) gets the full 512 bytes. */
 int bpfrt_validate(struct bpfrt_prog *prog);
+
+/* CFG successors of the instruction at pc (not an lddw second slot) of a
+ * validated program: fills succ[] and returns how many (0 for exit, 1 for
+ * ja/gotol and straight-line code incl. calls, 2 for conditional jumps:
+ * succ[0] is the taken target, succ[1] the fall-through). */
+unsigned bpfrt_insn_successors(const struct bpf_insn *insns, uint32_t pc, uint32_t succ[2]);
+
+/* Subprogram index targeted by the local call or BPF_PSEUDO_FUNC lddw at
+ * pc of a validated program, or -1 if pc is neither. */
+int bpfrt_insn_callee(const struct bpfrt_prog *prog, uint32_t pc);
+
+/* Base register of a load/store/atomic (src for LDX, dst for ST/STX), or -1
+ * for any other instruction. */
+static inline int bpfrt_insn_mem_base(const struct bpf_insn *insn)
+{
+	switch (insn_class(insn)) {
+	case BPF_LDX:
+		return insn->src_reg;
+	case BPF_ST:
+	case BPF_STX:
+		return insn->dst_reg;
+	default:
+		return -1;
+	}
+}
 
 #endif
