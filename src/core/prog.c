@@ -10,6 +10,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
+		       size_t insn_cnt, bool jit)
+{
+	int err;
+
+	if (!insns || insn_cnt == 0)
+		return bpfrt_err(-EINVAL, "%s: empty program", prog->name);
+	if (insn_cnt > BPFRT_MAX_INSNS)
+		return bpfrt_err(-E2BIG, "%s: %zu instructions, limit is %u",
+				 prog->name, insn_cnt, BPFRT_MAX_INSNS);
+	prog->insns = malloc(insn_cnt * sizeof(*insns));
+	if (!prog->insns)
+		return bpfrt_err(-ENOMEM, "%s: out of memory", prog->name);
+	memcpy(prog->insns, insns, insn_cnt * sizeof(*insns));
+	prog->insn_cnt = (uint32_t)insn_cnt;
+	prog->helpers = bpfrt_helper_table();
+
+	err = bpfrt_validate(prog);
+	if (!err && jit) {
+		const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
+
+		err = be ? be->compile(prog)
+			 : bpfrt_err(-ENOTSUP, "%s: no JIT backend for this machine", prog->name);
+	}
+	if (err)
+		bpfrt_prog_unprepare(prog);
+	return err;
+}
+
+void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
+{
+	bpfrt_execmem_free(prog->jit_mem);
+	free(prog->jit_insn_off);
+	free(prog->insn_subprog);
+	free(prog->subprogs);
+	free(prog->insns);
+	prog->jit_mem = NULL;
+	prog->jit_func = NULL;
+	prog->jit_insn_off = NULL;
+	prog->jit_len = 0;
+	prog->insn_subprog = NULL;
+	prog->subprogs = NULL;
+	prog->subprog_cnt = 0;
+	prog->insns = NULL;
+	prog->insn_cnt = 0;
+}
+
 int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		    const struct bpfrt_prog_load_opts *opts,
 		    struct bpfrt_prog **out)
@@ -23,57 +70,28 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 	*out = NULL;
 	if (opts && opts->sz < sizeof(size_t))
 		return bpfrt_err(-EINVAL, "prog_load: opts->sz not set");
-	if (!insns || insn_cnt == 0)
-		return bpfrt_err(-EINVAL, "prog_load: empty program");
-	if (insn_cnt > BPFRT_MAX_INSNS)
-		return bpfrt_err(-E2BIG, "prog_load: %zu instructions, limit is %u",
-				 insn_cnt, BPFRT_MAX_INSNS);
-
 	prog = calloc(1, sizeof(*prog));
 	if (!prog)
 		return bpfrt_err(-ENOMEM, "prog_load: out of memory");
 	snprintf(prog->name, sizeof(prog->name), "%s",
 		 opts && opts->name ? opts->name : "prog");
-	prog->insns = malloc(insn_cnt * sizeof(*insns));
-	if (!prog->insns) {
-		err = bpfrt_err(-ENOMEM, "prog_load: out of memory");
-		goto fail;
-	}
-	memcpy(prog->insns, insns, insn_cnt * sizeof(*insns));
-	prog->insn_cnt = (uint32_t)insn_cnt;
-	prog->helpers = bpfrt_helper_table();
-
-	err = bpfrt_validate(prog);
-	if (err)
-		goto fail;
-
-	if (opts && opts->jit) {
-		const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
-
-		if (!be) {
-			err = bpfrt_err(-ENOTSUP, "prog_load: no JIT backend for this machine");
-			goto fail;
-		}
-		err = be->compile(prog);
-		if (err)
-			goto fail;
+	err = bpfrt_prog_prepare(prog, insns, insn_cnt, opts && opts->jit);
+	if (err) {
+		free(prog);
+		return err;
 	}
 	*out = prog;
 	return 0;
-fail:
-	bpfrt_prog_free(prog);
-	return err;
 }
 
 void bpfrt_prog_free(struct bpfrt_prog *prog)
 {
 	if (!prog)
 		return;
-	bpfrt_execmem_free(prog->jit_mem);
-	free(prog->jit_insn_off);
-	free(prog->insn_subprog);
-	free(prog->subprogs);
-	free(prog->insns);
+	bpfrt_prog_unprepare(prog);
+	free(prog->map_refs);
+	free(prog->sec_name);
+	free(prog->attach_target);
 	free(prog);
 }
 

@@ -7,6 +7,17 @@
 #include "bpfrt/bpfrt.h"
 
 struct bpfrt_execmem;
+struct bpfrt_object;
+struct bpfrt_map;
+
+/* A map or global-data reference the loader resolved into an lddw
+ * immediate (kept for the verifier and for listings). */
+struct bpfrt_map_ref {
+	uint32_t insn;          /* index of the lddw */
+	uint8_t kind;           /* BPF_PSEUDO_MAP_FD or BPF_PSEUDO_MAP_VALUE */
+	struct bpfrt_map *map;
+	uint32_t off;           /* value offset for BPF_PSEUDO_MAP_VALUE */
+};
 
 struct bpfrt_subprog {
 	uint32_t start;        /* first instruction */
@@ -34,12 +45,28 @@ struct bpfrt_prog {
 	uint32_t stack_depth;  /* subprogs[0].chain_depth: deepest call chain total */
 	uint32_t *insn_subprog; /* insn index -> subprog index */
 
+	/* Set by the object loader (NULL/0 for programs loaded from bytes). */
+	struct bpfrt_object *obj;
+	char *sec_name;
+	char *attach_target;
+	int kind;               /* enum bpfrt_prog_kind */
+	struct bpfrt_map_ref *map_refs;
+	uint32_t map_ref_cnt;
+
 	/* Filled by the JIT backend. */
 	bpfrt_jit_fn jit_func;
 	struct bpfrt_execmem *jit_mem;
 	size_t jit_len;
 	uint32_t *jit_insn_off; /* insn index -> byte offset in the image (insn_cnt+1 entries) */
 };
+
+/* Validates and optionally JIT-compiles insns into an allocated, named
+ * program (the second half of bpfrt_prog_load, shared with the object
+ * loader). On failure the program keeps no instructions. */
+int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
+		       size_t insn_cnt, bool jit);
+/* Frees what bpfrt_prog_prepare made, leaving name and object fields. */
+void bpfrt_prog_unprepare(struct bpfrt_prog *prog);
 
 /* Finds the subprogram that starts at insn `start`, or -1. */
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start);
