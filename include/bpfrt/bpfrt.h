@@ -125,6 +125,52 @@ int bpfrt_disasm_insn(const struct bpf_insn *insns, size_t remaining,
 /* Disassembles a whole program, one instruction per line. */
 int bpfrt_disasm(const struct bpf_insn *insns, size_t insn_cnt, FILE *out);
 
+/* ---- executable memory ------------------------------------------------ */
+/* JIT images are packed into 2 MiB packs of 64-byte chunks (the userspace
+ * bpf_prog_pack); larger images, or all images with packing off, get a
+ * mapping of their own. Code pages are never writable and executable. */
+#define BPFRT_EXECMEM_PACK_SIZE  (2u << 20)
+#define BPFRT_EXECMEM_CHUNK_SIZE 64u
+#define BPFRT_EXECMEM_STATS_PACKS 64
+
+enum bpfrt_execmem_backing {
+	BPFRT_EXECMEM_BACKING_4K = 0,    /* ordinary pages */
+	BPFRT_EXECMEM_BACKING_THP_SHMEM, /* memfd with shmem transparent huge pages (requested) */
+	BPFRT_EXECMEM_BACKING_HUGETLB,   /* memfd from reserved hugetlb pages */
+	BPFRT_EXECMEM_BACKING_CNT,
+};
+
+struct bpfrt_execmem_pack_stats {
+	uint64_t addr;                   /* executable address of the pack */
+	uint32_t backing;                /* enum bpfrt_execmem_backing */
+	uint32_t chunks_used;            /* of PACK_SIZE / CHUNK_SIZE */
+};
+
+struct bpfrt_execmem_stats {
+	bool packing;                    /* new images go into packs */
+	uint32_t pack_cnt;               /* packs mapped, the spare included */
+	uint32_t spare_cnt;              /* empty pack kept for reuse (0 or 1) */
+	uint32_t packs_by_backing[BPFRT_EXECMEM_BACKING_CNT];
+	uint32_t own_cnt;                /* images in a mapping of their own */
+	uint64_t image_cnt;              /* live images, packed or not */
+	uint64_t bytes_used;             /* chunk-rounded bytes in packs + own mappings */
+	uint64_t bytes_mapped;           /* executable bytes mapped (packs + own) */
+	uint32_t pack_info_cnt;          /* packs[] entries filled (first packs) */
+	struct bpfrt_execmem_pack_stats packs[BPFRT_EXECMEM_STATS_PACKS];
+};
+
+/* Snapshot of the executable-memory allocator. Returns 0 or -EINVAL. */
+int bpfrt_execmem_stats(struct bpfrt_execmem_stats *stats);
+/* Returns the spare empty pack (kept so that a load/unload loop does not
+ * map and fill 2 MiB each time) to the system. */
+void bpfrt_execmem_trim(void);
+/* "4k", "thp-shmem" or "hugetlb". */
+const char *bpfrt_execmem_backing_name(uint32_t backing);
+/* Turns packing on or off for images allocated from now on (default on;
+ * the environment variable BPFRT_NO_PACK=1 starts it off). */
+void bpfrt_execmem_set_packing(bool on);
+bool bpfrt_execmem_packing(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+/* Statistics and the packing switch are public: see the "executable
+ * memory" section of bpfrt/bpfrt.h. */
+#include "bpfrt/bpfrt.h"
+
 struct bpfrt_execmem;
 
 /* Allocates size bytes of executable memory, initially trap-filled.
