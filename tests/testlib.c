@@ -22,17 +22,31 @@ void tl_register(const char *name, tl_fn fn)
 	ntests++;
 }
 
+static void vfail(const char *file, int line, const char *cond, const char *fmt, va_list ap)
+{
+	cur_failed = true;
+	fprintf(stdout, "#   %s:%d: %s", file, line, cond);
+	vfprintf(stdout, fmt, ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
 void tl_fail(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	cur_failed = true;
-	fprintf(stdout, "#   %s:%d: ", file, line);
 	va_start(ap, fmt);
-	vfprintf(stdout, fmt, ap);
+	vfail(file, line, "", fmt, ap);
 	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
+}
+
+void tl_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(file, line, cond, fmt, ap);
+	va_end(ap);
 }
 
 void tl_skip(const char *fmt, ...)

@@ -11,6 +11,9 @@ typedef void (*tl_fn)(void);
 void tl_register(const char *name, tl_fn fn);
 void tl_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* CHECK/REQUIRE failures: the condition text is not a format string. */
+void tl_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void tl_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True once the running test has failed (to stop early inside loops). */
 bool tl_failed(void);
@@ -24,14 +27,14 @@ bool tl_failed(void);
 #define CHECK(cond, ...)                                                   \
 	do {                                                               \
 		if (!(cond))                                               \
-			tl_fail(__FILE__, __LINE__, "CHECK(" #cond ") " __VA_ARGS__); \
+			tl_check_fail(__FILE__, __LINE__, "CHECK(" #cond ")", " " __VA_ARGS__); \
 	} while (0)
 
 /* Like CHECK but returns from the test on failure. */
 #define REQUIRE(cond, ...)                                                 \
 	do {                                                               \
 		if (!(cond)) {                                             \
-			tl_fail(__FILE__, __LINE__, "REQUIRE(" #cond ") " __VA_ARGS__); \
+			tl_check_fail(__FILE__, __LINE__, "REQUIRE(" #cond ")", " " __VA_ARGS__); \
 			return;                                            \
 		}                                                          \
 	} while (0)
