@@ -19,7 +19,8 @@ extern "C" {
 #define BPFRT_MAX_INSNS        1000000 /* same limit as Linux's processed-insn cap */
 #define BPFRT_MAX_CALL_FRAMES  8
 #define BPFRT_STACK_PER_FRAME  512
-#define BPFRT_MAX_HELPER_ID    256
+#define BPFRT_MAX_HELPER_ID    1024 /* Linux helper ids, then host kfuncs */
+#define BPFRT_KFUNC_ID_BASE    512
 #define BPFRT_NAME_LEN         64
 
 /* Message for the last failing bpfrt call on this thread ("" if none). */
@@ -110,6 +111,13 @@ struct bpfrt_helper {
 int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper);
 int bpfrt_helper_unregister(uint32_t id);
 const struct bpfrt_helper *bpfrt_helper_get(uint32_t id);
+
+/* Host kfuncs: named C functions that BPF code declares as
+ * `extern ... __ksym` and calls; the loader resolves them by name. Returns
+ * the id (>= BPFRT_KFUNC_ID_BASE) the calls are bound to, or -errno. */
+int bpfrt_kfunc_register(const char *name, const struct bpfrt_helper *proto);
+/* Id of the kfunc registered under name, or -ENOENT. */
+int bpfrt_kfunc_id(const char *name);
 
 /* ---- text assembly ----------------------------------------------------- */
 /* Assembles the bpf_conformance syntax ("mov %r0, 1", labels, "call local
