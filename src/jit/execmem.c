@@ -332,6 +332,8 @@ int bpfrt_execmem_copy(struct bpfrt_execmem *mem, size_t off, const void *src, s
 		return -EINVAL;
 	if (off > mem->size || len > mem->size - off)
 		return -ERANGE;
+	if (!len)
+		return 0;
 	memcpy(mem->alias + off, src, len);
 	__builtin___clear_cache(mem->exec + off, mem->exec + off + len);
 	return 0;
