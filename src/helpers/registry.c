@@ -76,8 +76,9 @@ int bpfrt_kfunc_register(const char *name, const struct bpfrt_helper *proto)
 		free(copy);
 		return bpfrt_err(-ENOSPC, "kfunc_register: %s: table full", name);
 	}
-	/* A replaced kfunc keeps its id; its old name copy is leaked on
-	 * purpose because loaded programs may still print it. */
+	/* A replaced kfunc keeps its id, so loaded programs call the new one. */
+	if (registry[id].fn)
+		free((char *)registry[id].name);
 	registry[id] = *proto;
 	registry[id].name = copy;
 	pthread_mutex_unlock(&kfunc_lock);
