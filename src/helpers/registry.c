@@ -14,9 +14,9 @@ const struct bpfrt_helper *bpfrt_helper_table(void)
 
 int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper)
 {
-	if (id >= BPFRT_MAX_HELPER_ID)
-		return bpfrt_err(-EINVAL, "helper id %u out of range (max %u)", id,
-				 BPFRT_MAX_HELPER_ID - 1);
+	if (id >= BPFRT_KFUNC_ID_BASE)
+		return bpfrt_err(-EINVAL, "helper id %u out of range (max %u; kfuncs use "
+				 "bpfrt_kfunc_register)", id, BPFRT_KFUNC_ID_BASE - 1);
 	if (!helper || !helper->fn)
 		return bpfrt_err(-EINVAL, "helper %u: no function", id);
 	registry[id] = *helper;
