@@ -1,0 +1,80 @@
+/* Objects: ELF files built by `clang -O2 -g -target bpf` with libbpf
+ * conventions, opened, loaded and used like a libbpf skeleton. */
+#ifndef BPFRT_OBJECT_H
+#define BPFRT_OBJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bpfrt_object;
+struct bpfrt_prog;
+struct bpfrt_map;
+
+/* What a program's SEC() name says it attaches to. */
+enum bpfrt_prog_kind {
+	BPFRT_PROG_UNSPEC = 0,
+	BPFRT_PROG_TRACEPOINT,     /* tp/CATEGORY/NAME, tracepoint/... */
+	BPFRT_PROG_RAW_TRACEPOINT, /* raw_tp/NAME, raw_tracepoint/... */
+	BPFRT_PROG_FENTRY,         /* fentry/FUNC */
+	BPFRT_PROG_FEXIT,          /* fexit/FUNC */
+	BPFRT_PROG_FMOD_RET,       /* fmod_ret/FUNC */
+	BPFRT_PROG_FENTRY_MULTI,   /* fentry.multi/GLOB */
+	BPFRT_PROG_KPROBE,         /* kprobe/FUNC[+OFF] */
+	BPFRT_PROG_KRETPROBE,      /* kretprobe/FUNC */
+	BPFRT_PROG_UPROBE,         /* uprobe/..., uretprobe/... */
+	BPFRT_PROG_SOCKET,         /* socket */
+	BPFRT_PROG_XDP,            /* xdp */
+	BPFRT_PROG_SYSCALL,        /* syscall */
+};
+
+struct bpfrt_object_open_opts {
+	size_t sz;
+	const char *name;  /* object name; default: file name */
+};
+
+struct bpfrt_object_load_opts {
+	size_t sz;
+	bool jit;          /* JIT-compile every program */
+};
+
+int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
+		      struct bpfrt_object **obj);
+int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_opts *opts);
+void bpfrt_object_close(struct bpfrt_object *obj);
+
+const char *bpfrt_object_name(const struct bpfrt_object *obj);
+const char *bpfrt_object_license(const struct bpfrt_object *obj);
+
+/* Programs: iterate with prev = NULL first; find by function name. Before
+ * load, the returned program has no instructions that can run. */
+struct bpfrt_prog *bpfrt_object_next_prog(const struct bpfrt_object *obj,
+					   const struct bpfrt_prog *prev);
+struct bpfrt_prog *bpfrt_object_find_prog(const struct bpfrt_object *obj, const char *name);
+const char *bpfrt_prog_section(const struct bpfrt_prog *prog);
+enum bpfrt_prog_kind bpfrt_prog_kind(const struct bpfrt_prog *prog);
+/* Attach target from the section name ("syscalls/sys_enter_getpgid" for
+ * tp/syscalls/sys_enter_getpgid), "" if none. */
+const char *bpfrt_prog_attach_target(const struct bpfrt_prog *prog);
+
+/* Maps, including the global-data maps ".data", ".rodata", ".bss" (named
+ * as libbpf's skeleton names them). Valid after open; created at load. */
+struct bpfrt_map *bpfrt_object_next_map(const struct bpfrt_object *obj,
+					const struct bpfrt_map *prev);
+struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj, const char *name);
+
+/* Global variables by name, as a skeleton's obj->bss->hits: returns a
+ * pointer to the variable (before load: the initial image, writable for
+ * .data/.rodata/.bss so `const volatile` knobs can be set; after load:
+ * the live storage, .rodata read-only by convention) and its size. NULL
+ * with bpfrt_last_error() set if there is no such variable. */
+void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

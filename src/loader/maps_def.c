@@ -1,0 +1,208 @@
+/* Map definitions: BTF-defined maps in .maps (the __uint/__type
+ * convention of bpf_helpers.h), legacy struct bpf_map_def in "maps", and
+ * one array map per global-data section. */
+#include "loader/object.h"
+#include "core/error.h"
+
+#include <bpf/btf.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct btf_type *skip_mods(const struct btf *btf, uint32_t id, uint32_t *res_id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t))) {
+		id = t->type;
+		t = btf__type_by_id(btf, id);
+	}
+	if (res_id)
+		*res_id = id;
+	return t;
+}
+
+/* __uint(name, N) is `int (*name)[N]`: N is the array's element count. */
+static int member_uint(const struct btf *btf, const struct btf_member *m, uint32_t *val)
+{
+	const struct btf_type *t = skip_mods(btf, m->type, NULL);
+	const struct btf_type *arr;
+
+	if (!t || !btf_is_ptr(t))
+		return -EINVAL;
+	arr = skip_mods(btf, t->type, NULL);
+	if (!arr || !btf_is_array(arr))
+		return -EINVAL;
+	*val = btf_array(arr)->nelems;
+	return 0;
+}
+
+/* __type(name, T) is `T *name`: the size of T. */
+static int member_type_size(const struct btf *btf, const struct btf_member *m, uint32_t *size)
+{
+	const struct btf_type *t = skip_mods(btf, m->type, NULL);
+	int64_t sz;
+
+	if (!t || !btf_is_ptr(t))
+		return -EINVAL;
+	sz = btf__resolve_size(btf, t->type);
+	if (sz < 0 || sz > UINT32_MAX)
+		return -EINVAL;
+	*size = (uint32_t)sz;
+	return 0;
+}
+
+static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t type_id,
+			 struct obj_map *m)
+{
+	const struct btf_type *t = skip_mods(obj->btf, type_id, NULL);
+	const struct btf_member *mem;
+
+	if (!t || !btf_is_struct(t))
+		return bpfrt_err(-EINVAL, "%s: map %s: definition in .maps is not a struct",
+				 obj->name, name);
+	mem = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, mem++) {
+		const char *mn = btf__name_by_offset(obj->btf, mem->name_off);
+		int err = 0;
+
+		if (!mn)
+			continue;
+		if (!strcmp(mn, "type"))
+			err = member_uint(obj->btf, mem, &m->type);
+		else if (!strcmp(mn, "max_entries"))
+			err = member_uint(obj->btf, mem, &m->max_entries);
+		else if (!strcmp(mn, "map_flags"))
+			err = member_uint(obj->btf, mem, &m->map_flags);
+		else if (!strcmp(mn, "key_size"))
+			err = member_uint(obj->btf, mem, &m->key_size);
+		else if (!strcmp(mn, "value_size"))
+			err = member_uint(obj->btf, mem, &m->value_size);
+		else if (!strcmp(mn, "key"))
+			err = member_type_size(obj->btf, mem, &m->key_size);
+		else if (!strcmp(mn, "value"))
+			err = member_type_size(obj->btf, mem, &m->value_size);
+		else if (!strcmp(mn, "values") || !strcmp(mn, "inner_map") ||
+			 !strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ||
+			 !strcmp(mn, "map_extra"))
+			err = !strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ? 0 : -EOPNOTSUPP;
+		else
+			err = -EINVAL;
+		if (err == -EOPNOTSUPP)
+			return bpfrt_err(err, "%s: map %s: field '%s' is not supported yet",
+					 obj->name, name, mn);
+		if (err)
+			return bpfrt_err(err, "%s: map %s: bad or unknown field '%s'",
+					 obj->name, name, mn);
+	}
+	return 0;
+}
+
+static int collect_btf_maps(struct bpfrt_object *obj, size_t sec_idx)
+{
+	const struct btf_type *ds;
+	const struct btf_var_secinfo *vs;
+	int32_t id;
+
+	if (!obj->btf)
+		return bpfrt_err(-EINVAL, "%s: .maps needs BTF (build with -g)", obj->name);
+	id = btf__find_by_name_kind(obj->btf, ".maps", BTF_KIND_DATASEC);
+	if (id < 0)
+		return bpfrt_err(-EINVAL, "%s: no BTF DATASEC for .maps", obj->name);
+	ds = btf__type_by_id(obj->btf, id);
+	vs = btf_var_secinfos(ds);
+	for (int i = 0; i < btf_vlen(ds); i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(obj->btf, vs->type);
+		struct obj_map *m;
+		const char *name;
+		int err;
+
+		if (!var || !btf_is_var(var))
+			return bpfrt_err(-EINVAL, "%s: .maps entry %d is not a variable", obj->name, i);
+		name = btf__name_by_offset(obj->btf, var->name_off);
+		m = obj_push((void **)&obj->maps, &obj->map_cnt, sizeof(*m));
+		if (!m || !(m->name = strdup(name ? name : "")))
+			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->name);
+		m->sec_idx = sec_idx;
+		m->sec_off = vs->offset;
+		err = parse_btf_map(obj, m->name, var->type, m);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* struct bpf_map_def { type, key_size, value_size, max_entries, map_flags } */
+static int collect_legacy_maps(struct bpfrt_object *obj, size_t sec_idx)
+{
+	const struct obj_sec *sec = &obj->secs[sec_idx];
+
+	for (size_t i = 1; i < obj->sym_cnt; i++) {
+		struct obj_map *m;
+		uint32_t def[5];
+		GElf_Sym sym;
+
+		if (obj_sym(obj, i, &sym))
+			return -EINVAL;
+		if (sym.st_shndx != sec_idx || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+			continue;
+		if (!sec->data || sym.st_value + sizeof(def) > sec->data->d_size)
+			return bpfrt_err(-EINVAL, "%s: legacy map %s: definition out of section",
+					 obj->name, obj_sym_name(obj, &sym));
+		memcpy(def, (char *)sec->data->d_buf + sym.st_value, sizeof(def));
+		m = obj_push((void **)&obj->maps, &obj->map_cnt, sizeof(*m));
+		if (!m || !(m->name = strdup(obj_sym_name(obj, &sym))))
+			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->name);
+		m->sec_idx = sec_idx;
+		m->sec_off = sym.st_value;
+		m->type = def[0];
+		m->key_size = def[1];
+		m->value_size = def[2];
+		m->max_entries = def[3];
+		m->map_flags = def[4];
+	}
+	return 0;
+}
+
+int obj_collect_map_defs(struct bpfrt_object *obj)
+{
+	for (size_t i = 0; i < obj->sec_cnt; i++) {
+		int err = 0;
+
+		if (obj->secs[i].kind == SEC_MAPS)
+			err = collect_btf_maps(obj, i);
+		else if (obj->secs[i].kind == SEC_LEGACY_MAPS)
+			err = collect_legacy_maps(obj, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int obj_collect_data_maps(struct bpfrt_object *obj)
+{
+	for (size_t i = 0; i < obj->sec_cnt; i++) {
+		struct obj_sec *sec = &obj->secs[i];
+		struct obj_map *m;
+
+		if (sec->kind != SEC_DATA || !sec->shdr.sh_size)
+			continue;
+		if (sec->shdr.sh_size > UINT32_MAX / 2)
+			return bpfrt_err(-E2BIG, "%s: section %s too large", obj->name, sec->name);
+		m = obj_push((void **)&obj->maps, &obj->map_cnt, sizeof(*m));
+		if (!m || !(m->name = strdup(sec->name)) ||
+		    !(m->init = calloc(1, sec->shdr.sh_size)))
+			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->name);
+		m->type = BPF_MAP_TYPE_ARRAY;
+		m->key_size = 4;
+		m->value_size = (uint32_t)sec->shdr.sh_size;
+		m->max_entries = 1;
+		m->sec_idx = i;
+		if (sec->data && sec->shdr.sh_type != SHT_NOBITS) {
+			if (sec->data->d_size != sec->shdr.sh_size)
+				return bpfrt_err(-EINVAL, "%s: section %s: short data", obj->name, sec->name);
+			memcpy(m->init, sec->data->d_buf, sec->data->d_size);
+		}
+		sec->map_idx = (int)(m - obj->maps);
+	}
+	return 0;
+}

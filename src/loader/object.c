@@ -1,0 +1,458 @@
+/* ELF objects with libbpf conventions: open (sections, programs, map
+ * definitions), load (maps created, programs linked and prepared), and
+ * skeleton-style access to programs, maps and global variables. */
+#include "loader/object.h"
+#include "core/error.h"
+#include "loader/map_api.h"
+
+#include <bpf/btf.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void *obj_push(void **arr, size_t *cnt, size_t elem)
+{
+	char *n = realloc(*arr, (*cnt + 1) * elem);
+
+	if (!n)
+		return NULL;
+	*arr = n;
+	memset(n + *cnt * elem, 0, elem);
+	return n + (*cnt)++ * elem;
+}
+
+int obj_sym(const struct bpfrt_object *obj, size_t idx, GElf_Sym *sym)
+{
+	if (!obj->symtab || idx >= obj->sym_cnt || !gelf_getsym(obj->symtab, (int)idx, sym))
+		return bpfrt_err(-EINVAL, "%s: bad symbol index %zu", obj->name, idx);
+	return 0;
+}
+
+const char *obj_sym_name(const struct bpfrt_object *obj, const GElf_Sym *sym)
+{
+	const char *n = elf_strptr(obj->elf, obj->strtab_idx, sym->st_name);
+
+	if (n && *n)
+		return n;
+	/* Section symbols are nameless; use the section's name. */
+	if (GELF_ST_TYPE(sym->st_info) == STT_SECTION && sym->st_shndx < obj->sec_cnt)
+		return obj->secs[sym->st_shndx].name;
+	return n ? n : "?";
+}
+
+static const struct {
+	const char *prefix;
+	enum bpfrt_prog_kind kind;
+	bool exact;
+} sec_defs[] = {
+	{ "tp/", BPFRT_PROG_TRACEPOINT },
+	{ "tracepoint/", BPFRT_PROG_TRACEPOINT },
+	{ "raw_tp/", BPFRT_PROG_RAW_TRACEPOINT },
+	{ "raw_tracepoint/", BPFRT_PROG_RAW_TRACEPOINT },
+	{ "tp_btf/", BPFRT_PROG_RAW_TRACEPOINT },
+	{ "fentry.multi/", BPFRT_PROG_FENTRY_MULTI },
+	{ "fentry/", BPFRT_PROG_FENTRY },
+	{ "fexit/", BPFRT_PROG_FEXIT },
+	{ "fmod_ret/", BPFRT_PROG_FMOD_RET },
+	{ "kprobe/", BPFRT_PROG_KPROBE },
+	{ "kretprobe/", BPFRT_PROG_KRETPROBE },
+	{ "uprobe", BPFRT_PROG_UPROBE },
+	{ "uretprobe", BPFRT_PROG_UPROBE },
+	{ "socket", BPFRT_PROG_SOCKET },
+	{ "xdp", BPFRT_PROG_XDP },
+	{ "syscall", BPFRT_PROG_SYSCALL, true },
+};
+
+/* Program kind and attach target from a SEC() name, as libbpf reads it. */
+static int parse_sec_name(const char *sec, enum bpfrt_prog_kind *kind, const char **target)
+{
+	for (size_t i = 0; i < sizeof(sec_defs) / sizeof(sec_defs[0]); i++) {
+		size_t n = strlen(sec_defs[i].prefix);
+
+		if (strncmp(sec, sec_defs[i].prefix, n))
+			continue;
+		if (sec_defs[i].exact && sec[n])
+			continue;
+		*kind = sec_defs[i].kind;
+		*target = sec + n;
+		if (**target == '/')
+			(*target)++;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static enum sec_kind classify(const char *name, const GElf_Shdr *sh)
+{
+	if (sh->sh_type == SHT_SYMTAB)
+		return SEC_SYMTAB;
+	if (sh->sh_type == SHT_REL)
+		return SEC_REL;
+	if (!strcmp(name, "license"))
+		return SEC_LICENSE;
+	if (!strcmp(name, ".maps"))
+		return SEC_MAPS;
+	if (!strcmp(name, "maps"))
+		return SEC_LEGACY_MAPS;
+	if (sh->sh_type == SHT_PROGBITS && (sh->sh_flags & SHF_EXECINSTR))
+		return strcmp(name, ".text") ? SEC_PROG : SEC_TEXT;
+	if (!strcmp(name, ".data") || !strcmp(name, ".bss") || !strcmp(name, ".rodata") ||
+	    !strncmp(name, ".rodata.", 8) || !strncmp(name, ".data.", 6))
+		return SEC_DATA;
+	return SEC_OTHER;
+}
+
+static int read_sections(struct bpfrt_object *obj)
+{
+	Elf_Scn *scn = NULL;
+	size_t n;
+
+	if (elf_getshdrnum(obj->elf, &n) || elf_getshdrstrndx(obj->elf, &obj->shstrndx))
+		return bpfrt_err(-EINVAL, "%s: not a valid ELF file (%s)", obj->path, elf_errmsg(-1));
+	obj->secs = calloc(n ? n : 1, sizeof(*obj->secs));
+	if (!obj->secs)
+		return bpfrt_err(-ENOMEM, "%s: out of memory", obj->path);
+	obj->sec_cnt = n;
+	while ((scn = elf_nextscn(obj->elf, scn))) {
+		size_t idx = elf_ndxscn(scn);
+		struct obj_sec *s;
+
+		if (idx >= n)
+			return bpfrt_err(-EINVAL, "%s: section index %zu out of range", obj->path, idx);
+		s = &obj->secs[idx];
+		s->map_idx = -1;
+		if (!gelf_getshdr(scn, &s->shdr))
+			return bpfrt_err(-EINVAL, "%s: section %zu: bad header", obj->path, idx);
+		s->name = elf_strptr(obj->elf, obj->shstrndx, s->shdr.sh_name);
+		if (!s->name)
+			return bpfrt_err(-EINVAL, "%s: section %zu: bad name", obj->path, idx);
+		if (s->shdr.sh_type != SHT_NOBITS) {
+			s->data = elf_getdata(scn, NULL);
+			if (!s->data && s->shdr.sh_size)
+				return bpfrt_err(-EINVAL, "%s: section %s: unreadable data",
+						 obj->path, s->name);
+			if (s->data && s->data->d_size && !s->data->d_buf)
+				return bpfrt_err(-EINVAL, "%s: section %s: no data", obj->path, s->name);
+		}
+		s->kind = classify(s->name, &s->shdr);
+		if (s->kind == SEC_SYMTAB) {
+			if (obj->symtab)
+				return bpfrt_err(-EINVAL, "%s: more than one symbol table", obj->path);
+			if (!s->data || !s->shdr.sh_entsize || s->shdr.sh_link >= n)
+				return bpfrt_err(-EINVAL, "%s: bad symbol table", obj->path);
+			obj->symtab = s->data;
+			obj->sym_cnt = s->data->d_size / s->shdr.sh_entsize;
+			obj->strtab_idx = s->shdr.sh_link;
+		}
+		if ((s->kind == SEC_PROG || s->kind == SEC_TEXT) && s->data &&
+		    s->data->d_size % sizeof(struct bpf_insn))
+			return bpfrt_err(-EINVAL, "%s: section %s: size %zu is not a multiple of 8",
+					 obj->path, s->name, s->data->d_size);
+		if (s->kind == SEC_LICENSE && s->data) {
+			size_t len = s->data->d_size < sizeof(obj->license) - 1 ?
+				     s->data->d_size : sizeof(obj->license) - 1;
+			memcpy(obj->license, s->data->d_buf, len);
+			obj->license[len] = '\0';
+		}
+	}
+	if (!obj->symtab)
+		return bpfrt_err(-EINVAL, "%s: no symbol table", obj->path);
+	return 0;
+}
+
+/* Every global function symbol in an executable section (not .text) is a
+ * program, as in libbpf. */
+static int collect_progs(struct bpfrt_object *obj)
+{
+	for (size_t i = 1; i < obj->sym_cnt; i++) {
+		enum bpfrt_prog_kind kind;
+		const char *target, *name;
+		struct obj_prog *op;
+		struct obj_sec *sec;
+		GElf_Sym sym;
+
+		if (obj_sym(obj, i, &sym))
+			return -EINVAL;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx >= obj->sec_cnt ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		sec = &obj->secs[sym.st_shndx];
+		if (sec->kind != SEC_PROG || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+			continue;
+		name = obj_sym_name(obj, &sym);
+		if (parse_sec_name(sec->name, &kind, &target))
+			return bpfrt_err(-EOPNOTSUPP, "%s: program %s: unknown section name '%s'",
+					 obj->path, name, sec->name);
+		if (sym.st_value % 8 || sym.st_size % 8 || !sec->data || !sym.st_size ||
+		    sym.st_value + sym.st_size > sec->data->d_size)
+			return bpfrt_err(-EINVAL, "%s: program %s: bad bounds in section %s",
+					 obj->path, name, sec->name);
+		op = obj_push((void **)&obj->progs, &obj->prog_cnt, sizeof(*op));
+		if (!op || !(op->prog = calloc(1, sizeof(*op->prog))))
+			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->path);
+		op->sec = sym.st_shndx;
+		op->off = sym.st_value / 8;
+		op->len = sym.st_size / 8;
+		snprintf(op->prog->name, sizeof(op->prog->name), "%s", name);
+		op->prog->obj = obj;
+		op->prog->kind = kind;
+		op->prog->sec_name = strdup(sec->name);
+		op->prog->attach_target = strdup(target);
+		if (!op->prog->sec_name || !op->prog->attach_target)
+			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->path);
+	}
+	return 0;
+}
+
+int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
+		      struct bpfrt_object **out)
+{
+	struct bpfrt_object *obj;
+	const char *base;
+	int err;
+
+	bpfrt_err_clear();
+	if (!path || !out)
+		return bpfrt_err(-EINVAL, "object_open: NULL argument");
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return bpfrt_err(-ENOTSUP, "object_open: libelf too old");
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return bpfrt_err(-ENOMEM, "object_open: out of memory");
+	obj->fd = -1;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	obj->path = strdup(path);
+	obj->name = strdup(opts && opts->name ? opts->name : base);
+	if (!obj->path || !obj->name) {
+		err = bpfrt_err(-ENOMEM, "object_open: out of memory");
+		goto fail;
+	}
+	obj->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (obj->fd < 0) {
+		err = bpfrt_err(-errno, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	obj->elf = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
+	if (!obj->elf || elf_kind(obj->elf) != ELF_K_ELF) {
+		err = bpfrt_err(-EINVAL, "%s: not an ELF file", path);
+		goto fail;
+	}
+	{
+		GElf_Ehdr eh;
+
+		if (!gelf_getehdr(obj->elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+		    eh.e_machine != EM_BPF) {
+			err = bpfrt_err(-EINVAL, "%s: not a 64-bit BPF ELF object", path);
+			goto fail;
+		}
+		if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+			err = bpfrt_err(-EINVAL, "%s: big-endian BPF objects are not supported", path);
+			goto fail;
+		}
+	}
+	err = read_sections(obj);
+	if (err)
+		goto fail;
+	/* BTF is optional for legacy objects; required for .maps. */
+	obj->btf = btf__parse_elf(path, NULL);
+	if (!obj->btf)
+		obj->btf = NULL;
+	err = collect_progs(obj);
+	if (!err)
+		err = obj_collect_map_defs(obj);
+	if (!err)
+		err = obj_collect_data_maps(obj);
+	if (err)
+		goto fail;
+	*out = obj;
+	return 0;
+fail:
+	bpfrt_object_close(obj);
+	return err;
+}
+
+static int create_maps(struct bpfrt_object *obj)
+{
+	for (size_t i = 0; i < obj->map_cnt; i++) {
+		struct obj_map *m = &obj->maps[i];
+		int err;
+
+		err = bpfrt_map_create(m->type, m->name, m->key_size, m->value_size,
+				       m->max_entries,
+				       &(struct bpfrt_map_create_opts){ .sz = sizeof(struct bpfrt_map_create_opts),
+									.map_flags = m->map_flags },
+				       &m->map);
+		if (err)
+			return bpfrt_err(err, "%s: map %s: %s", obj->name, m->name, bpfrt_last_error());
+		if (m->init) {
+			void *v = bpfrt_map_value_ptr(m->map, 0);
+
+			if (!v)
+				return bpfrt_err(-EINVAL, "%s: map %s: no value storage", obj->name, m->name);
+			memcpy(v, m->init, m->value_size);
+		}
+	}
+	return 0;
+}
+
+int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_opts *opts)
+{
+	int err = 0;
+
+	bpfrt_err_clear();
+	if (!obj)
+		return bpfrt_err(-EINVAL, "object_load: NULL object");
+	if (obj->loaded)
+		return bpfrt_err(-EBUSY, "%s: already loaded", obj->name);
+	err = create_maps(obj);
+	for (size_t i = 0; !err && i < obj->prog_cnt; i++) {
+		struct bpfrt_prog *prog = obj->progs[i].prog;
+		struct bpf_insn *insns = NULL;
+		size_t cnt = 0;
+
+		err = obj_link_prog(obj, i, &insns, &cnt, &prog->map_refs, &prog->map_ref_cnt);
+		if (!err) {
+			err = bpfrt_prog_prepare(prog, insns, cnt, opts && opts->jit);
+			if (err)
+				err = bpfrt_err(err, "%s: program %s (section %s): %s", obj->name,
+						prog->name, prog->sec_name, bpfrt_last_error());
+		}
+		free(insns);
+	}
+	if (err) {
+		/* Nothing half-loaded survives: drop programs' code and maps. */
+		for (size_t i = 0; i < obj->prog_cnt; i++)
+			bpfrt_prog_unprepare(obj->progs[i].prog);
+		for (size_t i = 0; i < obj->map_cnt; i++) {
+			bpfrt_map_free(obj->maps[i].map);
+			obj->maps[i].map = NULL;
+		}
+		return err;
+	}
+	obj->loaded = true;
+	return 0;
+}
+
+void bpfrt_object_close(struct bpfrt_object *obj)
+{
+	if (!obj)
+		return;
+	for (size_t i = 0; i < obj->prog_cnt; i++)
+		bpfrt_prog_free(obj->progs[i].prog);
+	for (size_t i = 0; i < obj->map_cnt; i++) {
+		bpfrt_map_free(obj->maps[i].map);
+		free(obj->maps[i].name);
+		free(obj->maps[i].init);
+	}
+	free(obj->maps);
+	free(obj->progs);
+	free(obj->secs);
+	btf__free(obj->btf);
+	if (obj->elf)
+		elf_end(obj->elf);
+	if (obj->fd >= 0)
+		close(obj->fd);
+	free(obj->name);
+	free(obj->path);
+	free(obj);
+}
+
+const char *bpfrt_object_name(const struct bpfrt_object *obj)
+{
+	return obj->name;
+}
+
+const char *bpfrt_object_license(const struct bpfrt_object *obj)
+{
+	return obj->license;
+}
+
+struct bpfrt_prog *bpfrt_object_next_prog(const struct bpfrt_object *obj,
+					   const struct bpfrt_prog *prev)
+{
+	size_t i = 0;
+
+	if (prev) {
+		while (i < obj->prog_cnt && obj->progs[i].prog != prev)
+			i++;
+		i++;
+	}
+	return i < obj->prog_cnt ? obj->progs[i].prog : NULL;
+}
+
+struct bpfrt_prog *bpfrt_object_find_prog(const struct bpfrt_object *obj, const char *name)
+{
+	for (size_t i = 0; i < obj->prog_cnt; i++)
+		if (!strcmp(obj->progs[i].prog->name, name))
+			return obj->progs[i].prog;
+	bpfrt_err(-ENOENT, "%s: no program named %s", obj->name, name);
+	return NULL;
+}
+
+const char *bpfrt_prog_section(const struct bpfrt_prog *prog)
+{
+	return prog->sec_name ? prog->sec_name : "";
+}
+
+enum bpfrt_prog_kind bpfrt_prog_kind(const struct bpfrt_prog *prog)
+{
+	return (enum bpfrt_prog_kind)prog->kind;
+}
+
+const char *bpfrt_prog_attach_target(const struct bpfrt_prog *prog)
+{
+	return prog->attach_target ? prog->attach_target : "";
+}
+
+struct bpfrt_map *bpfrt_object_next_map(const struct bpfrt_object *obj,
+					const struct bpfrt_map *prev)
+{
+	size_t i = 0;
+
+	if (prev) {
+		while (i < obj->map_cnt && obj->maps[i].map != prev)
+			i++;
+		i++;
+	}
+	return i < obj->map_cnt ? obj->maps[i].map : NULL;
+}
+
+struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj, const char *name)
+{
+	for (size_t i = 0; i < obj->map_cnt; i++)
+		if (!strcmp(obj->maps[i].name, name)) {
+			if (!obj->maps[i].map)
+				bpfrt_err(-EAGAIN, "%s: map %s exists after load", obj->name, name);
+			return obj->maps[i].map;
+		}
+	bpfrt_err(-ENOENT, "%s: no map named %s", obj->name, name);
+	return NULL;
+}
+
+void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size_t *size)
+{
+	for (size_t i = 1; i < obj->sym_cnt; i++) {
+		struct obj_map *m;
+		GElf_Sym sym;
+		char *base;
+
+		if (obj_sym(obj, i, &sym))
+			break;
+		if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx >= obj->sec_cnt ||
+		    obj->secs[sym.st_shndx].kind != SEC_DATA ||
+		    strcmp(obj_sym_name(obj, &sym), name))
+			continue;
+		m = &obj->maps[obj->secs[sym.st_shndx].map_idx];
+		if (sym.st_value + sym.st_size > m->value_size)
+			break;
+		base = obj->loaded ? bpfrt_map_value_ptr(m->map, 0) : m->init;
+		if (size)
+			*size = sym.st_size;
+		return base + sym.st_value;
+	}
+	bpfrt_err(-ENOENT, "%s: no global variable named %s", obj->name, name);
+	return NULL;
+}

@@ -1,0 +1,84 @@
+/* Object internals shared by the loader's files: what an ELF file holds
+ * after open (sections, symbols, programs, map definitions). */
+#ifndef BPFRT_LOADER_OBJECT_H
+#define BPFRT_LOADER_OBJECT_H
+
+#include "bpfrt/object.h"
+#include "core/prog.h"
+
+#include <gelf.h>
+#include <libelf.h>
+
+struct btf;
+
+enum sec_kind {
+	SEC_OTHER = 0,
+	SEC_TEXT,      /* .text: subprograms */
+	SEC_PROG,      /* an executable section holding programs */
+	SEC_DATA,      /* .data, .rodata*, .bss: global data maps */
+	SEC_MAPS,      /* .maps (BTF-defined) */
+	SEC_LEGACY_MAPS, /* maps (struct bpf_map_def) */
+	SEC_LICENSE,
+	SEC_REL,
+	SEC_SYMTAB,
+};
+
+struct obj_sec {
+	const char *name;
+	enum sec_kind kind;
+	GElf_Shdr shdr;
+	Elf_Data *data;      /* NULL for SHT_NOBITS */
+	int map_idx;         /* SEC_DATA: the global-data map, else -1 */
+};
+
+struct obj_map {
+	char *name;
+	uint32_t type, key_size, value_size, max_entries, map_flags;
+	size_t sec_idx;      /* section of the definition */
+	size_t sec_off;      /* offset of the definition (or 0 for data maps) */
+	void *init;          /* SEC_DATA: initial image (value_size bytes) */
+	struct bpfrt_map *map; /* created at load */
+};
+
+struct obj_prog {
+	struct bpfrt_prog *prog;
+	size_t sec;          /* section holding it */
+	size_t off;          /* first instruction within the section */
+	size_t len;          /* instructions */
+};
+
+struct bpfrt_object {
+	char *name;
+	char *path;
+	char license[128];
+	int fd;
+	Elf *elf;
+	struct btf *btf;
+	size_t shstrndx;
+	struct obj_sec *secs;
+	size_t sec_cnt;
+	Elf_Data *symtab;
+	size_t sym_cnt;
+	size_t strtab_idx;
+	struct obj_prog *progs;
+	size_t prog_cnt;
+	struct obj_map *maps;
+	size_t map_cnt;
+	bool loaded;
+};
+
+/* Maps from BTF (.maps) and legacy (maps) sections; loader/maps_def.c. */
+int obj_collect_map_defs(struct bpfrt_object *obj);
+/* Global-data maps from the .data, .rodata and .bss sections. */
+int obj_collect_data_maps(struct bpfrt_object *obj);
+/* Links programs with their .text subprograms and resolves relocations
+ * into a fresh instruction array; loader/link.c. */
+int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpf_insn **insns,
+		  size_t *insn_cnt, struct bpfrt_map_ref **refs, uint32_t *ref_cnt);
+
+const char *obj_sym_name(const struct bpfrt_object *obj, const GElf_Sym *sym);
+int obj_sym(const struct bpfrt_object *obj, size_t idx, GElf_Sym *sym);
+/* Appends to a growing array; returns a pointer to the new zeroed slot. */
+void *obj_push(void **arr, size_t *cnt, size_t elem);
+
+#endif
