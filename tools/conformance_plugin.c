@@ -66,7 +66,8 @@ struct bytes {
 static void bytes_push(struct bytes *b, uint8_t v, const char *what, size_t limit)
 {
 	if (b->len >= limit)
-		fail("%s: more than %zu bytes", what, limit);
+		fail("%s: more than %zu bytes (%zu instructions), over the limit", what,
+		     limit, limit / 8);
 	if (b->len == b->cap) {
 		uint8_t *nd = realloc(b->data, b->cap = b->cap ? b->cap * 2 : 256);
 
