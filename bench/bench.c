@@ -1,0 +1,37 @@
+/* bpfrt-bench entry point: picks a benchmark by name from the registry. */
+#include "bench.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct bench *const benches[] = {
+	&bench_cpu,
+};
+
+#define BENCH_CNT (sizeof(benches) / sizeof(benches[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bpfrt-bench BENCHMARK [options]   (BENCHMARK -h for its options)\n"
+		   "benchmarks:\n");
+	for (size_t i = 0; i < BENCH_CNT; i++)
+		fprintf(f, "  %-16s %s\n", benches[i]->name, benches[i]->summary);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "list")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < BENCH_CNT; i++)
+		if (!strcmp(argv[1], benches[i]->name))
+			return benches[i]->run(argc - 1, argv + 1);
+	fprintf(stderr, "bpfrt-bench: unknown benchmark '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
