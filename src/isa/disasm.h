@@ -1,0 +1,62 @@
+/* Internal interface of the text assembler and disassembler: the names both
+ * sides share, so that disassembled text always assembles back to the same
+ * bytes, and a listing mode without instruction indices. */
+#ifndef BPFRT_ISA_DISASM_H
+#define BPFRT_ISA_DISASM_H
+
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Longest line bpfrt_disasm_insn() produces, with the terminating NUL. */
+#define BPFRT_DISASM_LINE_MAX 64
+
+/* ALU mnemonics by BPF_OP(code) >> 4; NULL where the op has no plain
+ * "op dst, src" form (neg and the byte swaps are spelled separately). */
+static const char *const bpfrt_alu_op_names[16] = {
+	"add", "sub", "mul", "div", "or", "and", "lsh", "rsh",
+	NULL, "mod", "xor", "mov", "arsh", NULL, NULL, NULL,
+};
+
+/* Conditional jump mnemonics by BPF_OP(code) >> 4 (ja, call and exit are
+ * spelled separately). */
+static const char *const bpfrt_jmp_op_names[16] = {
+	NULL, "jeq", "jgt", "jge", "jset", "jne", "jsgt", "jsge",
+	NULL, NULL, "jlt", "jle", "jslt", "jsle", NULL, NULL,
+};
+
+/* Load/store size suffixes by BPF_SIZE(code) >> 3. */
+static const char *const bpfrt_size_suffix[4] = { "w", "h", "b", "dw" };
+
+/* One instruction slot as the 64-bit little-endian word of the "-- raw"
+ * sections and of the ".insn" directive: opcode in the low byte. */
+static inline uint64_t bpfrt_insn_to_word(const struct bpf_insn *insn)
+{
+	return (uint64_t)insn->code |
+	       (uint64_t)insn->dst_reg << 8 |
+	       (uint64_t)insn->src_reg << 12 |
+	       (uint64_t)(uint16_t)insn->off << 16 |
+	       (uint64_t)(uint32_t)insn->imm << 32;
+}
+
+static inline struct bpf_insn bpfrt_word_to_insn(uint64_t word)
+{
+	struct bpf_insn insn = {
+		.code = (uint8_t)word,
+		.dst_reg = (word >> 8) & 0xf,
+		.src_reg = (word >> 12) & 0xf,
+		.off = (int16_t)(uint16_t)(word >> 16),
+		.imm = (int32_t)(uint32_t)(word >> 32),
+	};
+	return insn;
+}
+
+/* Writes one line per instruction; with_index prefixes each line with its
+ * index and annotates branch targets (a listing), without it the output is
+ * plain assembly that bpfrt_asm() turns back into the same bytes. */
+int bpfrt_disasm_write(const struct bpf_insn *insns, size_t insn_cnt,
+		       FILE *out, bool with_index);
+
+#endif
