@@ -562,6 +562,8 @@ static void fmt_ratio(char *buf, size_t len, const struct engine *num, const str
 struct verdict {
 	double ratios[CPU_PROG_CNT]; /* kernel ns / our JIT ns */
 	int ratio_cnt;
+	int measured; /* programs with interpreter and JIT figures */
+	int interp_measured;
 	bool jit_5x, interp_fast, none_slower, all_measured;
 };
 
@@ -596,6 +598,10 @@ static void print_table(struct prog_result *res, int cnt, struct verdict *v)
 
 		if (!in->ok || !jit->ok || !k->ok)
 			v->all_measured = false;
+		if (in->ok && jit->ok)
+			v->measured++;
+		if (in->ok && r->executed)
+			v->interp_measured++;
 		if (!in->ok || !jit->ok || in->st.median < 5 * jit->st.median)
 			v->jit_5x = false;
 		if (!in->ok || !r->executed || in->st.median / (double)r->executed >= 2.5)
@@ -622,7 +628,8 @@ static void print_notes(struct prog_result *res, int cnt, const struct verdict *
 
 	printf("targets: JIT >= 5x interpreter on each: %s; interpreter < 2.5 ns/insn: %s;"
 	       " ours >= 1.2x kernel (geomean, none slower): %s\n",
-	       v->jit_5x ? "met" : "MISSED", v->interp_fast ? "met" : "MISSED",
+	       !v->measured ? "n/a" : v->jit_5x ? "met" : "MISSED",
+	       !v->interp_measured ? "n/a" : v->interp_fast ? "met" : "MISSED",
 	       !v->ratio_cnt ? "n/a" :
 	       (gm >= 1.2 && v->none_slower && v->all_measured) ? "met" : "MISSED");
 
