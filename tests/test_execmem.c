@@ -508,6 +508,59 @@ TEST(execmem_reports_backing)
 	bpfrt_execmem_free(mem);
 }
 
+/* A forked child gets private copies: its frees and new images must not
+ * touch the parent's code, nor the parent's the child's. */
+static int fork_child_work(struct bpfrt_execmem *a, struct bpfrt_execmem *own)
+{
+	static const uint8_t ret99[] = { 0xb8, 0x63, 0x00, 0x00, 0x00, 0xc3 };
+	struct bpfrt_execmem *c;
+
+#if defined(__x86_64__)
+	if (run_image(a, 0) != 42 || run_image(own, 0) != 42)
+		return 1;
+#endif
+	bpfrt_execmem_free(a);
+	bpfrt_execmem_free(own);
+	c = bpfrt_execmem_alloc(sizeof(ret99)); /* likely a's old chunk */
+	if (!c || bpfrt_execmem_copy(c, 0, ret99, sizeof(ret99)))
+		return 2;
+#if defined(__x86_64__)
+	if (run_image(c, 0) != 99)
+		return 3;
+#endif
+	return 0;
+}
+
+TEST(execmem_fork_child_gets_private_copy)
+{
+	struct bpfrt_execmem *a, *own;
+	pid_t pid;
+	int status;
+
+	fresh_state();
+	a = bpfrt_execmem_alloc(sizeof(ret42));
+	bpfrt_execmem_set_packing(false);
+	own = bpfrt_execmem_alloc(sizeof(ret42));
+	bpfrt_execmem_set_packing(true);
+	REQUIRE(a && own);
+	REQUIRE(bpfrt_execmem_copy(a, 0, ret42, sizeof(ret42)) == 0);
+	REQUIRE(bpfrt_execmem_copy(own, 0, ret42, sizeof(ret42)) == 0);
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(fork_child_work(a, own));
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(memcmp(bpfrt_execmem_addr(a), ret42, sizeof(ret42)) == 0, "child's free hit the parent");
+	CHECK(memcmp(bpfrt_execmem_addr(own), ret42, sizeof(ret42)) == 0, "child's free hit the parent");
+#if defined(__x86_64__)
+	CHECK(run_image(a, 0) == 42 && run_image(own, 0) == 42);
+#endif
+	bpfrt_execmem_free(a);
+	bpfrt_execmem_free(own);
+}
+
 /* ---- concurrency ------------------------------------------------------------ */
 
 #define CHURN_ITERS 200000

@@ -3,7 +3,12 @@
  * never writable. Code reaches the executable view only through the alias
  * (bpfrt_execmem_copy), the userspace counterpart of text_poke. Small
  * images share 2 MiB prog packs (prog_pack.c); large ones, or every image
- * when packing is off, get a view of their own. */
+ * when packing is off, get a view of their own.
+ *
+ * Views are MAP_SHARED, so a forked child would share them with its parent
+ * and each side's frees and new images would rewrite the other's code; the
+ * child therefore swaps every view for a private copy at fork (one copy of
+ * all code memory per fork; posix_spawn and vfork do not pay it). */
 #define _GNU_SOURCE
 #include "jit/execmem.h"
 #include "jit/backend.h"
@@ -11,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +42,11 @@ struct bpfrt_execmem {
 	struct prog_pack *pack;  /* NULL: the image has `own` to itself */
 	uint32_t first_chunk, nchunks;
 	struct execmem_view own;
+	struct bpfrt_execmem *own_prev, *own_next; /* own_list links */
 };
 
-/* Own mappings, counted under execmem_lock. */
+/* Own mappings, listed and counted under execmem_lock. */
+static struct bpfrt_execmem *own_list;
 static uint32_t own_cnt;
 static uint64_t own_bytes;
 static uint64_t image_cnt;
@@ -252,6 +260,83 @@ void bpfrt_execmem_set_packing(bool on)
 	atomic_store(&packing_state, on ? 1 : 2);
 }
 
+/* ---- fork ------------------------------------------------------------------ */
+
+/* Replaces the memfd behind a view with a private copy at the same
+ * addresses. Runs in the single-threaded child, so nothing else uses the
+ * view meanwhile. */
+static int view_privatize(struct execmem_view *view)
+{
+	bool hugetlb = view->backing == BPFRT_EXECMEM_BACKING_HUGETLB;
+	int fd, err = 0;
+	char *tmp;
+
+	fd = memfd_create("bpfrt-jit", MFD_CLOEXEC | (hugetlb ? MFD_HUGETLB | MFD_HUGE_2MB : 0));
+	if (fd < 0 && hugetlb) {
+		hugetlb = false;
+		fd = memfd_create("bpfrt-jit", MFD_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	tmp = ftruncate(fd, (off_t)view->len) ? MAP_FAILED :
+	      mmap(NULL, view->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED && hugetlb) {
+		/* The parent holds the reserved huge pages: take small ones. */
+		close(fd);
+		view->backing = BPFRT_EXECMEM_BACKING_4K;
+		return view_privatize(view);
+	}
+	if (tmp == MAP_FAILED) {
+		err = -errno;
+		goto out;
+	}
+	if (view->backing == BPFRT_EXECMEM_BACKING_THP_SHMEM)
+		madvise(tmp, view->len, MADV_HUGEPAGE);
+	memcpy(tmp, view->alias, view->len);
+	munmap(tmp, view->len);
+	if (mmap(view->alias, view->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    mmap(view->exec, view->len, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		err = -errno;
+out:
+	close(fd);
+	return err;
+}
+
+static void privatize_or_seal(struct execmem_view *view)
+{
+	/* Without a copy, a write would land in the parent's code: make the
+	 * alias read-only so that it faults instead. */
+	if (view_privatize(view))
+		mprotect(view->alias, view->len, PROT_READ);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&execmem_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&execmem_lock);
+}
+
+static void fork_child(void)
+{
+	struct bpfrt_execmem *mem;
+
+	prog_pack_for_each_view_locked(privatize_or_seal);
+	for (mem = own_list; mem; mem = mem->own_next)
+		privatize_or_seal(&mem->own);
+	pthread_mutex_unlock(&execmem_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 /* ---- allocation ---------------------------------------------------------- */
 
 static int alloc_in_pack(struct bpfrt_execmem *mem)
@@ -284,6 +369,10 @@ static int alloc_own(struct bpfrt_execmem *mem)
 	mem->exec = mem->own.exec + off;
 	mem->alias = mem->own.alias + off;
 	pthread_mutex_lock(&execmem_lock);
+	mem->own_next = own_list;
+	if (own_list)
+		own_list->own_prev = mem;
+	own_list = mem;
 	own_cnt++;
 	own_bytes += mem->own.len;
 	pthread_mutex_unlock(&execmem_lock);
@@ -299,6 +388,7 @@ struct bpfrt_execmem *bpfrt_execmem_alloc(size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
+	pthread_once(&fork_once, register_fork_handlers);
 	mem = calloc(1, sizeof(*mem));
 	if (!mem)
 		return NULL;
@@ -356,6 +446,12 @@ void bpfrt_execmem_free(struct bpfrt_execmem *mem)
 	} else {
 		execmem_fill_traps(mem->own.alias, mem->own.len);
 		pthread_mutex_lock(&execmem_lock);
+		if (mem->own_prev)
+			mem->own_prev->own_next = mem->own_next;
+		else
+			own_list = mem->own_next;
+		if (mem->own_next)
+			mem->own_next->own_prev = mem->own_prev;
 		own_cnt--;
 		own_bytes -= mem->own.len;
 		pthread_mutex_unlock(&execmem_lock);

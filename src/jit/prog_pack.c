@@ -186,6 +186,16 @@ void prog_pack_trim(void)
 	}
 }
 
+void prog_pack_for_each_view_locked(void (*fn)(struct execmem_view *view))
+{
+	struct prog_pack *pack;
+
+	for (pack = packs; pack; pack = pack->next)
+		fn(&pack->view);
+	if (spare)
+		fn(&spare->view);
+}
+
 static void add_pack_stats(struct bpfrt_execmem_stats *stats, const struct prog_pack *pack)
 {
 	if (stats->pack_info_cnt < BPFRT_EXECMEM_STATS_PACKS) {

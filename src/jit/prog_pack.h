@@ -46,6 +46,8 @@ void prog_pack_free(struct prog_pack *pack, uint32_t first, uint32_t nchunks);
 const struct execmem_view *prog_pack_view(const struct prog_pack *pack);
 /* Unmaps the spare pack, if any. */
 void prog_pack_trim(void);
+/* Calls fn on every pack's view. Call with execmem_lock held. */
+void prog_pack_for_each_view_locked(void (*fn)(struct execmem_view *view));
 /* Adds pack figures to stats. Call with execmem_lock held. */
 void prog_pack_stats_locked(struct bpfrt_execmem_stats *stats);
 
