@@ -561,6 +561,35 @@ TEST(execmem_fork_child_gets_private_copy)
 	bpfrt_execmem_free(own);
 }
 
+TEST(execmem_patch_live_code)
+{
+	/* mov eax, imm32; ret, placed so the imm32 is 4-byte aligned. */
+	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3 };
+	struct bpfrt_execmem *mem;
+	uint32_t imm = 1234;
+	uint64_t wide = 0;
+	size_t base;
+
+	fresh_state();
+	mem = bpfrt_execmem_alloc(64);
+	REQUIRE(mem != NULL);
+	base = (16 - (uintptr_t)bpfrt_execmem_addr(mem) % 16) % 16; /* addr is 16-aligned: 0 */
+	REQUIRE(bpfrt_execmem_copy(mem, base, code, sizeof(code)) == 0);
+#if defined(__x86_64__)
+	CHECK(run_image(mem, base) == 1);
+#endif
+	CHECK(bpfrt_execmem_patch(mem, base + 4, &imm, 4) == 0);
+#if defined(__x86_64__)
+	CHECK(run_image(mem, base) == 1234);
+#endif
+	CHECK(bpfrt_execmem_patch(mem, base + 5, &imm, 4) == -EINVAL, "misaligned");
+	CHECK(bpfrt_execmem_patch(mem, base + 4, &imm, 3) == -EINVAL, "odd length");
+	CHECK(bpfrt_execmem_patch(mem, 64, &imm, 4) == -ERANGE);
+	CHECK(bpfrt_execmem_patch(mem, 56, &wide, 8) == 0);
+	CHECK(bpfrt_execmem_patch(NULL, 0, &imm, 4) == -EINVAL);
+	bpfrt_execmem_free(mem);
+}
+
 /* ---- concurrency ------------------------------------------------------------ */
 
 #define CHURN_ITERS 200000

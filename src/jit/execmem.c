@@ -429,6 +429,53 @@ int bpfrt_execmem_copy(struct bpfrt_execmem *mem, size_t off, const void *src, s
 	return 0;
 }
 
+int bpfrt_execmem_patch(struct bpfrt_execmem *mem, size_t off, const void *src, size_t len)
+{
+	char *dst;
+
+	if (!mem || !src || (len != 1 && len != 2 && len != 4 && len != 8))
+		return -EINVAL;
+	if (off > mem->size || len > mem->size - off)
+		return -ERANGE;
+	/* Alias and executable view differ by whole pages, so alignment of
+	 * one is alignment of the other. */
+	if ((uintptr_t)(mem->exec + off) & (len - 1))
+		return -EINVAL;
+	dst = mem->alias + off;
+	switch (len) {
+	case 1: {
+		uint8_t v;
+
+		memcpy(&v, src, 1);
+		__atomic_store_n((uint8_t *)dst, v, __ATOMIC_RELEASE);
+		break;
+	}
+	case 2: {
+		uint16_t v;
+
+		memcpy(&v, src, 2);
+		__atomic_store_n((uint16_t *)dst, v, __ATOMIC_RELEASE);
+		break;
+	}
+	case 4: {
+		uint32_t v;
+
+		memcpy(&v, src, 4);
+		__atomic_store_n((uint32_t *)dst, v, __ATOMIC_RELEASE);
+		break;
+	}
+	default: {
+		uint64_t v;
+
+		memcpy(&v, src, 8);
+		__atomic_store_n((uint64_t *)dst, v, __ATOMIC_RELEASE);
+		break;
+	}
+	}
+	__builtin___clear_cache(mem->exec + off, mem->exec + off + len);
+	return 0;
+}
+
 void bpfrt_execmem_free(struct bpfrt_execmem *mem)
 {
 	if (!mem)

@@ -23,6 +23,13 @@ size_t bpfrt_execmem_size(const struct bpfrt_execmem *mem);
 /* Copies len bytes of code to offset off and makes them visible to
  * instruction fetch. Returns 0 or -errno. */
 int bpfrt_execmem_copy(struct bpfrt_execmem *mem, size_t off, const void *src, size_t len);
+/* Patches live code (call sites, trampolines): writes len bytes (1, 2, 4
+ * or 8) at off with one atomic store through the writable alias, so a CPU
+ * running the code sees the old bytes or the new ones, never a mix. The
+ * executable address exec+off must be aligned to len, and the caller keeps
+ * each patched instruction inside that aligned unit. Returns 0, -EINVAL
+ * (bad length or alignment) or -ERANGE. */
+int bpfrt_execmem_patch(struct bpfrt_execmem *mem, size_t off, const void *src, size_t len);
 /* Trap-fills and releases the region. NULL is a no-op. */
 void bpfrt_execmem_free(struct bpfrt_execmem *mem);
 
