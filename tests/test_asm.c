@@ -704,24 +704,69 @@ static uint64_t rng(void)
 	return rng_state;
 }
 
+/* Opcodes that have a mnemonic for some field values, found by asking
+ * the disassembler itself. */
+static uint8_t valid_codes[256];
+static size_t valid_code_cnt;
+
+static void find_valid_codes(void)
+{
+	static const int16_t offs[] = { 0, 1, 8 };
+	static const int32_t imms[] = { 0, 16, 0x41, 0xe1 };
+	char buf[BPFRT_DISASM_LINE_MAX];
+
+	if (valid_code_cnt)
+		return;
+	for (int code = 0; code < 256; code++) {
+		bool found = false;
+
+		for (size_t o = 0; o < ARRAY_LEN(offs) && !found; o++) {
+			for (size_t i = 0; i < ARRAY_LEN(imms) && !found; i++) {
+				struct bpf_insn insn[2] = { INSN(code, 1, 0, offs[o], imms[i]),
+							    INSN(0, 0, 0, 0, 0) };
+
+				bpfrt_disasm_insn(insn, 2, buf, sizeof(buf));
+				found = strncmp(buf, ".insn", 5) != 0;
+			}
+		}
+		if (found)
+			valid_codes[valid_code_cnt++] = (uint8_t)code;
+	}
+}
+
 static struct bpf_insn random_insn(void)
 {
-	static const int16_t offs[] = { 0, 0, 0, 1, 8, 16, 32, -1, 2, -32768, 32767 };
-	static const int32_t imms[] = { 0, 0, 0, 1, 16, 32, 64, 8, -1, 0x01, 0x41, 0x51,
+	static const int16_t offs[] = { 1, 8, 16, 32, -1, 2, -32768, 32767 };
+	static const int32_t imms[] = { 1, 16, 32, 64, 8, -1, 0x01, 0x41, 0x51,
 					0xa1, 0xe1, 0xf1, 0x40, INT32_MIN, INT32_MAX };
 	uint64_t r = rng();
 	struct bpf_insn insn = bpfrt_word_to_insn(rng());
+	unsigned pick = r % 10;
 
-	if (r & 1) {
-		insn.dst_reg = (r >> 8) % 11;
-		insn.src_reg = (r >> 12) % 11;
-		if (r & 2)
-			insn.src_reg = (r >> 16) & 3;
+	if (pick < 7 && valid_code_cnt)
+		insn.code = valid_codes[(r >> 8) % valid_code_cnt];
+	if ((r >> 16) % 10 < 9)
+		insn.dst_reg = (r >> 20) % 11;
+	pick = (r >> 24) % 10;
+	insn.src_reg = pick < 5 ? 0 : pick < 9 ? (r >> 28) % 11 : insn.src_reg;
+	pick = (r >> 32) % 10;
+	if (pick < 5)
+		insn.off = 0;
+	else if (pick < 8)
+		insn.off = offs[(r >> 36) % ARRAY_LEN(offs)];
+	pick = (r >> 40) % 10;
+	if (pick < 4)
+		insn.imm = 0;
+	else if (pick < 7)
+		insn.imm = imms[(r >> 44) % ARRAY_LEN(imms)];
+	/* Often leave unused what the source bit says is unused. */
+	if ((r >> 48) % 2 && (BPF_CLASS(insn.code) == BPF_ALU || BPF_CLASS(insn.code) == BPF_ALU64 ||
+			      BPF_CLASS(insn.code) == BPF_JMP || BPF_CLASS(insn.code) == BPF_JMP32)) {
+		if (BPF_SRC(insn.code) == BPF_X)
+			insn.imm = 0;
+		else
+			insn.src_reg = 0;
 	}
-	if (r & 4)
-		insn.off = offs[(r >> 20) % ARRAY_LEN(offs)];
-	if (r & 8)
-		insn.imm = imms[(r >> 28) % ARRAY_LEN(imms)];
 	return insn;
 }
 
@@ -729,16 +774,29 @@ TEST(random_encodings_round_trip)
 {
 	enum { PROGS = 3000, LEN = 32 };
 	struct bpf_insn prog[LEN];
+	size_t lines = 0, raw_lines = 0;
 
+	find_valid_codes();
+	CHECK(valid_code_cnt > 100 && valid_code_cnt < 200, "%zu valid opcodes", valid_code_cnt);
 	for (int p = 0; p < PROGS && !tl_failed(); p++) {
+		char *text;
+
 		for (int i = 0; i < LEN; i++) {
 			prog[i] = random_insn();
 			/* Give lddw a well-formed second half most of the time. */
 			if (i > 0 && insn_is_lddw(&prog[i - 1]) && (rng() & 3))
 				prog[i] = INSN(0, 0, 0, 0, (int32_t)rng());
 		}
-		free(check_roundtrip("random program", prog, LEN));
+		text = check_roundtrip("random program", prog, LEN);
+		for (char *l = text; l && *l; l = strchr(l, '\n') + 1) {
+			lines++;
+			raw_lines += !strncmp(l, ".insn", 5);
+		}
+		free(text);
 	}
+	/* The mix must exercise the mnemonic forms, not only the fallback. */
+	CHECK(raw_lines * 10 < lines * 8 && raw_lines * 10 > lines,
+	      "%zu of %zu lines raw", raw_lines, lines);
 }
 
 /* Garbage text must be rejected or accepted, never crash or leak. */

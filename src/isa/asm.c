@@ -522,13 +522,14 @@ static int asm_callx(struct assembler *as, const char *reg)
 static int asm_call(struct assembler *as, const struct stmt *st)
 {
 	struct bpf_insn insn = { .code = BPF_JMP | BPF_CALL };
-	const char *kind = st->nops == 2 ? st->ops[0] : "helper";
-	const char *arg = st->ops[st->nops - 1];
+	const char *kind, *arg;
 	int err;
 
 	if (st->nops != 1 && st->nops != 2)
 		return asm_error(as, "invalid number of operands for 'call': expected 1 or 2, got %d",
 				 st->nops);
+	kind = st->nops == 2 ? st->ops[0] : "helper";
+	arg = st->ops[st->nops - 1];
 	if (st->nops == 1 && arg[0] == '%')
 		return asm_callx(as, arg);
 	if (!strcmp(kind, "helper")) {
@@ -809,7 +810,8 @@ static int compare_label_names(const void *a, const void *b)
 
 static int resolve_fixups(struct assembler *as)
 {
-	qsort(as->labels, as->label_cnt, sizeof(*as->labels), compare_labels);
+	if (as->label_cnt)
+		qsort(as->labels, as->label_cnt, sizeof(*as->labels), compare_labels);
 	for (size_t i = 1; i < as->label_cnt; i++) {
 		if (strcmp(as->labels[i - 1].name, as->labels[i].name))
 			continue;
@@ -824,7 +826,10 @@ static int resolve_fixups(struct assembler *as)
 		int64_t limit = f->in_imm ? INT32_MAX : INT16_MAX;
 
 		as->line = f->line;
-		l = bsearch(&key, as->labels, as->label_cnt, sizeof(*l), compare_label_names);
+		l = NULL;
+		if (as->label_cnt)
+			l = bsearch(&key, as->labels, as->label_cnt, sizeof(*l),
+				    compare_label_names);
 		if (l)
 			target = l->pc;
 		else if (!strcmp(f->name, "exit") && as->seen_exit)
