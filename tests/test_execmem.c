@@ -505,6 +505,20 @@ TEST(execmem_reports_backing)
 	else
 		CHECK(st.packs[0].backing != BPFRT_EXECMEM_BACKING_HUGETLB);
 	CHECK(!strcmp(bpfrt_execmem_backing_name(99), "unknown"));
+	{
+		char *text = NULL, want[128];
+		size_t text_len = 0;
+		FILE *mf = open_memstream(&text, &text_len);
+
+		REQUIRE(mf != NULL);
+		CHECK(bpfrt_execmem_dump(mf) == 0);
+		fclose(mf);
+		snprintf(want, sizeof(want), "pack %#llx: %s, 1/%u chunks used\n",
+			 (unsigned long long)st.packs[0].addr,
+			 bpfrt_execmem_backing_name(st.packs[0].backing), (unsigned)CHUNKS);
+		CHECK(strstr(text, "packs: 1 (") && strstr(text, want), "%s", text);
+		free(text);
+	}
 	bpfrt_execmem_free(mem);
 }
 

@@ -172,6 +172,9 @@ int bpfrt_execmem_stats(struct bpfrt_execmem_stats *stats);
 /* Returns the spare empty pack (kept so that a load/unload loop does not
  * map and fill 2 MiB each time) to the system. */
 void bpfrt_execmem_trim(void);
+/* Writes the stats as text, one line per pack with its backing (for the
+ * CLI and benchmarks). Returns 0 or -errno. */
+int bpfrt_execmem_dump(FILE *out);
 /* "4k", "thp-shmem" or "hugetlb". */
 const char *bpfrt_execmem_backing_name(uint32_t backing);
 /* Turns packing on or off for images allocated from now on (default on;

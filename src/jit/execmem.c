@@ -525,6 +525,32 @@ int bpfrt_execmem_stats(struct bpfrt_execmem_stats *stats)
 	return 0;
 }
 
+int bpfrt_execmem_dump(FILE *out)
+{
+	struct bpfrt_execmem_stats st;
+
+	if (!out)
+		return -EINVAL;
+	bpfrt_execmem_stats(&st);
+	fprintf(out, "packing: %s\n", st.packing ? "on" : "off");
+	fprintf(out, "packs: %u (4k %u, thp-shmem %u, hugetlb %u), spare %u\n", st.pack_cnt,
+		st.packs_by_backing[BPFRT_EXECMEM_BACKING_4K],
+		st.packs_by_backing[BPFRT_EXECMEM_BACKING_THP_SHMEM],
+		st.packs_by_backing[BPFRT_EXECMEM_BACKING_HUGETLB], st.spare_cnt);
+	fprintf(out, "own mappings: %u\n", st.own_cnt);
+	fprintf(out, "images: %llu, bytes used %llu, bytes mapped %llu\n",
+		(unsigned long long)st.image_cnt, (unsigned long long)st.bytes_used,
+		(unsigned long long)st.bytes_mapped);
+	for (uint32_t i = 0; i < st.pack_info_cnt; i++)
+		fprintf(out, "pack %#llx: %s, %u/%u chunks used\n",
+			(unsigned long long)st.packs[i].addr,
+			bpfrt_execmem_backing_name(st.packs[i].backing),
+			st.packs[i].chunks_used, PROG_PACK_CHUNKS);
+	if (st.pack_cnt > st.pack_info_cnt)
+		fprintf(out, "(%u more packs)\n", st.pack_cnt - st.pack_info_cnt);
+	return ferror(out) ? -EIO : 0;
+}
+
 const char *bpfrt_execmem_backing_name(uint32_t backing)
 {
 	switch (backing) {
