@@ -1,0 +1,1430 @@
+/* x86-64 backend of the BPF JIT.
+ *
+ * Shape: one table maps BPF registers to x86 registers, small encoders in
+ * emit.h, one switch over opcodes (translate_insn), and a driver that
+ * re-emits the whole program until no instruction's offset changes, so
+ * jumps use rel8 wherever the converged distance allows.
+ *
+ * Every subprogram becomes its own native function following the SysV
+ * calling convention: BPF r1-r5 are the argument registers, r0 is rax and
+ * r6-r9 live in callee-saved registers, so a BPF-to-BPF call is a plain
+ * `call rel32` and a helper call needs no argument shuffling at all.
+ *
+ * Frame of one function (stack grows down):
+ *	return address
+ *	saved rbp            <- rbp = BPF r10 (only when the frame is used)
+ *	BPF stack            [rbp - stack_depth, rbp)
+ *	(alignment pad)
+ *	saved rbx/r12-r15    (only those the function writes)
+ *
+ * Image layout: per subprogram [prologue][body][stubs]; the offsets are
+ * recorded in prog->jit_insn_off as described in jit/jit.h. */
+#include "jit/x86_64/emit.h"
+
+#include "core/error.h"
+#include "core/run.h"
+#include "isa/isa.h"
+#include "jit/backend.h"
+#include "jit/execmem.h"
+#include "jit/jit.h"
+
+#include <capstone/capstone.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The one place that knows the register mapping. */
+static const uint8_t reg_map[BPF_NREGS] = {
+	[BPF_R0] = RAX,
+	[BPF_R1] = RDI, [BPF_R2] = RSI, [BPF_R3] = RDX, [BPF_R4] = RCX, [BPF_R5] = R8,
+	[BPF_R6] = RBX, [BPF_R7] = R13, [BPF_R8] = R14, [BPF_R9] = R15,
+	[BPF_R10] = RBP,
+};
+/* Scratch registers the translation may clobber at any point: r10/r11
+ * are caller-saved and unused by BPF; r12 is callee-saved, so a function
+ * that needs it (see insn_needs_r12) saves it. */
+#define AUX  R10
+#define TMP  R11
+#define TMP2 R12
+
+/* Callee-saved registers in push order. */
+static const uint8_t saved_order[] = { RBX, R12, R13, R14, R15 };
+
+#define MAX_INSN_CODE   160 /* room reserved per BPF instruction */
+#define MAX_PASSES      40
+#define REL32_AFTER     24  /* passes before all jumps go rel32 to force convergence */
+
+struct func_frame {
+	uint16_t saved_mask;    /* bit x86 reg: callee-saved register to save */
+	bool uses_fp;           /* push rbp; mov rbp, rsp */
+	bool has_calls;         /* keeps rsp 16-byte aligned at calls */
+	uint32_t sub;           /* bytes subtracted from rsp after rbp */
+	uint32_t saved_cnt;
+};
+
+struct pass_offsets {
+	uint32_t *start;        /* n + 1: start of each instruction's code */
+	uint32_t *fstart;       /* per subprogram: function (prologue) start */
+	uint32_t *bend;         /* per subprogram: end of the body */
+	uint32_t abort_off;     /* abort stub (programs with callx) */
+	size_t len;
+};
+
+enum {
+	F_TARGET = 1,   /* some branch lands here */
+	F_LOOP = 2,     /* a backward branch lands here */
+};
+
+struct jit_ctx {
+	struct bpfrt_prog *prog;
+	const struct bpf_insn *insns;
+	uint32_t n;
+	struct x86_buf b;
+	size_t cap;
+	uint64_t base;          /* image address, 0 while not allocated */
+	bool bmi2;
+	bool force_rel32;
+	bool has_callx;
+	int err;                /* first error of this pass */
+	uint8_t *flags;         /* per insn F_* */
+	struct func_frame *frames;
+	struct pass_offsets cur, prev;
+	uint32_t sub;           /* subprogram being emitted */
+	uint32_t pc;            /* instruction being emitted */
+	/* peephole state, valid only within straight-line code */
+	int zf_reg;             /* BPF reg whose full value set ZF just now, or -1 */
+	bool zf_w32;            /* that value came from a 32-bit ALU op */
+	uint16_t zext;          /* BPF regs whose upper 32 bits are known zero */
+	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+};
+
+static bool cpu_has_bmi2(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return b & (1u << 8);
+#else
+	return false;
+#endif
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static inline int R(uint8_t bpf_reg) { return reg_map[bpf_reg]; }
+
+static inline bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+static inline unsigned log2_u64(uint64_t v) { return 63 - (unsigned)__builtin_clzll(v); }
+
+/* Position of the code being emitted as it was in the previous pass; jump
+ * displacements use previous-pass positions on both ends, so they shrink
+ * monotonically and the final (converged) pass is exact. */
+static int64_t prev_pos(const struct jit_ctx *c)
+{
+	return (int64_t)c->prev.start[c->pc] + (int64_t)(c->b.len - c->cur.start[c->pc]);
+}
+
+/* jmp or jcc (cc < 0: unconditional) to a previous-pass offset. */
+static void emit_jump_to(struct jit_ctx *c, int cc, int64_t target)
+{
+	int64_t from = prev_pos(c);
+	int64_t d8 = target - (from + 2);
+
+	if (!c->force_rel32 && is_imm8(d8)) {
+		emit2(&c->b, cc < 0 ? 0xeb : (uint8_t)(0x70 | cc), (uint8_t)d8);
+		return;
+	}
+	if (cc < 0) {
+		emit1(&c->b, 0xe9);
+		emit_u32(&c->b, (uint32_t)(int32_t)(target - (from + 5)));
+	} else {
+		emit2(&c->b, 0x0f, (uint8_t)(0x80 | cc));
+		emit_u32(&c->b, (uint32_t)(int32_t)(target - (from + 6)));
+	}
+}
+
+/* Forward jump inside one instruction's code: emit with a placeholder,
+ * patch with patch_local() once the label is reached. */
+static size_t emit_local_jcc(struct jit_ctx *c, int cc)
+{
+	emit2(&c->b, cc < 0 ? 0xeb : (uint8_t)(0x70 | cc), 0);
+	return c->b.len;
+}
+
+static void patch_local(struct jit_ctx *c, size_t after_jump)
+{
+	size_t d = c->b.len - after_jump;
+
+	if (d > 127 && !c->err)
+		c->err = bpfrt_err(-EFAULT, "jit: insn %u: local jump too long", c->pc);
+	c->b.p[after_jump - 1] = (uint8_t)d;
+}
+
+/* Accesses to bpfrt_run_state through fs: (initial-exec TLS). */
+static void emit_fs_prefix_modrm(struct jit_ctx *c, bool p66, bool w, uint8_t opc, int reg)
+{
+	emit1(&c->b, 0x64);
+	if (p66)
+		emit1(&c->b, 0x66);
+	emit_rex(&c->b, w, reg, 0, 0, false);
+	emit1(&c->b, opc);
+	emit_modrm(&c->b, 0, reg, RSP); /* SIB follows */
+	emit1(&c->b, 0x25);             /* no base, no index: disp32 */
+}
+
+static int32_t run_state_disp(const struct jit_ctx *c, size_t field)
+{
+	return (int32_t)(c->tp_off + (intptr_t)field);
+}
+
+static void emit_store_run_state_reg(struct jit_ctx *c, size_t field, int reg)
+{
+	emit_fs_prefix_modrm(c, false, true, 0x89, reg);
+	emit_u32(&c->b, (uint32_t)run_state_disp(c, field));
+}
+
+static void emit_load_run_state_reg(struct jit_ctx *c, size_t field, int reg)
+{
+	emit_fs_prefix_modrm(c, false, true, 0x8b, reg);
+	emit_u32(&c->b, (uint32_t)run_state_disp(c, field));
+}
+
+static void emit_store_run_state_imm32(struct jit_ctx *c, size_t field, uint32_t v)
+{
+	emit_fs_prefix_modrm(c, false, false, 0xc7, 0);
+	emit_u32(&c->b, (uint32_t)run_state_disp(c, field));
+	emit_u32(&c->b, v);
+}
+
+/* op reg, [base + index*scale + disp] */
+static void emit_rm_sib(struct x86_buf *b, bool w, uint8_t opc, int reg, int base, int index,
+			unsigned scale_log2, int32_t disp)
+{
+	int mod = (disp == 0 && (base & 7) != RBP) ? 0 : is_imm8(disp) ? 1 : 2;
+
+	emit_rex(b, w, reg, index, base, false);
+	emit1(b, opc);
+	emit_modrm(b, mod, reg, RSP);
+	emit1(b, (uint8_t)((scale_log2 << 6) | ((index & 7) << 3) | (base & 7)));
+	if (mod == 1)
+		emit1(b, (uint8_t)disp);
+	else if (mod == 2)
+		emit_u32(b, (uint32_t)disp);
+}
+
+/* Near call to an absolute address: rel32 when reachable from the image,
+ * else through rax (r0 is clobbered by every call anyway). */
+static void emit_call_abs(struct jit_ctx *c, uint64_t fn)
+{
+	if (c->base) {
+		int64_t from = (int64_t)c->base + (int64_t)c->b.len + 5;
+		int64_t d = (int64_t)fn - from;
+
+		if (is_simm32(d)) {
+			emit1(&c->b, 0xe8);
+			emit_u32(&c->b, (uint32_t)(int32_t)d);
+			return;
+		}
+	}
+	/* movabs keeps the size the same in every pass before the address is known */
+	emit_rex(&c->b, true, 0, 0, RAX, false);
+	emit1(&c->b, 0xb8);
+	emit_u64(&c->b, fn);
+	emit2(&c->b, 0xff, 0xd0); /* call rax */
+}
+
+/* ---- prescan ---------------------------------------------------------- */
+
+/* A division whose divisor needs a register of its own while rdx is
+ * saved: such a function saves r12. Must match emit_div(). */
+static bool div_uses_r12(const struct bpf_insn *insn)
+{
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	bool sign = insn->off == 1;
+	int dst = R(insn->dst_reg);
+
+	if (insn_src(insn) == BPF_K) {
+		uint64_t d = is64 ? (uint64_t)(int64_t)insn->imm : (uint32_t)insn->imm;
+
+		if (d == 0 || (sign && insn->imm == -1) || (!sign && is_pow2(d)))
+			return false;
+	} else {
+		int src = R(insn->src_reg);
+
+		if (src != RAX && src != RDX)
+			return false;
+	}
+	return dst != RDX;
+}
+
+static bool insn_needs_r12(const struct bpf_insn *insn)
+{
+	uint8_t cls = insn_class(insn);
+
+	if ((cls == BPF_ALU || cls == BPF_ALU64) &&
+	    (insn_op(insn) == BPF_DIV || insn_op(insn) == BPF_MOD))
+		return div_uses_r12(insn);
+	/* fetching and/or/xor loop with r0 as the base register */
+	if (cls == BPF_STX && insn_mode(insn) == BPF_ATOMIC && insn->dst_reg == BPF_R0)
+		return true;
+	return false;
+}
+
+static void mark_reg(uint16_t *mask, uint8_t bpf_reg)
+{
+	if (bpf_reg < BPF_NREGS)
+		*mask |= (uint16_t)(1u << reg_map[bpf_reg]);
+}
+
+static int prescan(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+
+	for (uint32_t pc = 0; pc < c->n; pc++) {
+		const struct bpf_insn *insn = &c->insns[pc];
+
+		if (insn_is_lddw(insn)) {
+			pc++;
+			continue;
+		}
+		if (insn_is_branch(insn)) {
+			int64_t t = insn_branch_target(insn, pc);
+
+			if (t < 0 || t >= c->n)
+				return bpfrt_err(-EINVAL, "jit: insn %u: jump out of range", pc);
+			c->flags[t] |= F_TARGET;
+			if (t <= pc)
+				c->flags[t] |= F_LOOP;
+		}
+		if (insn_is_callx(insn))
+			c->has_callx = true;
+	}
+
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+		struct func_frame *f = &c->frames[s];
+		uint16_t used = 0;
+		uint32_t total;
+
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			const struct bpf_insn *insn = &c->insns[pc];
+
+			mark_reg(&used, insn->dst_reg);
+			if (!insn_is_lddw(insn) && !insn_is_call(insn))
+				mark_reg(&used, insn->src_reg);
+			if (insn_is_call(insn) || insn_is_callx(insn))
+				f->has_calls = true;
+			if (insn_needs_r12(insn))
+				used |= 1u << TMP2;
+			if (insn_is_lddw(insn))
+				pc++;
+		}
+		f->uses_fp = sp->stack_depth > 0 || (used & (1u << RBP));
+		if (s == 0 && c->has_callx) {
+			/* The abort stub unwinds through subprogram frames
+			 * without running their epilogues: main restores
+			 * every callee-saved register itself. */
+			f->uses_fp = true;
+			used |= 1u << RBX | 1u << R12 | 1u << R13 | 1u << R14 | 1u << R15;
+		}
+		for (unsigned k = 0; k < sizeof(saved_order); k++)
+			if (used & (1u << saved_order[k])) {
+				f->saved_mask |= (uint16_t)(1u << saved_order[k]);
+				f->saved_cnt++;
+			}
+		f->sub = (sp->stack_depth + 7) & ~7u;
+		/* entry rsp is 8 mod 16; calls need 0 mod 16 */
+		total = 8 * f->uses_fp + f->sub + 8 * f->saved_cnt;
+		if (f->has_calls && total % 16 != 8)
+			f->sub += 8;
+	}
+	return 0;
+}
+
+/* ---- prologue / epilogue --------------------------------------------- */
+
+static void emit_push(struct x86_buf *b, int reg)
+{
+	emit_rex(b, false, 0, 0, reg, false);
+	emit1(b, 0x50 + (reg & 7));
+}
+
+static void emit_pop(struct x86_buf *b, int reg)
+{
+	emit_rex(b, false, 0, 0, reg, false);
+	emit1(b, 0x58 + (reg & 7));
+}
+
+static void emit_prologue(struct jit_ctx *c, uint32_t s)
+{
+	const struct func_frame *f = &c->frames[s];
+
+	if (f->uses_fp) {
+		emit_push(&c->b, RBP);
+		emit_mov_rr(&c->b, true, RBP, RSP);
+	}
+	if (f->sub)
+		emit_alu_ri(&c->b, true, ALU_SUB, RSP, (int32_t)f->sub);
+	for (unsigned k = 0; k < sizeof(saved_order); k++)
+		if (f->saved_mask & (1u << saved_order[k]))
+			emit_push(&c->b, saved_order[k]);
+	if (s == 0 && c->has_callx)
+		emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
+}
+
+static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+{
+	const struct func_frame *f = &c->frames[s];
+
+	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
+		if (f->saved_mask & (1u << saved_order[k]))
+			emit_pop(&c->b, saved_order[k]);
+	if (f->uses_fp)
+		emit1(&c->b, 0xc9); /* leave */
+	else if (f->sub)
+		emit_alu_ri(&c->b, true, ALU_ADD, RSP, (int32_t)f->sub);
+	emit1(&c->b, 0xc3);
+}
+
+/* Unwinds an aborted run from any call depth: back to main's frame, then
+ * main's epilogue; bpfrt_prog_run reads the reason from the run state. */
+static void emit_abort_stub(struct jit_ctx *c)
+{
+	const struct func_frame *f = &c->frames[0];
+
+	emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
+	emit_lea(&c->b, true, RBP, RSP, (int32_t)(f->sub + 8 * f->saved_cnt));
+	emit_epilogue(c, 0);
+}
+
+/* ---- ALU -------------------------------------------------------------- */
+
+static void emit_mov_reg(struct jit_ctx *c, bool is64, int dst, int src)
+{
+	if (dst == src && is64)
+		return;
+	emit_mov_rr(&c->b, is64, dst, src);
+}
+
+/* Zero-extends the low half of a BPF register unless already known. */
+static void emit_zext(struct jit_ctx *c, uint8_t bpf_reg)
+{
+	if (c->zext & (1u << bpf_reg))
+		return;
+	emit_mov_rr(&c->b, false, R(bpf_reg), R(bpf_reg));
+}
+
+static void emit_div(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	bool sign = insn->off == 1;
+	bool is_mod = insn_op(insn) == BPF_MOD;
+	int dst = R(insn->dst_reg);
+	int divisor;
+	size_t j_zero = 0, j_m1 = 0, j_done1 = 0, j_done2 = 0;
+
+	if (insn_src(insn) == BPF_K) {
+		uint64_t d = is64 ? (uint64_t)(int64_t)insn->imm : (uint32_t)insn->imm;
+
+		if (d == 0) {
+			/* x / 0 = 0, x % 0 = x */
+			if (!is_mod)
+				emit_rr(b, false, 0x31, dst, dst);
+			else if (!is64)
+				emit_zext(c, insn->dst_reg);
+			return;
+		}
+		if (sign && insn->imm == -1) {
+			if (!is_mod)
+				emit_grp3(b, is64, 3, dst); /* neg: INT_MIN stays INT_MIN */
+			else
+				emit_rr(b, false, 0x31, dst, dst);
+			return;
+		}
+		if (!sign && is_pow2(d)) {
+			unsigned sh = log2_u64(d);
+
+			if (is_mod)
+				emit_alu_ri(b, is64, ALU_AND, dst, (int32_t)(d - 1));
+			else if (sh)
+				emit_shift_ri(b, is64, SH_SHR, dst, (uint8_t)sh);
+			else if (!is64)
+				emit_zext(c, insn->dst_reg);
+			return;
+		}
+		emit_mov_imm64(b, TMP, d);
+		divisor = TMP;
+	} else {
+		int src = R(insn->src_reg);
+
+		if (src == RAX || src == RDX) {
+			emit_mov_rr(b, true, TMP, src);
+			divisor = TMP;
+		} else {
+			divisor = src;
+		}
+		emit_test_rr(b, is64, divisor, divisor);
+		j_zero = emit_local_jcc(c, CC_E);
+		if (sign) {
+			emit_alu_ri(b, is64, ALU_CMP, divisor, -1);
+			j_m1 = emit_local_jcc(c, CC_E);
+		}
+	}
+
+	/* the division proper: dividend in (r|e)dx:(r|e)ax */
+	{
+		int save_rdx = divisor == TMP ? TMP2 : TMP;
+		int res = is_mod ? RDX : RAX;
+
+		if (dst != RAX)
+			emit_mov_rr(b, true, AUX, RAX);
+		if (dst != RDX)
+			emit_mov_rr(b, true, save_rdx, RDX);
+		if (dst != RAX)
+			emit_mov_rr(b, is64, RAX, dst);
+		if (sign) {
+			emit_rex(b, is64, 0, 0, 0, false);
+			emit1(b, 0x99); /* cqo / cdq */
+		} else {
+			emit_rr(b, false, 0x31, RDX, RDX);
+		}
+		emit_grp3(b, is64, sign ? 7 : 6, divisor);
+		/* a 32-bit div already zero-extended eax and edx */
+		if (dst != res)
+			emit_mov_rr(b, is64, dst, res);
+		if (dst != RAX)
+			emit_mov_rr(b, true, RAX, AUX);
+		if (dst != RDX)
+			emit_mov_rr(b, true, RDX, save_rdx);
+	}
+
+	if (!j_zero)
+		return;
+	j_done1 = emit_local_jcc(c, -1);
+	patch_local(c, j_zero);
+	if (!is_mod)
+		emit_rr(b, false, 0x31, dst, dst);
+	else if (!is64)
+		emit_mov_rr(b, false, dst, dst);
+	if (sign) {
+		j_done2 = emit_local_jcc(c, -1);
+		patch_local(c, j_m1);
+		if (!is_mod)
+			emit_grp3(b, is64, 3, dst);
+		else
+			emit_rr(b, false, 0x31, dst, dst);
+		patch_local(c, j_done2);
+	}
+	patch_local(c, j_done1);
+}
+
+static void emit_shift(struct jit_ctx *c, const struct bpf_insn *insn, enum x86_shift op)
+{
+	struct x86_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	int dst = R(insn->dst_reg);
+
+	if (insn_src(insn) == BPF_K) {
+		uint8_t n = (uint8_t)(insn->imm & (is64 ? 63 : 31));
+
+		if (n)
+			emit_shift_ri(b, is64, op, dst, n);
+		else if (!is64)
+			emit_zext(c, insn->dst_reg);
+		return;
+	}
+	int src = R(insn->src_reg);
+
+	if (c->bmi2) {
+		int pp = op == SH_SHL ? 1 : op == SH_SAR ? 2 : 3;
+
+		emit_bmi2_shift(b, is64, pp, dst, dst, src);
+		return;
+	}
+	if (src == RCX) {
+		emit_shift_cl(b, is64, op, dst);
+	} else if (dst == RCX) {
+		emit_mov_rr(b, true, TMP, RCX);
+		emit_mov_rr(b, true, RCX, src);
+		emit_shift_cl(b, is64, op, TMP);
+		emit_mov_rr(b, true, RCX, TMP);
+	} else {
+		emit_mov_rr(b, true, TMP, RCX);
+		emit_mov_rr(b, true, RCX, src);
+		emit_shift_cl(b, is64, op, dst);
+		emit_mov_rr(b, true, RCX, TMP);
+	}
+}
+
+static void emit_mul(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	int dst = R(insn->dst_reg);
+
+	if (insn_src(insn) == BPF_X) {
+		emit_rr(b, is64, 0x0faf, dst, R(insn->src_reg));
+		return;
+	}
+	int32_t imm = insn->imm;
+	uint64_t uimm = is64 ? (uint64_t)(int64_t)imm : (uint32_t)imm;
+
+	if (imm == 0) {
+		emit_rr(b, false, 0x31, dst, dst);
+	} else if (imm == 1) {
+		if (!is64)
+			emit_zext(c, insn->dst_reg);
+	} else if (imm > 0 && is_pow2(uimm)) {
+		emit_shift_ri(b, is64, SH_SHL, dst, (uint8_t)log2_u64(uimm));
+	} else if (is_imm8(imm)) {
+		emit_rr(b, is64, 0x6b, dst, dst);
+		emit1(b, (uint8_t)imm);
+	} else {
+		emit_rr(b, is64, 0x69, dst, dst);
+		emit_u32(b, (uint32_t)imm);
+	}
+}
+
+static void emit_endian(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	int dst = R(insn->dst_reg);
+	/* ALU64 END is the unconditional bswap; ALU END|TO_BE swaps too */
+	bool swap = insn_class(insn) == BPF_ALU64 || insn_src(insn) == BPF_X;
+
+	switch (insn->imm) {
+	case 16:
+		if (swap) {
+			/* rol r16, 8 */
+			emit1(b, 0x66);
+			emit_shift_ri(b, false, SH_ROL, dst, 8);
+		}
+		emit_rr(b, false, 0x0fb7, dst, dst); /* movzx r32, r16 */
+		break;
+	case 32:
+		if (swap) {
+			emit_rex(b, false, 0, 0, dst, false);
+			emit2(b, 0x0f, 0xc8 + (dst & 7));
+		} else {
+			emit_zext(c, insn->dst_reg);
+		}
+		break;
+	case 64:
+		if (swap) {
+			emit_rex(b, true, 0, 0, dst, false);
+			emit2(b, 0x0f, 0xc8 + (dst & 7));
+		}
+		break;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad byte-swap width %d", c->pc, insn->imm);
+	}
+}
+
+/* mov with sign extension: off = 8/16/32 */
+static void emit_movsx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	int dst = R(insn->dst_reg), src = R(insn->src_reg);
+
+	switch (insn->off) {
+	case 8:
+		emit_rr_byte(b, is64, 0x0fbe, dst, src);
+		break;
+	case 16:
+		emit_rr(b, is64, 0x0fbf, dst, src);
+		break;
+	case 32:
+		if (is64)
+			emit_rr(b, true, 0x63, dst, src);
+		else
+			emit_mov_rr(b, false, dst, src);
+		break;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad movsx width %d", c->pc, insn->off);
+	}
+}
+
+/* The next instruction, if it is straight-line code that can be folded
+ * into the current one (not a branch target). */
+static const struct bpf_insn *foldable_next(const struct jit_ctx *c)
+{
+	uint32_t next = c->pc + 1;
+
+	if (next >= c->prog->subprogs[c->sub].end || (c->flags[next] & F_TARGET))
+		return NULL;
+	return &c->insns[next];
+}
+
+/* mov dst, src; add dst, imm|reg  ->  lea dst, [src + imm|reg]. Returns
+ * true when it consumed the next instruction. */
+static bool try_fold_mov_add(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	const struct bpf_insn *nx = foldable_next(c);
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	int dst = R(insn->dst_reg), src = R(insn->src_reg);
+
+	if (!nx || insn->dst_reg == insn->src_reg || insn->off != 0 ||
+	    insn_class(nx) != insn_class(insn) || nx->dst_reg != insn->dst_reg)
+		return false;
+	if (nx->code == (insn_class(insn) | BPF_ADD | BPF_K)) {
+		emit_lea(&c->b, is64, dst, src, nx->imm);
+		return true;
+	}
+	if (nx->code == (insn_class(insn) | BPF_SUB | BPF_K) && nx->imm != INT32_MIN) {
+		emit_lea(&c->b, is64, dst, src, -nx->imm);
+		return true;
+	}
+	if (nx->code == (insn_class(insn) | BPF_ADD | BPF_X) && nx->src_reg != insn->dst_reg) {
+		emit_rm_sib(&c->b, is64, 0x8d, dst, src, R(nx->src_reg), 0, 0);
+		return true;
+	}
+	return false;
+}
+
+static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	bool k = insn_src(insn) == BPF_K;
+	int dst = R(insn->dst_reg);
+	int src = R(insn->src_reg);
+	uint8_t op = insn_op(insn);
+	static const int8_t grp1[16] = {
+		[BPF_ADD >> 4] = ALU_ADD, [BPF_SUB >> 4] = ALU_SUB, [BPF_OR >> 4] = ALU_OR,
+		[BPF_AND >> 4] = ALU_AND, [BPF_XOR >> 4] = ALU_XOR,
+	};
+
+	switch (op) {
+	case BPF_ADD: case BPF_SUB: case BPF_OR: case BPF_AND: case BPF_XOR:
+		if (k) {
+			int32_t imm = insn->imm;
+
+			if (imm == 0 && op != BPF_AND) {
+				/* identity: only the zero-extension remains */
+				if (!is64)
+					emit_zext(c, insn->dst_reg);
+				return 1;
+			}
+			if (op == BPF_AND && !is64 && imm == -1) {
+				emit_zext(c, insn->dst_reg);
+				return 1;
+			}
+			if (op == BPF_AND && (imm == 0xff || imm == 0xffff)) {
+				emit_rr_byte(b, false, imm == 0xff ? 0x0fb6 : 0x0fb7, dst, dst);
+				return 1;
+			}
+			emit_alu_ri(b, is64, grp1[op >> 4], dst, imm);
+		} else {
+			if (op == BPF_XOR && dst == src) {
+				emit_rr(b, false, 0x31, dst, dst);
+			} else if (op == BPF_SUB && dst == src) {
+				emit_rr(b, false, 0x31, dst, dst);
+			} else {
+				emit_alu_rr(b, is64, grp1[op >> 4], dst, src);
+			}
+		}
+		c->zf_reg = insn->dst_reg;
+		c->zf_w32 = !is64;
+		return 1;
+	case BPF_MOV:
+		if (k) {
+			if (is64)
+				emit_mov_imm64(b, dst, (uint64_t)(int64_t)insn->imm);
+			else
+				emit_mov_imm64(b, dst, (uint32_t)insn->imm);
+			return 1;
+		}
+		if (insn->off) {
+			emit_movsx(c, insn);
+			return 1;
+		}
+		if (try_fold_mov_add(c, insn))
+			return 2;
+		if (dst == src && !is64)
+			emit_zext(c, insn->dst_reg);
+		else
+			emit_mov_reg(c, is64, dst, src);
+		return 1;
+	case BPF_MUL:
+		emit_mul(c, insn);
+		return 1;
+	case BPF_DIV:
+	case BPF_MOD:
+		emit_div(c, insn);
+		return 1;
+	case BPF_LSH:
+		emit_shift(c, insn, SH_SHL);
+		return 1;
+	case BPF_RSH:
+		emit_shift(c, insn, SH_SHR);
+		return 1;
+	case BPF_ARSH:
+		emit_shift(c, insn, SH_SAR);
+		return 1;
+	case BPF_NEG:
+		emit_grp3(b, is64, 3, dst);
+		c->zf_reg = insn->dst_reg;
+		c->zf_w32 = !is64;
+		return 1;
+	case BPF_END:
+		emit_endian(c, insn);
+		return 1;
+	}
+	c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown ALU opcode 0x%02x", c->pc, insn->code);
+	return 1;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	int dst = R(insn->dst_reg), base = R(insn->src_reg);
+	bool sx = insn_mode(insn) == BPF_MEMSX;
+
+	switch (insn_size(insn)) {
+	case BPF_B:
+		emit_rm(b, false, sx, sx ? 0x0fbe : 0x0fb6, dst, base, insn->off, false);
+		break;
+	case BPF_H:
+		emit_rm(b, false, sx, sx ? 0x0fbf : 0x0fb7, dst, base, insn->off, false);
+		break;
+	case BPF_W:
+		emit_rm(b, false, sx, sx ? 0x63 : 0x8b, dst, base, insn->off, false);
+		break;
+	default:
+		emit_rm(b, false, true, 0x8b, dst, base, insn->off, false);
+	}
+}
+
+static void translate_st(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	int base = R(insn->dst_reg);
+
+	switch (insn_size(insn)) {
+	case BPF_B:
+		emit_rm(b, false, false, 0xc6, 0, base, insn->off, false);
+		emit1(b, (uint8_t)insn->imm);
+		break;
+	case BPF_H:
+		emit_rm(b, true, false, 0xc7, 0, base, insn->off, false);
+		emit_u16(b, (uint16_t)insn->imm);
+		break;
+	case BPF_W:
+		emit_rm(b, false, false, 0xc7, 0, base, insn->off, false);
+		emit_u32(b, (uint32_t)insn->imm);
+		break;
+	default:
+		emit_rm(b, false, true, 0xc7, 0, base, insn->off, false);
+		emit_u32(b, (uint32_t)insn->imm);
+	}
+}
+
+static void translate_stx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	int base = R(insn->dst_reg), src = R(insn->src_reg);
+
+	switch (insn_size(insn)) {
+	case BPF_B:
+		emit_rm(b, false, false, 0x88, src, base, insn->off, true);
+		break;
+	case BPF_H:
+		emit_rm(b, true, false, 0x89, src, base, insn->off, false);
+		break;
+	case BPF_W:
+		emit_rm(b, false, false, 0x89, src, base, insn->off, false);
+		break;
+	default:
+		emit_rm(b, false, true, 0x89, src, base, insn->off, false);
+	}
+}
+
+static void emit_lock(struct x86_buf *b) { emit1(b, 0xf0); }
+
+static void translate_atomic(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	bool is64 = insn_size(insn) == BPF_DW;
+	int base = R(insn->dst_reg), src = R(insn->src_reg);
+	int32_t off = insn->off;
+	static const uint8_t rmw[16] = {
+		[BPF_ADD >> 4] = 0x01, [BPF_OR >> 4] = 0x09,
+		[BPF_AND >> 4] = 0x21, [BPF_XOR >> 4] = 0x31,
+	};
+
+	switch (insn->imm) {
+	case BPF_ADD: case BPF_OR: case BPF_AND: case BPF_XOR:
+		emit_lock(b);
+		emit_rm(b, false, is64, rmw[insn->imm >> 4], src, base, off, false);
+		return;
+	case BPF_ADD | BPF_FETCH:
+		emit_lock(b);
+		emit_rm(b, false, is64, 0x0fc1, src, base, off, false); /* xadd */
+		return;
+	case BPF_XCHG:
+		emit_rm(b, false, is64, 0x87, src, base, off, false);
+		return;
+	case BPF_CMPXCHG:
+		emit_lock(b);
+		emit_rm(b, false, is64, 0x0fb1, src, base, off, false);
+		if (!is64)
+			emit_mov_rr(b, false, RAX, RAX); /* r0 = zext(old) */
+		return;
+	case BPF_OR | BPF_FETCH:
+	case BPF_AND | BPF_FETCH:
+	case BPF_XOR | BPF_FETCH: {
+		/* no single x86 instruction: cmpxchg loop in rax */
+		int operand = src;
+		size_t loop;
+
+		emit_mov_rr(b, true, AUX, RAX);         /* save r0 */
+		if (src == RAX)
+			operand = AUX;
+		if (base == RAX) {
+			emit_mov_rr(b, true, TMP2, RAX);
+			base = TMP2;
+		}
+		emit_rm(b, false, is64, 0x8b, RAX, base, off, false);
+		loop = b->len;
+		emit_mov_rr(b, is64, TMP, RAX);
+		emit_alu_rr(b, is64, (enum x86_alu)(rmw[(insn->imm & ~BPF_FETCH) >> 4] >> 3),
+			    TMP, operand);
+		emit_lock(b);
+		emit_rm(b, false, is64, 0x0fb1, TMP, base, off, false);
+		emit2(b, 0x75, (uint8_t)(int8_t)(loop - (b->len + 2))); /* jne loop */
+		if (src != RAX) {
+			emit_mov_rr(b, is64, src, RAX);
+			emit_mov_rr(b, true, RAX, AUX);
+		} else if (!is64) {
+			emit_mov_rr(b, false, RAX, RAX);
+		}
+		return;
+	}
+	}
+	c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown atomic operation 0x%x", c->pc, insn->imm);
+}
+
+/* ---- jumps and calls -------------------------------------------------- */
+
+static int jmp_cc(uint8_t op)
+{
+	switch (op) {
+	case BPF_JEQ:  return CC_E;
+	case BPF_JNE:  return CC_NE;
+	case BPF_JSET: return CC_NE;
+	case BPF_JGT:  return CC_A;
+	case BPF_JGE:  return CC_AE;
+	case BPF_JLT:  return CC_B;
+	case BPF_JLE:  return CC_BE;
+	case BPF_JSGT: return CC_G;
+	case BPF_JSGE: return CC_GE;
+	case BPF_JSLT: return CC_L;
+	case BPF_JSLE: return CC_LE;
+	}
+	return -1;
+}
+
+static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
+				int prev_zf_reg, bool prev_zf_w32)
+{
+	struct x86_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_JMP;
+	uint8_t op = insn_op(insn);
+	int cc = jmp_cc(op);
+	int dst = R(insn->dst_reg);
+	int64_t target = insn_branch_target(insn, c->pc);
+
+	if (cc < 0) {
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
+				   c->pc, insn->code);
+		return;
+	}
+	if (target == c->pc + 1)
+		return; /* both ways lead to the next instruction; compares have no effects */
+
+	if (insn_src(insn) == BPF_X) {
+		int src = R(insn->src_reg);
+
+		if (op == BPF_JSET)
+			emit_test_rr(b, is64, dst, src);
+		else
+			emit_alu_rr(b, is64, ALU_CMP, dst, src);
+	} else if (op == BPF_JSET) {
+		if (insn->imm == 0)
+			return; /* never taken */
+		emit_test_ri(b, is64, dst, insn->imm);
+	} else if (insn->imm == 0) {
+		/* cmp r, 0 and test r, r set the same flags; when the previous
+		 * ALU instruction left ZF for this very value, only ZF matters */
+		bool zf_ok = (op == BPF_JEQ || op == BPF_JNE) && prev_zf_reg == insn->dst_reg &&
+			     (prev_zf_w32 || is64);
+
+		if (!zf_ok)
+			emit_test_rr(b, is64, dst, dst);
+	} else {
+		emit_alu_ri(b, is64, ALU_CMP, dst, insn->imm);
+	}
+	emit_jump_to(c, cc, c->prev.start[target]);
+}
+
+static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct x86_buf *b = &c->b;
+	size_t j_bad1, j_bad2, j_done;
+
+	emit_mov_rr(b, true, TMP, R(insn->dst_reg));
+	emit_alu_ri(b, true, ALU_CMP, TMP, BPFRT_MAX_HELPER_ID - 1);
+	j_bad1 = emit_local_jcc(c, CC_A);
+	emit_mov_imm64_keep_flags(b, AUX, (uint64_t)(uintptr_t)c->prog->helpers);
+	/* rax (r0) is free: the call defines it and an abort discards it */
+	emit_rr(b, true, 0x69, RAX, TMP);
+	emit_u32(b, (uint32_t)sizeof(struct bpfrt_helper));
+	emit_rm_sib(b, true, 0x8b, AUX, AUX, RAX, 0, (int32_t)offsetof(struct bpfrt_helper, fn));
+	emit_test_rr(b, true, AUX, AUX);
+	j_bad2 = emit_local_jcc(c, CC_E);
+	emit_rr(b, false, 0xff, 2, AUX); /* call r10 */
+	j_done = emit_local_jcc(c, -1);
+	patch_local(c, j_bad1);
+	patch_local(c, j_bad2);
+	emit_store_run_state_imm32(c, offsetof(struct bpfrt_run_state, abort_pc), c->pc);
+	emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, abort_arg), TMP);
+	emit_store_run_state_imm32(c, offsetof(struct bpfrt_run_state, abort_err), ENOENT);
+	/* the stub's distance is out of this instruction's control: rel32 */
+	emit1(b, 0xe9);
+	emit_u32(b, (uint32_t)(int32_t)((int64_t)c->prev.abort_off - (prev_pos(c) + 4)));
+	patch_local(c, j_done);
+}
+
+static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	if (insn->src_reg == BPF_PSEUDO_CALL) {
+		int64_t t = (int64_t)c->pc + 1 + insn->imm;
+		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+
+		if (s < 0) {
+			c->err = bpfrt_err(-EINVAL, "jit: insn %u: local call to a non-subprogram", c->pc);
+			return;
+		}
+		emit1(&c->b, 0xe8);
+		emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->prev.fstart[s] - (prev_pos(c) + 4)));
+		return;
+	}
+	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+	    c->prog->helpers[insn->imm].fn) {
+		emit_call_abs(c, (uint64_t)(uintptr_t)c->prog->helpers[insn->imm].fn);
+		return;
+	}
+	c->err = bpfrt_err(-EINVAL, "jit: insn %u: call to unknown helper %d", c->pc, insn->imm);
+}
+
+/* lddw; a BPF_PSEUDO_FUNC source loads the callee's native address. */
+static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int dst = R(insn->dst_reg);
+
+	if (insn->src_reg == BPF_PSEUDO_FUNC) {
+		int64_t t = (int64_t)c->pc + 1 + insn->imm;
+		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+
+		if (s < 0) {
+			c->err = bpfrt_err(-EINVAL, "jit: insn %u: function reference to a non-subprogram",
+					   c->pc);
+			return;
+		}
+		/* fixed-size movabs: the address is only known in the last passes */
+		emit_rex(&c->b, true, 0, 0, dst, false);
+		emit1(&c->b, 0xb8 + (dst & 7));
+		emit_u64(&c->b, c->base + c->prev.fstart[s]);
+		return;
+	}
+	emit_mov_imm64(&c->b, dst, insn_lddw_imm(insn));
+}
+
+/* ---- one instruction -------------------------------------------------- */
+
+/* Tracks which registers have known-zero upper halves after insn. */
+static void update_zext(struct jit_ctx *c, const struct bpf_insn *insn, int consumed)
+{
+	uint16_t dbit = (uint16_t)(1u << insn->dst_reg);
+	uint16_t sbit = (uint16_t)(1u << insn->src_reg);
+
+	switch (insn_class(insn)) {
+	case BPF_ALU:
+		if (insn_op(insn) == BPF_END && insn->imm == 64)
+			c->zext &= (uint16_t)~dbit;
+		else
+			c->zext |= dbit;
+		break;
+	case BPF_ALU64:
+		if (consumed == 2) {
+			c->zext &= (uint16_t)~dbit;
+		} else if (insn_op(insn) == BPF_MOV && insn_src(insn) == BPF_K && insn->imm >= 0) {
+			c->zext |= dbit;
+		} else if (insn_op(insn) == BPF_AND && insn_src(insn) == BPF_K && insn->imm >= 0) {
+			c->zext |= dbit;
+		} else if (insn_op(insn) == BPF_RSH && insn_src(insn) == BPF_K &&
+			   (insn->imm & 63) >= 32) {
+			c->zext |= dbit;
+		} else if (insn_op(insn) == BPF_MOV && insn_src(insn) == BPF_X && insn->off == 0 &&
+			   (c->zext & sbit)) {
+			c->zext |= dbit;
+		} else {
+			c->zext &= (uint16_t)~dbit;
+		}
+		break;
+	case BPF_LDX:
+		if (insn_mode(insn) == BPF_MEM && insn_size(insn) != BPF_DW)
+			c->zext |= dbit;
+		else
+			c->zext &= (uint16_t)~dbit;
+		break;
+	case BPF_LD:
+		if (insn_is_lddw(insn) && insn->src_reg == 0 && insn_lddw_imm(insn) <= UINT32_MAX)
+			c->zext |= dbit;
+		else
+			c->zext &= (uint16_t)~dbit;
+		break;
+	case BPF_STX:
+		if (insn_mode(insn) == BPF_ATOMIC) {
+			bool w = insn_size(insn) == BPF_W;
+
+			if (insn->imm == BPF_CMPXCHG)
+				c->zext = w ? c->zext | 1 : c->zext & (uint16_t)~1u;
+			else if (insn->imm & BPF_FETCH)
+				c->zext = w ? c->zext | sbit : c->zext & (uint16_t)~sbit;
+		}
+		break;
+	case BPF_JMP:
+	case BPF_JMP32:
+		if (insn_op(insn) == BPF_CALL)
+			c->zext = 0;
+		break;
+	}
+}
+
+/* Returns the number of BPF instruction slots consumed. */
+static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int prev_zf = c->zf_reg;
+	bool prev_zf_w32 = c->zf_w32;
+	int consumed = 1;
+
+	c->zf_reg = -1;
+	if (c->flags[c->pc] & F_TARGET) {
+		prev_zf = -1;
+		c->zext = 0;
+	}
+
+	switch (insn_class(insn)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		consumed = translate_alu(c, insn);
+		break;
+	case BPF_LDX:
+		translate_ldx(c, insn);
+		break;
+	case BPF_ST:
+		translate_st(c, insn);
+		break;
+	case BPF_STX:
+		if (insn_mode(insn) == BPF_ATOMIC)
+			translate_atomic(c, insn);
+		else
+			translate_stx(c, insn);
+		break;
+	case BPF_LD:
+		if (!insn_is_lddw(insn) || c->pc + 1 >= c->n) {
+			c->err = bpfrt_err(-EINVAL, "jit: insn %u: unsupported load opcode 0x%02x",
+					   c->pc, insn->code);
+			break;
+		}
+		translate_lddw(c, insn);
+		consumed = 2;
+		break;
+	case BPF_JMP:
+	case BPF_JMP32:
+		switch (insn_op(insn)) {
+		case BPF_JA: {
+			int64_t t = insn_branch_target(insn, c->pc);
+
+			if (t != c->pc + 1)
+				emit_jump_to(c, -1, c->prev.start[t]);
+			break;
+		}
+		case BPF_CALL:
+			if (insn_src(insn) == BPF_X)
+				translate_callx(c, insn);
+			else
+				translate_call(c, insn);
+			break;
+		case BPF_EXIT:
+			emit_epilogue(c, c->sub);
+			break;
+		default:
+			translate_cond_jump(c, insn, prev_zf, prev_zf_w32);
+		}
+		break;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown opcode 0x%02x", c->pc, insn->code);
+	}
+	update_zext(c, insn, consumed);
+	if (consumed == 2 && !insn_is_lddw(insn))
+		update_zext(c, insn + 1, 1);
+	return consumed;
+}
+
+/* ---- passes ----------------------------------------------------------- */
+
+static int reserve(struct jit_ctx *c, size_t more)
+{
+	if (c->b.len + more <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 4096;
+
+	while (cap < c->b.len + more)
+		cap *= 2;
+	uint8_t *p = realloc(c->b.p, cap);
+
+	if (!p)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	c->b.p = p;
+	c->cap = cap;
+	return 0;
+}
+
+static int emit_pass(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+	int err;
+
+	c->b.len = 0;
+	c->err = 0;
+	c->cur.abort_off = 0;
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+
+		if ((err = reserve(c, MAX_INSN_CODE)))
+			return err;
+		c->sub = s;
+		c->cur.fstart[s] = (uint32_t)c->b.len;
+		emit_prologue(c, s);
+		c->zf_reg = -1;
+		c->zext = 0;
+		for (uint32_t pc = sp->start; pc < sp->end;) {
+			int used;
+
+			if ((err = reserve(c, MAX_INSN_CODE)))
+				return err;
+			c->pc = pc;
+			c->cur.start[pc] = (uint32_t)c->b.len;
+			used = translate_insn(c, &c->insns[pc]);
+			if (c->err)
+				return c->err;
+			for (int k = 1; k < used && pc + k < sp->end; k++)
+				c->cur.start[pc + k] = (uint32_t)c->b.len;
+			pc += used;
+		}
+		c->cur.bend[s] = (uint32_t)c->b.len;
+		if (s == 0 && c->has_callx) {
+			if ((err = reserve(c, MAX_INSN_CODE)))
+				return err;
+			c->cur.abort_off = (uint32_t)c->b.len;
+			emit_abort_stub(c);
+		}
+	}
+	c->cur.start[c->n] = (uint32_t)c->b.len;
+	c->cur.len = c->b.len;
+	if (c->b.len > UINT32_MAX / 2)
+		return bpfrt_err(-E2BIG, "jit: native image too large");
+	return 0;
+}
+
+static bool offsets_equal(const struct jit_ctx *c)
+{
+	uint32_t ns = c->prog->subprog_cnt;
+
+	return c->cur.len == c->prev.len && c->cur.abort_off == c->prev.abort_off &&
+	       !memcmp(c->cur.start, c->prev.start, (c->n + 1) * sizeof(uint32_t)) &&
+	       !memcmp(c->cur.fstart, c->prev.fstart, ns * sizeof(uint32_t)) &&
+	       !memcmp(c->cur.bend, c->prev.bend, ns * sizeof(uint32_t));
+}
+
+static void swap_offsets(struct jit_ctx *c)
+{
+	struct pass_offsets t = c->prev;
+
+	c->prev = c->cur;
+	c->cur = t;
+}
+
+/* Emits until the offsets stop changing. On return c->b holds the image
+ * of the converged pass. */
+static int converge(struct jit_ctx *c)
+{
+	int err;
+
+	for (int pass = 0; pass < MAX_PASSES; pass++) {
+		c->force_rel32 = pass >= REL32_AFTER;
+		if ((err = emit_pass(c)))
+			return err;
+		bool done = offsets_equal(c);
+
+		swap_offsets(c);
+		if (done)
+			return 0;
+	}
+	return bpfrt_err(-EFAULT, "jit: %s: code size did not converge", c->prog->name);
+}
+
+static int alloc_offsets(struct pass_offsets *o, uint32_t n, uint32_t ns)
+{
+	o->start = calloc(n + 1, sizeof(uint32_t));
+	o->fstart = calloc(ns, sizeof(uint32_t));
+	o->bend = calloc(ns, sizeof(uint32_t));
+	return o->start && o->fstart && o->bend ? 0 : -ENOMEM;
+}
+
+static void free_offsets(struct pass_offsets *o)
+{
+	free(o->start);
+	free(o->fstart);
+	free(o->bend);
+}
+
+/* Starting estimate: every instruction long, so the first real pass only
+ * shrinks distances. */
+static void seed_offsets(struct jit_ctx *c)
+{
+	struct pass_offsets *o = &c->prev;
+	uint32_t pos = 0;
+
+	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
+
+		o->fstart[s] = pos;
+		pos += 64;
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			o->start[pc] = pos;
+			pos += MAX_INSN_CODE;
+		}
+		o->bend[s] = pos;
+		if (s == 0)
+			o->abort_off = pos;
+		pos += 64;
+	}
+	o->start[c->n] = pos;
+	o->len = (size_t)-1;
+}
+
+static int record_offsets(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+	uint32_t ns = prog->subprog_cnt;
+	uint32_t *off = calloc(bpfrt_jit_off_entries(prog), sizeof(uint32_t));
+
+	if (!off)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	memcpy(off, c->prev.start, (c->n + 1) * sizeof(uint32_t));
+	for (uint32_t s = 0; s < ns; s++) {
+		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s];
+		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s];
+	}
+	prog->jit_insn_off = off;
+	return 0;
+}
+
+static int x86_compile(struct bpfrt_prog *prog)
+{
+	struct jit_ctx c = {
+		.prog = prog,
+		.insns = prog->insns,
+		.n = prog->insn_cnt,
+		.bmi2 = cpu_has_bmi2(),
+		.zf_reg = -1,
+		.tp_off = bpfrt_run_state_tp_offset(),
+	};
+	struct bpfrt_execmem *mem = NULL;
+	uint32_t ns = prog->subprog_cnt;
+	int err;
+
+	if (!prog->subprogs || !ns || !prog->insn_cnt)
+		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
+	c.flags = calloc(c.n + 1, 1);
+	c.frames = calloc(ns, sizeof(*c.frames));
+	if (!c.flags || !c.frames || alloc_offsets(&c.cur, c.n, ns) ||
+	    alloc_offsets(&c.prev, c.n, ns)) {
+		err = bpfrt_err(-ENOMEM, "jit: out of memory");
+		goto out;
+	}
+	if ((err = prescan(&c)))
+		goto out;
+
+	/* sizes with unknown addresses, then again at the real address
+	 * (helper calls may shrink to rel32); shrinking keeps it in the
+	 * allocation, anything else means starting over with more room */
+	seed_offsets(&c);
+	if ((err = converge(&c)))
+		goto out;
+	for (int attempt = 0;; attempt++) {
+		size_t want = c.prev.len;
+
+		mem = bpfrt_execmem_alloc(want);
+		if (!mem) {
+			err = bpfrt_err(-errno ? -errno : -ENOMEM, "jit: %s: cannot allocate %zu bytes of executable memory",
+					prog->name, want);
+			goto out;
+		}
+		c.base = (uint64_t)(uintptr_t)bpfrt_execmem_addr(mem);
+		if ((err = converge(&c)))
+			goto out;
+		if (c.prev.len <= want)
+			break;
+		bpfrt_execmem_free(mem);
+		mem = NULL;
+		if (attempt == 3) {
+			err = bpfrt_err(-EFAULT, "jit: %s: image keeps growing", prog->name);
+			goto out;
+		}
+	}
+	if ((err = bpfrt_execmem_copy(mem, 0, c.b.p, c.prev.len))) {
+		err = bpfrt_err(err, "jit: %s: cannot write the image", prog->name);
+		goto out;
+	}
+	if ((err = record_offsets(&c)))
+		goto out;
+	prog->jit_mem = mem;
+	prog->jit_len = c.prev.len;
+	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)c.base;
+	mem = NULL;
+out:
+	bpfrt_execmem_free(mem);
+	free(c.b.p);
+	free(c.flags);
+	free(c.frames);
+	free_offsets(&c.cur);
+	free_offsets(&c.prev);
+	return err;
+}
+
+static void x86_fill_traps(void *dst, size_t len)
+{
+	memset(dst, 0xcc, len);
+}
+
+const struct bpfrt_jit_backend bpfrt_jit_x86_64 = {
+	.arch = "x86_64",
+	.compile = x86_compile,
+	.fill_traps = x86_fill_traps,
+	.cs_arch = CS_ARCH_X86,
+	.cs_mode = CS_MODE_64,
+};
