@@ -742,6 +742,7 @@ static struct bpf_insn random_insn(void)
 	uint64_t r = rng();
 	struct bpf_insn insn = bpfrt_word_to_insn(rng());
 	unsigned pick = r % 10;
+	uint8_t cls;
 
 	if (pick < 7 && valid_code_cnt)
 		insn.code = valid_codes[(r >> 8) % valid_code_cnt];
@@ -760,8 +761,9 @@ static struct bpf_insn random_insn(void)
 	else if (pick < 7)
 		insn.imm = imms[(r >> 44) % ARRAY_LEN(imms)];
 	/* Often leave unused what the source bit says is unused. */
-	if ((r >> 48) % 2 && (BPF_CLASS(insn.code) == BPF_ALU || BPF_CLASS(insn.code) == BPF_ALU64 ||
-			      BPF_CLASS(insn.code) == BPF_JMP || BPF_CLASS(insn.code) == BPF_JMP32)) {
+	cls = BPF_CLASS(insn.code);
+	if ((r >> 48) % 2 && (cls == BPF_ALU || cls == BPF_ALU64 ||
+			      cls == BPF_JMP || cls == BPF_JMP32)) {
 		if (BPF_SRC(insn.code) == BPF_X)
 			insn.imm = 0;
 		else

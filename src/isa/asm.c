@@ -526,8 +526,8 @@ static int asm_call(struct assembler *as, const struct stmt *st)
 	int err;
 
 	if (st->nops != 1 && st->nops != 2)
-		return asm_error(as, "invalid number of operands for 'call': expected 1 or 2, got %d",
-				 st->nops);
+		return asm_error(as, "invalid number of operands for 'call': "
+				 "expected 1 or 2, got %d", st->nops);
 	kind = st->nops == 2 ? st->ops[0] : "helper";
 	arg = st->ops[st->nops - 1];
 	if (st->nops == 1 && arg[0] == '%')
