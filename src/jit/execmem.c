@@ -29,6 +29,9 @@
 #ifndef MFD_HUGETLB
 #define MFD_HUGETLB 0x0004u
 #endif
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008u
+#endif
 #ifndef MFD_HUGE_2MB
 #define MFD_HUGE_2MB (21u << 26)
 #endif
@@ -137,12 +140,23 @@ static char *map_aligned(int fd, size_t len, size_t align, int prot)
 	return start;
 }
 
+/* A memfd for code. Where vm.memfd_noexec=2 demands MFD_NOEXEC_SEAL, that
+ * flag is given: it only clears the file's exec mode bits, which execve
+ * checks and mmap(PROT_EXEC) does not. */
+static int code_memfd(const char *name, unsigned int flags)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | flags);
+
+	if (fd < 0 && (errno == EACCES || errno == EINVAL))
+		fd = memfd_create(name, MFD_CLOEXEC | MFD_NOEXEC_SEAL | flags);
+	return fd;
+}
+
 static int map_both(struct execmem_view *view, size_t len, unsigned int mfd_flags, size_t align)
 {
 	int fd, err = 0;
 
-	fd = memfd_create(mfd_flags & MFD_HUGETLB ? "bpfrt-jit-hugetlb" : "bpfrt-jit",
-			  MFD_CLOEXEC | mfd_flags);
+	fd = code_memfd(mfd_flags & MFD_HUGETLB ? "bpfrt-jit-hugetlb" : "bpfrt-jit", mfd_flags);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)len) < 0) {
@@ -271,10 +285,10 @@ static int view_privatize(struct execmem_view *view)
 	int fd, err = 0;
 	char *tmp;
 
-	fd = memfd_create("bpfrt-jit", MFD_CLOEXEC | (hugetlb ? MFD_HUGETLB | MFD_HUGE_2MB : 0));
+	fd = code_memfd("bpfrt-jit", hugetlb ? MFD_HUGETLB | MFD_HUGE_2MB : 0);
 	if (fd < 0 && hugetlb) {
 		hugetlb = false;
-		fd = memfd_create("bpfrt-jit", MFD_CLOEXEC);
+		fd = code_memfd("bpfrt-jit", 0);
 	}
 	if (fd < 0)
 		return -errno;
