@@ -311,6 +311,11 @@ static int view_privatize(struct execmem_view *view)
 	if (mmap(view->alias, view->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
 	    mmap(view->exec, view->len, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
 		err = -errno;
+	if (!err && view->backing == BPFRT_EXECMEM_BACKING_THP_SHMEM) {
+		/* MAP_FIXED made new VMAs without the hint of the old ones. */
+		madvise(view->alias, view->len, MADV_HUGEPAGE);
+		madvise(view->exec, view->len, MADV_HUGEPAGE);
+	}
 out:
 	close(fd);
 	return err;
