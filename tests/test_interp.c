@@ -5,6 +5,7 @@
 #include "testlib.h"
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
+#include "core/prog.h"
 #include "interp/interp.h"
 
 #include <errno.h>
@@ -67,13 +68,6 @@ TEST(entry_registers)
 	CHECK(r == 0x1111222233334444ull);
 	r = RUN_ARGS(1, 0x5555666677778888ull, MOV64_REG(BPF_R0, BPF_R2), EXIT());
 	CHECK(r == 0x5555666677778888ull);
-	/* r0 and r3-r9 start at zero */
-	r = RUN_ARGS(1, 2,
-		     ALU64_REG(BPF_OR, BPF_R0, BPF_R3), ALU64_REG(BPF_OR, BPF_R0, BPF_R4),
-		     ALU64_REG(BPF_OR, BPF_R0, BPF_R5), ALU64_REG(BPF_OR, BPF_R0, BPF_R6),
-		     ALU64_REG(BPF_OR, BPF_R0, BPF_R7), ALU64_REG(BPF_OR, BPF_R0, BPF_R8),
-		     ALU64_REG(BPF_OR, BPF_R0, BPF_R9), EXIT());
-	CHECK(r == 0);
 	/* r10 points into writable memory, 16-byte aligned */
 	r = RUN(MOV64_REG(BPF_R0, BPF_R10), ALU64_IMM(BPF_AND, BPF_R0, 15), EXIT());
 	CHECK(r == 0);
@@ -942,5 +936,143 @@ TEST(counted_run)
 	REQUIRE(bpfrt_prog_load(calls, ARRAY_LEN(calls), NULL, &p) == 0, "%s", bpfrt_last_error());
 	CHECK(bpfrt_interp_run_counted(p, 0, 0, &executed) == 7);
 	CHECK(executed == 5, "executed %llu", (unsigned long long)executed);
+	bpfrt_prog_free(p);
+}
+
+/* The validator stands between programs and the interpreter, so the
+ * interpreter's own guards are reached by editing a loaded program's
+ * instructions behind the validator's back. */
+static int run_patched(const struct bpf_insn *insns, size_t cnt, uint32_t at,
+		       const struct bpf_insn *patch, uint64_t *executed)
+{
+	struct bpfrt_prog *p;
+	uint64_t r0 = 0;
+	int err;
+
+	if (bpfrt_prog_load(insns, cnt, NULL, &p)) {
+		tl_fail(__FILE__, __LINE__, "load: %s", bpfrt_last_error());
+		return 0;
+	}
+	p->insns[at] = *patch;
+	err = bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0);
+	if (executed) {
+		bpfrt_interp_run_counted(p, 0, 0, executed);
+		if (r0 != 0)
+			err = 0; /* an aborted run returns 0 */
+	}
+	bpfrt_prog_free(p);
+	return err;
+}
+
+TEST(interp_guards_bad_encodings)
+{
+	static const struct bpf_insn base[] = {
+		MOV64_IMM(BPF_R0, 1), MOV64_IMM(BPF_R0, 2), EXIT(),
+	};
+	static const struct bpf_insn bad[] = {
+		INSN(0xff, 0, 0, 0, 0),
+		INSN(0x00, 0, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_NEG | BPF_X, 0, 1, 0, 0),
+		INSN(BPF_ALU64 | BPF_END | BPF_X, 0, 0, 0, 16),
+		INSN(BPF_ALU | BPF_END | BPF_TO_BE, 0, 0, 0, 17),
+		INSN(BPF_ALU | BPF_END | BPF_TO_LE, 0, 0, 0, 8),
+		INSN(BPF_ALU64 | BPF_END | BPF_TO_LE, 0, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 0, 1, 7, 0),
+		INSN(BPF_ALU | BPF_MOV | BPF_X, 0, 1, 64, 0),
+		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, 10, 1, -8, 0x02),
+		INSN(BPF_STX | BPF_ATOMIC | BPF_W, 10, 1, -8, BPF_SUB),
+		INSN(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_CALL, 0, 2, 0, 1),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, -1),
+		INSN(BPF_JMP | BPF_JCOND, 0, 0, 0, 0),
+		INSN(BPF_JMP32 | BPF_CALL, 0, 0, 0, 0),
+		INSN(BPF_JMP32 | BPF_EXIT, 0, 0, 0, 0),
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		uint64_t executed = 0;
+		int err = run_patched(base, ARRAY_LEN(base), 1, &bad[i], &executed);
+
+		CHECK(err == -EINVAL || err == -ENOENT, "opcode 0x%02x imm %d: %d",
+		      bad[i].code, bad[i].imm, err);
+		CHECK(strstr(bpfrt_last_error(), "insn 1"), "%s", bpfrt_last_error());
+		CHECK(executed == 2, "opcode 0x%02x: executed %llu", bad[i].code,
+		      (unsigned long long)executed);
+	}
+}
+
+TEST(interp_guards_frame_overflow)
+{
+	struct bpf_insn insns[64];
+	size_t n = build_call_chain(insns, BPFRT_MAX_CALL_FRAMES);
+	/* the leaf (last three insns) calls itself forever */
+	struct bpf_insn recurse = CALL_LOCAL(-2);
+	int err = run_patched(insns, n, (uint32_t)n - 2, &recurse, NULL);
+
+	CHECK(err == -E2BIG, "err %d: %s", err, bpfrt_last_error());
+	CHECK(strstr(bpfrt_last_error(), "insn 43"), "%s", bpfrt_last_error());
+}
+
+TEST(helper_unregistered_after_load)
+{
+	static const struct bpfrt_helper h = { .name = "late", .fn = weigh_args };
+	static const struct bpf_insn insns[] = {
+		MOV64_IMM(BPF_R1, 1), CALL_HELPER(102), EXIT(),
+	};
+	struct bpfrt_prog *p;
+	uint64_t r0 = 0;
+
+	REQUIRE(bpfrt_helper_register(102, &h) == 0);
+	REQUIRE(bpfrt_prog_load(insns, ARRAY_LEN(insns), NULL, &p) == 0, "%s",
+		bpfrt_last_error());
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0 && r0 == 10000);
+	bpfrt_helper_unregister(102);
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0) == -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "insn 1") && strstr(bpfrt_last_error(), "102"),
+	      "%s", bpfrt_last_error());
+	bpfrt_prog_free(p);
+}
+
+/* A subprogram address (callback for bpf_loop and friends) has no
+ * interpreter meaning yet: the run must stop, not load a made-up value. */
+TEST(lddw_subprog_address_aborts)
+{
+	static const struct bpf_insn insns[] = {
+		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_R1, BPF_PSEUDO_FUNC, 0, 3), /* -> 4 */
+		INSN(0, 0, 0, 0, 0),
+		MOV64_IMM(BPF_R0, 0),
+		EXIT(),
+		MOV64_IMM(BPF_R0, 1),
+		EXIT(),
+	};
+	uint64_t r0 = 0;
+	bool loaded;
+	int err = load_and_run(insns, ARRAY_LEN(insns), 0, 0, &r0, &loaded);
+
+	CHECK(err < 0, "loaded %d err %d r0 %llu", loaded, err, (unsigned long long)r0);
+}
+
+/* Reading a register nothing wrote is rejected at load now, so the entry
+ * state is checked by editing the program after validation. */
+TEST(entry_registers_zero)
+{
+	static const struct bpf_insn base[] = {
+		MOV64_IMM(BPF_R0, 0), MOV64_IMM(BPF_R0, 0), MOV64_IMM(BPF_R0, 0),
+		MOV64_IMM(BPF_R0, 0), MOV64_IMM(BPF_R0, 0), MOV64_IMM(BPF_R0, 0),
+		MOV64_IMM(BPF_R0, 0), EXIT(),
+	};
+	const struct bpf_insn patched[] = {
+		ALU64_REG(BPF_OR, BPF_R0, BPF_R3), ALU64_REG(BPF_OR, BPF_R0, BPF_R4),
+		ALU64_REG(BPF_OR, BPF_R0, BPF_R5), ALU64_REG(BPF_OR, BPF_R0, BPF_R6),
+		ALU64_REG(BPF_OR, BPF_R0, BPF_R7), ALU64_REG(BPF_OR, BPF_R0, BPF_R8),
+		ALU64_REG(BPF_OR, BPF_R0, BPF_R9), EXIT(),
+	};
+	struct bpfrt_prog *p;
+	uint64_t r0 = 1;
+
+	REQUIRE(bpfrt_prog_load(base, ARRAY_LEN(base), NULL, &p) == 0, "%s", bpfrt_last_error());
+	memcpy(p->insns, patched, sizeof(patched));
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, ~0ull, ~0ull, &r0) == 0);
+	CHECK(r0 == 0, "r0 | r3..r9 = 0x%llx", (unsigned long long)r0);
 	bpfrt_prog_free(p);
 }
