@@ -76,7 +76,7 @@ static struct bpfrt_prog *expect_accept_at(const struct bpf_insn *insns, size_t 
 
 #define ACCEPT(arr) bpfrt_prog_free(expect_accept_at(arr, ARRAY_LEN(arr), __LINE__))
 #define ACCEPT1(insn) do {                                                \
-		const struct bpf_insn a_[] = { insn, EXIT() };            \
+		const struct bpf_insn a_[] = { MOV64_IMM(0, 0), insn, EXIT() }; \
 		ACCEPT(a_);                                               \
 	} while (0)
 
@@ -201,16 +201,21 @@ static struct bpf_insn plausible_insn(uint8_t code)
 TEST(opcode_table_matches_rfc9669)
 {
 	for (unsigned code = 0; code < 256; code++) {
-		struct bpf_insn insns[3] = { plausible_insn((uint8_t)code), EXIT(), EXIT() };
+		struct bpf_insn insns[4] = { plausible_insn((uint8_t)code), MOV64_IMM(0, 0),
+					     EXIT(), EXIT() };
 		struct bpfrt_prog *p = NULL;
-		size_t n = 2;
+		size_t n = 3;
 		int rc;
 
-		if (code == (BPF_JMP | BPF_EXIT))
-			n = 1;
+		if (code == (BPF_JMP | BPF_EXIT)) {
+			insns[0] = (struct bpf_insn)MOV64_IMM(0, 0);
+			insns[1] = (struct bpf_insn)EXIT();
+			n = 2;
+		}
 		if (code == (BPF_LD | BPF_DW | BPF_IMM)) {
 			insns[1] = INSN(0, 0, 0, 0, 0);
-			n = 3;
+			insns[2] = (struct bpf_insn)MOV64_IMM(0, 0);
+			n = 4;
 		}
 		rc = load(insns, n, &p);
 		bpfrt_prog_free(p);
@@ -515,6 +520,7 @@ static size_t build_call_chain(struct bpf_insn *insns, unsigned frames)
 		insns[n++] = (struct bpf_insn)CALL_LOCAL(1);
 		insns[n++] = (struct bpf_insn)EXIT();
 	}
+	insns[n++] = (struct bpf_insn)MOV64_IMM(0, 0);
 	insns[n++] = (struct bpf_insn)EXIT();
 	return n;
 }
@@ -573,7 +579,6 @@ TEST(failure_leaves_no_subprogram_state)
 
 TEST(accepts_edge_cases)
 {
-	const struct bpf_insn exit_only[] = { EXIT() };
 	const struct bpf_insn exit_not_last[] = {
 		MOV64_IMM(1, 0), JA(2), MOV64_IMM(2, 0), EXIT(), MOV64_IMM(0, 0), JA(-4),
 	};
@@ -585,7 +590,7 @@ TEST(accepts_edge_cases)
 		JMP_IMM(BPF_JEQ, 1, 0, 2), LDDW(0, 0x123456789ULL), EXIT(),
 	};
 	const struct bpf_insn branch_both_ways[] = {
-		JMP_IMM(BPF_JEQ, 1, 0, 1), EXIT(), MOV64_IMM(0, 1), EXIT(),
+		JMP_IMM(BPF_JEQ, 1, 0, 2), MOV64_IMM(0, 0), EXIT(), MOV64_IMM(0, 1), EXIT(),
 	};
 	const struct bpf_insn r10_as_base[] = {
 		ST(BPF_DW, BPF_R10, -8, 1), STX(BPF_W, BPF_R10, 1, -512),
@@ -595,7 +600,6 @@ TEST(accepts_edge_cases)
 		EXIT(),
 	};
 
-	ACCEPT(exit_only);
 	ACCEPT(exit_not_last);
 	ACCEPT(gotol_not_last);
 	ACCEPT(self_loop);
@@ -631,6 +635,7 @@ TEST(accepts_pseudo_func_subprogram)
 		MOV64_IMM(0, 0),
 		EXIT(),
 		ST(BPF_W, BPF_R10, -4, 0),
+		MOV64_IMM(0, 0),
 		EXIT(),
 	};
 	struct bpfrt_prog *p = NULL;
@@ -650,15 +655,17 @@ TEST(accepts_pseudo_func_subprogram)
 
 TEST(stack_depth_rounding)
 {
+#define RET0 MOV64_IMM(0, 0), EXIT()
 	const struct bpf_insn d8[] = { LDX(BPF_B, 0, BPF_R10, -1), EXIT() };
-	const struct bpf_insn d16[] = { ST(BPF_W, BPF_R10, -12, 0), EXIT() };
-	const struct bpf_insn d512[] = { STX(BPF_DW, BPF_R10, 1, -512), EXIT() };
-	const struct bpf_insn d0[] = { MOV64_IMM(0, 0), EXIT() };
-	const struct bpf_insn escape[] = { MOV64_REG(1, BPF_R10), EXIT() };
-	const struct bpf_insn escape_alu[] = { MOV64_IMM(1, 0), ALU64_REG(BPF_ADD, 1, BPF_R10), EXIT() };
-	const struct bpf_insn escape_stx[] = { STX(BPF_DW, BPF_R10, BPF_R10, -8), EXIT() };
+	const struct bpf_insn d16[] = { ST(BPF_W, BPF_R10, -12, 0), RET0 };
+	const struct bpf_insn d512[] = { STX(BPF_DW, BPF_R10, 1, -512), RET0 };
+	const struct bpf_insn d0[] = { RET0 };
+	const struct bpf_insn escape[] = { MOV64_REG(1, BPF_R10), RET0 };
+	const struct bpf_insn escape_alu[] = { MOV64_IMM(1, 0), ALU64_REG(BPF_ADD, 1, BPF_R10), RET0 };
+	const struct bpf_insn escape_stx[] = { STX(BPF_DW, BPF_R10, BPF_R10, -8), RET0 };
 	const struct bpf_insn escape_callx[] = { CALLX(BPF_R10), EXIT() };
-	const struct bpf_insn escape_atomic[] = { ATOMIC(BPF_DW, BPF_ADD, 1, BPF_R10, 0), EXIT() };
+	const struct bpf_insn escape_atomic[] = { ATOMIC(BPF_DW, BPF_ADD, 1, BPF_R10, 0), RET0 };
+#undef RET0
 	const struct {
 		const struct bpf_insn *insns;
 		size_t n;
@@ -706,17 +713,18 @@ TEST(subprogram_layout_and_chained_depth)
 		/* 6 A */
 		ST(BPF_W, BPF_R10, -20, 0),
 		CALL_LOCAL(3),           /* 7 -> B at 11 */
-		JMP_IMM(BPF_JEQ, 1, 0, 1),
-		CALL_LOCAL(2),           /* 9 -> C at 12 */
+		JMP_IMM(BPF_JEQ, 0, 0, 1),
+		CALL_LOCAL(3),           /* 9 -> C at 13 */
 		EXIT(),
 		/* 11 B */
+		MOV64_IMM(0, 0),
 		EXIT(),
-		/* 12 C */
+		/* 13 C */
 		MOV64_REG(1, BPF_R10),
 		LDDW(0, 7),
 		EXIT(),
 	};
-	static const uint32_t want_start[] = { 0, 6, 11, 12 };
+	static const uint32_t want_start[] = { 0, 6, 11, 13 };
 	static const uint32_t want_depth[] = { 8, 24, 0, 512 };
 	static const uint32_t want_chain[] = { 544, 536, 0, 512 };
 	static const uint32_t want_calls[] = { 3, 2, 1, 1 };
@@ -739,7 +747,7 @@ TEST(subprogram_layout_and_chained_depth)
 		CHECK(bpfrt_prog_subprog_at(p, want_start[i]) == (int)i);
 	}
 	for (uint32_t pc = 0; pc < ARRAY_LEN(insns); pc++) {
-		uint32_t s = pc < 6 ? 0 : pc < 11 ? 1 : pc < 12 ? 2 : 3;
+		uint32_t s = pc < 6 ? 0 : pc < 11 ? 1 : pc < 13 ? 2 : 3;
 
 		CHECK(p->insn_subprog[pc] == s, "insn %u in %u", pc, p->insn_subprog[pc]);
 	}
@@ -760,6 +768,75 @@ TEST(successors)
 	CHECK(bpfrt_insn_successors(insns, 3, succ) == 1 && succ[0] == 0);
 	CHECK(bpfrt_insn_successors(insns, 4, succ) == 1 && succ[0] == 0);
 	CHECK(bpfrt_insn_successors(insns, 5, succ) == 0);
+}
+
+/* ---- uninitialized registers --------------------------------------------- */
+
+TEST(rejects_uninitialized_reads)
+{
+	static const struct bpfrt_helper two_args = {
+		.name = "two_args", .fn = dummy_helper,
+		.args = { BPFRT_ARG_ANYTHING, BPFRT_ARG_ANYTHING },
+	};
+	const struct bpf_insn exit_only[] = { EXIT() };
+	const struct bpf_insn r3[] = { MOV64_REG(0, 3), EXIT() };
+	const struct bpf_insn clobbered[] = { CALL_HELPER(HELPER_ID), MOV64_REG(0, 1), EXIT() };
+	const struct bpf_insn helper_arg[] = {
+		CALL_HELPER(HELPER_ID), MOV64_IMM(1, 0), CALL_HELPER(HELPER_ID + 1), EXIT(),
+	};
+	const struct bpf_insn cmpxchg[] = { ATOMIC(BPF_DW, BPF_CMPXCHG, 1, 2, 0), EXIT() };
+	const struct bpf_insn callee_r6[] = {
+		MOV64_IMM(6, 1), CALL_LOCAL(1), EXIT(),
+		MOV64_REG(0, 6), EXIT(),
+	};
+	const struct bpf_insn after_local_call[] = {
+		CALL_LOCAL(2), MOV64_REG(0, 2), EXIT(),
+		MOV64_IMM(0, 0), EXIT(),
+	};
+	const struct bpf_insn store_uninit[] = { STX(BPF_DW, BPF_R10, 4, -8), MOV64_IMM(0, 0), EXIT() };
+
+	REQUIRE(bpfrt_helper_register(HELPER_ID + 1, &two_args) == 0);
+	REJECT(exit_only, 0, "r0 is read but no path writes it first");
+	REJECT(r3, 0, "r3 is read");
+	REJECT(clobbered, 1, "r1 is read");
+	REJECT(helper_arg, 2, "r2 is read");
+	REJECT(cmpxchg, 0, "r0 is read");
+	REJECT(callee_r6, 3, "r6 is read");
+	REJECT(after_local_call, 1, "r2 is read");
+	REJECT(store_uninit, 0, "r4 is read");
+	bpfrt_helper_unregister(HELPER_ID + 1);
+}
+
+TEST(accepts_registers_set_on_some_path)
+{
+	/* r0 set on one branch only: the path-sensitive verifier's call */
+	const struct bpf_insn one_branch[] = {
+		JMP_IMM(BPF_JEQ, 1, 0, 1), MOV64_IMM(0, 1), EXIT(),
+	};
+	/* set later in a loop body, read at the loop head */
+	const struct bpf_insn loop[] = {
+		MOV64_IMM(3, 3),
+		JMP_IMM(BPF_JEQ, 3, 0, 3),   /* 1: head */
+		MOV64_REG(0, 3),
+		ALU64_IMM(BPF_SUB, 3, 1),
+		JA(-4),
+		EXIT(),                      /* 5: r0 unset when r3 starts at 0 */
+	};
+	const struct bpf_insn args_in_subprog[] = {
+		MOV64_IMM(3, 1), CALL_LOCAL(1), EXIT(),
+		MOV64_REG(0, 5), ALU64_REG(BPF_ADD, 0, 1), EXIT(),
+	};
+	const struct bpf_insn main_args[] = { MOV64_REG(0, 1), ALU64_REG(BPF_ADD, 0, 2), EXIT() };
+	const struct bpf_insn fetch_defines_src[] = {
+		ST(BPF_DW, BPF_R10, -8, 0), MOV64_IMM(3, 1),
+		ATOMIC(BPF_DW, BPF_ADD | BPF_FETCH, BPF_R10, 3, -8), MOV64_REG(0, 3), EXIT(),
+	};
+
+	ACCEPT(one_branch);
+	ACCEPT(loop);
+	ACCEPT(args_in_subprog);
+	ACCEPT(main_args);
+	ACCEPT(fetch_defines_src);
 }
 
 /* ---- scale ---------------------------------------------------------------- */
@@ -793,12 +870,14 @@ TEST(million_instructions_validate_fast)
 
 		if (s == subs - 1)
 			end = n;
+		insns[pc++] = (struct bpf_insn)MOV64_IMM(0, 0);
+		insns[pc++] = (struct bpf_insn)MOV64_IMM(6, 0);
 		/* groups of at most 5; at least one mov pads each end */
 		while (pc + 6 < end) {
 			int16_t off = (int16_t)(-8 * (int)(pc % 4 + 1));
 			struct bpf_insn l[] = { LDDW(2, pc) };
 
-			insns[pc] = (struct bpf_insn)JMP_IMM(BPF_JGT, 1, (int32_t)pc, 1);
+			insns[pc] = (struct bpf_insn)JMP_IMM(BPF_JGT, 6, (int32_t)pc, 1);
 			insns[pc + 1] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 0, 3);
 			insns[pc + 2] = (struct bpf_insn)STX(BPF_DW, BPF_R10, 0, off);
 			if (pc % 7 == 0) {
@@ -840,7 +919,7 @@ TEST(million_instructions_validate_fast)
 TEST(long_call_chain_rejected)
 {
 	const uint32_t frames = 200000;
-	struct bpf_insn *insns = malloc((2 * frames + 1) * sizeof(*insns));
+	struct bpf_insn *insns = malloc((2 * frames + 2) * sizeof(*insns));
 	size_t n;
 
 	REQUIRE(insns);

@@ -5,7 +5,8 @@
  *   2. subprogram starts: local-call and BPF_PSEUDO_FUNC targets;
  *   3. per subprogram: jump targets, the last instruction, frame size;
  *   4. reachability over the CFG, subprograms pulled in by their callers;
- *   5. call graph: recursion, call depth, chained stack depth.
+ *   5. call graph: recursion, call depth, chained stack depth;
+ *   6. registers read that no path has written (r0 at exit included).
  *
  * Frame sizes are the deepest r10-relative access rounded up to 8 bytes
  * (not 16): backends that want more alignment round up themselves. Any use
@@ -28,6 +29,7 @@ enum {
 	F_REACHED       = 1 << 2,
 	F_FP_ESCAPES    = 1 << 3, /* reads r10 as a value */
 	F_CALL_EDGE     = 1 << 4, /* local call or BPF_PSEUDO_FUNC lddw */
+	F_QUEUED        = 1 << 5, /* on the pass-6 worklist */
 };
 
 struct vctx {
@@ -801,6 +803,160 @@ static int check_call_graph(struct vctx *v)
 	return err;
 }
 
+/* ---- pass 6: registers read before any write ---------------------------- */
+
+#define REG(r) ((uint16_t)(1u << (r)))
+#define CALLER_SAVED (REG(1) | REG(2) | REG(3) | REG(4) | REG(5))
+#define MAIN_ENTRY_REGS (REG(1) | REG(2) | REG(BPF_R10))
+#define SUBPROG_ENTRY_REGS (CALLER_SAVED | REG(BPF_R10))
+
+static uint16_t helper_arg_regs(const struct bpfrt_prog *prog, int32_t id)
+{
+	const struct bpfrt_helper *h;
+	uint16_t use = 0;
+
+	if (!prog->helpers || (uint32_t)id >= BPFRT_MAX_HELPER_ID)
+		return 0;
+	h = &prog->helpers[id];
+	for (int i = 0; i < 5; i++)
+		if (h->args[i] != BPFRT_ARG_NONE)
+			use |= REG(i + 1);
+	return use;
+}
+
+static void jmp_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
+			struct bpfrt_reg_use *u)
+{
+	switch (insn_op(insn)) {
+	case BPF_JA:
+		return;
+	case BPF_EXIT:
+		u->use = REG(BPF_R0);
+		return;
+	case BPF_CALL:
+		if (insn_src(insn) == BPF_X)
+			u->use = REG(insn->dst_reg);
+		else if (insn->src_reg == 0)
+			u->use = helper_arg_regs(prog, insn->imm);
+		u->def = REG(BPF_R0);
+		u->kill = CALLER_SAVED;
+		return;
+	default:
+		u->use = REG(insn->dst_reg);
+		if (insn_src(insn) == BPF_X)
+			u->use |= REG(insn->src_reg);
+	}
+}
+
+void bpfrt_insn_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
+			struct bpfrt_reg_use *u)
+{
+	bool x = insn_src(insn) == BPF_X;
+
+	*u = (struct bpfrt_reg_use){ 0 };
+	switch (insn_class(insn)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		u->def = REG(insn->dst_reg);
+		if (insn_op(insn) != BPF_MOV)
+			u->use = REG(insn->dst_reg);
+		if (x && insn_op(insn) != BPF_END && insn_op(insn) != BPF_NEG)
+			u->use |= REG(insn->src_reg);
+		break;
+	case BPF_JMP:
+	case BPF_JMP32:
+		jmp_reg_use(prog, insn, u);
+		break;
+	case BPF_LD:
+		u->def = REG(insn->dst_reg);
+		break;
+	case BPF_LDX:
+		u->use = REG(insn->src_reg);
+		u->def = REG(insn->dst_reg);
+		break;
+	case BPF_ST:
+		u->use = REG(insn->dst_reg);
+		break;
+	default: /* BPF_STX */
+		u->use = REG(insn->dst_reg) | REG(insn->src_reg);
+		if (insn_mode(insn) != BPF_ATOMIC)
+			break;
+		if (insn->imm == BPF_CMPXCHG) {
+			u->use |= REG(BPF_R0);
+			u->def = REG(BPF_R0);
+		} else if (insn->imm & BPF_FETCH) {
+			u->def = REG(insn->src_reg);
+		}
+	}
+}
+
+/* May-analysis: a register is possibly set at pc if some CFG path from the
+ * subprogram entry writes it. Reading one that no path writes is always an
+ * uninitialized read; paths the CFG allows but execution cannot take are
+ * the path-sensitive verifier's business, so this never rejects a program
+ * Linux would accept. Masks only grow (11 bits), so each instruction is
+ * revisited at most 11 times. */
+static int check_uninit_regs(struct vctx *v)
+{
+	struct bpfrt_prog *prog = v->prog;
+	uint16_t *in = calloc(v->n, sizeof(*in));
+	uint32_t *work = malloc((size_t)v->n * sizeof(*work));
+	uint32_t top = 0;
+	int err = 0;
+
+	if (!in || !work) {
+		err = bpfrt_err(-ENOMEM, "validate: out of memory");
+		goto out;
+	}
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		uint32_t start = prog->subprogs[s].start;
+
+		in[start] = s ? SUBPROG_ENTRY_REGS : MAIN_ENTRY_REGS;
+		work[top++] = start;
+		v->flags[start] |= F_QUEUED;
+	}
+	while (top) {
+		uint32_t pc = work[--top], succ[2];
+		struct bpfrt_reg_use u;
+		uint16_t out;
+		unsigned k;
+
+		v->flags[pc] &= (uint8_t)~F_QUEUED;
+		bpfrt_insn_reg_use(prog, &v->insns[pc], &u);
+		out = (uint16_t)((in[pc] & ~u.kill) | u.def);
+		k = bpfrt_insn_successors(v->insns, pc, succ);
+		for (unsigned i = 0; i < k; i++) {
+			uint32_t t = succ[i];
+
+			if ((in[t] | out) == in[t])
+				continue;
+			in[t] |= out;
+			if (!(v->flags[t] & F_QUEUED)) {
+				v->flags[t] |= F_QUEUED;
+				work[top++] = t;
+			}
+		}
+	}
+	for (uint32_t pc = 0; pc < v->n; pc++) {
+		struct bpfrt_reg_use u;
+		uint16_t missing;
+
+		if (v->flags[pc] & F_LDDW_TAIL)
+			continue;
+		bpfrt_insn_reg_use(prog, &v->insns[pc], &u);
+		missing = u.use & ~in[pc];
+		if (missing) {
+			err = reject(pc, "r%d is read but no path writes it first "
+				     "(uninitialized register)", __builtin_ctz(missing));
+			break;
+		}
+	}
+out:
+	free(in);
+	free(work);
+	return err;
+}
+
 /* ---- entry --------------------------------------------------------------- */
 
 static int validate(struct vctx *v)
@@ -814,7 +970,8 @@ static int validate(struct vctx *v)
 	for (uint32_t s = 0; s < cnt; s++)
 		if ((err = check_subprog(v, s)))
 			return err;
-	if ((err = check_reachable(v)) || (err = check_call_graph(v)))
+	if ((err = check_reachable(v)) || (err = check_call_graph(v)) ||
+	    (err = check_uninit_regs(v)))
 		return err;
 	v->prog->stack_depth = v->prog->subprogs[0].chain_depth;
 	return 0;

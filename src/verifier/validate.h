@@ -17,7 +17,9 @@
  * target is inside its own subprogram and not the second half of an lddw;
  * every instruction is reachable; each subprogram ends in exit or ja; the
  * call graph (local calls plus BPF_PSEUDO_FUNC references, which count as
- * calls) is acyclic and at most BPFRT_MAX_CALL_FRAMES deep; every
+ * calls) is acyclic and at most BPFRT_MAX_CALL_FRAMES deep; no register
+ * is read unless some path from its subprogram's entry writes it (entry
+ * state: r1, r2, r10 for main; r1-r5, r10 for subprograms); every
  * r10-based access lies in [-512, 0). Frame sizes are rounded up to 8; a
  * subprogram that uses r10 as a value (mov, alu, stx source, comparison,
  * callx) gets the full 512 bytes. */
@@ -32,6 +34,15 @@ unsigned bpfrt_insn_successors(const struct bpf_insn *insns, uint32_t pc, uint32
 /* Subprogram index targeted by the local call or BPF_PSEUDO_FUNC lddw at
  * pc of a validated program, or -1 if pc is neither. */
 int bpfrt_insn_callee(const struct bpfrt_prog *prog, uint32_t pc);
+
+/* Registers (bit r = rN) an instruction reads, writes, and leaves
+ * undefined (calls clobber r1-r5). Helper calls read the argument
+ * registers their prototype declares; local calls and callx read none. */
+struct bpfrt_reg_use {
+	uint16_t use, def, kill;
+};
+void bpfrt_insn_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
+			struct bpfrt_reg_use *u);
 
 /* Base register of a load/store/atomic (src for LDX, dst for ST/STX), or -1
  * for any other instruction. */
