@@ -5,6 +5,7 @@
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
 #include "core/prog.h"
+#include "helpers/helpers.h"
 #include "verifier/validate.h"
 
 #include <dirent.h>
@@ -909,6 +910,20 @@ TEST(million_instructions_validate_fast)
 	CHECK(ms < 2000, "%.1f ms", ms);
 	bpfrt_prog_free(p);
 
+	/* the validator alone, without the copy and allocation of the load */
+	{
+		struct bpfrt_prog prog = { .insns = insns, .insn_cnt = n,
+					   .helpers = bpfrt_helper_table() };
+
+		t0 = now_ms();
+		rc = bpfrt_validate(&prog);
+		ms = now_ms() - t0;
+		printf("# bpfrt_validate alone: %.1f ms\n", ms);
+		CHECK(rc == 0 && prog.subprog_cnt == subs + 1);
+		free(prog.subprogs);
+		free(prog.insn_subprog);
+	}
+
 	/* the last instruction made unreachable is still found at the end */
 	insns[n - 2] = (struct bpf_insn)EXIT();
 	expect_reject_at(insns, n, -EINVAL, n - 1, "unreachable", __LINE__);
@@ -927,6 +942,133 @@ TEST(long_call_chain_rejected)
 	expect_reject_at(insns, n, -EINVAL, 2 * (BPFRT_MAX_CALL_FRAMES - 1),
 			 "call depth", __LINE__);
 	free(insns);
+}
+
+/* ---- random programs ------------------------------------------------------ */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t bound)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % bound);
+}
+
+/* Mostly-valid instructions so that many programs get deep into the passes. */
+static struct bpf_insn random_insn(uint32_t n)
+{
+	struct bpf_insn i;
+
+	if (rnd(8) == 0) {
+		/* one field per statement: argument evaluation order is unspecified */
+		i.code = (uint8_t)rnd(256);
+		i.dst_reg = (uint8_t)rnd(16);
+		i.src_reg = (uint8_t)rnd(16);
+		i.off = (int16_t)(rnd(64) - 32);
+		i.imm = (int32_t)rnd(64) - 32;
+		return i;
+	}
+	i = plausible_insn(valid_codes[rnd(ARRAY_LEN(valid_codes))]);
+	i.dst_reg = (uint8_t)rnd(11);
+	if (i.src_reg)
+		i.src_reg = (uint8_t)rnd(11);
+	if (rnd(40) == 0)
+		i.dst_reg = (uint8_t)(11 + rnd(5));
+	if (insn_is_branch(&i)) {
+		int32_t rel = (int32_t)rnd(2 * n + 2) - (int32_t)n - 1;
+
+		if (insn_is_gotol(&i))
+			i.imm = rel;
+		else
+			i.off = (int16_t)rel;
+		if (insn_op(&i) == BPF_JA)
+			i.dst_reg = 0;
+	} else if (insn_is_call(&i) && rnd(2)) {
+		i.src_reg = BPF_PSEUDO_CALL;
+		i.imm = (int32_t)rnd(2 * n + 2) - (int32_t)n - 1;
+	} else if (insn_is_callx(&i) || insn_is_exit(&i)) {
+		i.dst_reg = insn_is_exit(&i) ? 0 : i.dst_reg;
+	} else if (insn_mode(&i) == BPF_MEM || insn_mode(&i) == BPF_MEMSX ||
+		   insn_mode(&i) == BPF_ATOMIC) {
+		i.off = (int16_t)-(int)rnd(520);
+		if (rnd(10) == 0)
+			i.off += 8;
+		if (rnd(2) && insn_class(&i) != BPF_LDX)
+			i.dst_reg = BPF_R10;
+		else if (rnd(2) && insn_class(&i) == BPF_LDX)
+			i.src_reg = BPF_R10;
+	}
+	return i;
+}
+
+/* Facts every accepted program must satisfy. */
+static void check_invariants(const struct bpfrt_prog *p)
+{
+	uint32_t prev_end = 0;
+
+	REQUIRE(p->subprog_cnt >= 1 && p->subprogs && p->insn_subprog);
+	CHECK(p->stack_depth == p->subprogs[0].chain_depth);
+	for (uint32_t s = 0; s < p->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &p->subprogs[s];
+
+		CHECK(sp->start == prev_end && sp->end > sp->start, "subprog %u", s);
+		CHECK(sp->stack_depth <= 512 && sp->stack_depth % 8 == 0);
+		CHECK(sp->chain_depth >= sp->stack_depth);
+		CHECK(sp->call_depth >= 1 && sp->call_depth <= BPFRT_MAX_CALL_FRAMES);
+		prev_end = sp->end;
+	}
+	CHECK(prev_end == p->insn_cnt);
+	for (uint32_t pc = 0; pc < p->insn_cnt; pc++) {
+		const struct bpf_insn *insn = &p->insns[pc];
+		const struct bpfrt_subprog *sp = &p->subprogs[p->insn_subprog[pc]];
+		uint32_t succ[2];
+		unsigned k;
+
+		CHECK(pc >= sp->start && pc < sp->end);
+		CHECK(insn->dst_reg <= 10);
+		k = bpfrt_insn_successors(p->insns, pc, succ);
+		for (unsigned j = 0; j < k; j++)
+			CHECK(succ[j] >= sp->start && succ[j] < sp->end,
+			      "insn %u -> %u leaves [%u, %u)", pc, succ[j], sp->start, sp->end);
+		if (insn_is_lddw(insn))
+			pc++;
+		if (tl_failed())
+			return;
+	}
+}
+
+TEST(random_programs_never_crash)
+{
+	struct bpf_insn insns[40];
+	unsigned accepted = 0;
+
+	for (int iter = 0; iter < 30000 && !tl_failed(); iter++) {
+		uint32_t n = 1 + rnd(ARRAY_LEN(insns) - 1);
+		struct bpfrt_prog *p = NULL;
+		int rc;
+
+		for (uint32_t k = 0; k < n; k++)
+			insns[k] = random_insn(n);
+		/* bias towards endings that can validate */
+		if (rnd(2)) {
+			insns[n - 1] = (struct bpf_insn)EXIT();
+			if (n > 1)
+				insns[n - 2] = (struct bpf_insn)MOV64_IMM(0, 0);
+		}
+		rc = load(insns, n, &p);
+		if (rc == 0) {
+			accepted++;
+			check_invariants(p);
+			bpfrt_prog_free(p);
+		} else {
+			CHECK(rc == -EINVAL && strstr(bpfrt_last_error(), "insn "),
+			      "rc %d: %s", rc, bpfrt_last_error());
+		}
+	}
+	printf("# %u of 30000 random programs accepted\n", accepted);
+	CHECK(accepted > 100, "%u accepted", accepted);
 }
 
 /* ---- conformance negatives ------------------------------------------------ */
