@@ -1,0 +1,106 @@
+/* bpfrt maps: the same kinds, limits and error codes as Linux's BPF maps,
+ * in process memory. Included by bpfrt/bpfrt.h.
+ *
+ * Kinds: BPF_MAP_TYPE_ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH,
+ * RINGBUF, PROG_ARRAY. All functions return 0 or a negative errno, as the
+ * bpf(2) commands they mirror (-ENOENT, -EEXIST, -E2BIG, -EINVAL...), and
+ * set bpfrt_last_error() on failure.
+ *
+ * Thread safety: every call may run concurrently with programs using the
+ * same map on other threads, except bpfrt_map_free (no program may still
+ * use the map) and bpfrt_ringbuf_consume/poll (one consumer at a time).
+ *
+ * Per-CPU maps: user-space lookups and updates take a buffer with one value
+ * per possible CPU, each at a stride of round_up(value_size, 8) bytes
+ * (bpfrt_map_value_buf_size() gives the total). Programs see the slot of the
+ * CPU their thread runs on (sched_getcpu()). Unlike the kernel, a thread can
+ * be preempted between reading and writing its slot and another thread can
+ * then run on that CPU, so programs must update per-CPU values with atomic
+ * instructions (__sync_fetch_and_add) when several threads run them. */
+#ifndef BPFRT_MAP_H
+#define BPFRT_MAP_H
+
+#include <linux/bpf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bpfrt_map;
+struct bpfrt_prog;
+
+#define BPFRT_MAP_KEY_SIZE_MAX   512             /* MAX_BPF_STACK, as Linux */
+#define BPFRT_MAP_VALUE_SIZE_MAX (4u << 20)      /* KMALLOC_MAX_SIZE, x86-64 */
+#define BPFRT_PERCPU_VALUE_MAX   (32u << 10)     /* PCPU_MIN_UNIT_SIZE */
+
+struct bpfrt_map_create_opts {
+	size_t sz;             /* sizeof(struct bpfrt_map_create_opts) */
+	uint32_t map_flags;    /* BPF_F_NO_PREALLOC, BPF_F_ZERO_SEED, BPF_F_RDONLY_PROG... */
+	uint32_t numa_node;    /* accepted with BPF_F_NUMA_NODE, otherwise unused */
+};
+
+/* Creates a map. name may be NULL; it may hold [A-Za-z0-9_.] only and is
+ * cut to BPFRT_NAME_LEN - 1 characters. Memory is allocated up front from
+ * max_entries (hash maps preallocate their elements as Linux does by
+ * default). Returns 0 and *map, or -EINVAL (bad sizes or flags), -E2BIG
+ * (key or value too large), -ENOMEM. */
+int bpfrt_map_create(enum bpf_map_type type, const char *name,
+		     uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+		     const struct bpfrt_map_create_opts *opts,
+		     struct bpfrt_map **map);
+/* Waits for RCU read sections in flight, then frees. NULL is a no-op. */
+void bpfrt_map_free(struct bpfrt_map *map);
+
+/* BPF_MAP_LOOKUP_ELEM: copies the value (every CPU's for per-CPU maps). */
+int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value);
+/* BPF_MAP_UPDATE_ELEM with BPF_ANY, BPF_NOEXIST or BPF_EXIST. */
+int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
+			  const void *value, uint64_t flags);
+/* BPF_MAP_DELETE_ELEM (arrays: -EINVAL, as Linux). */
+int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key);
+/* BPF_MAP_GET_NEXT_KEY: key NULL (or not in the map) gives the first key;
+ * -ENOENT after the last one. */
+int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_key);
+
+const char *bpfrt_map_name(const struct bpfrt_map *map);
+enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map);
+uint32_t bpfrt_map_key_size(const struct bpfrt_map *map);
+uint32_t bpfrt_map_value_size(const struct bpfrt_map *map);
+uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map);
+uint32_t bpfrt_map_flags(const struct bpfrt_map *map);
+/* Bytes a user-space lookup writes: value_size, or for per-CPU maps
+ * bpfrt_num_possible_cpus() * round_up(value_size, 8). */
+size_t bpfrt_map_value_buf_size(const struct bpfrt_map *map);
+
+/* Number of possible CPUs (/sys/devices/system/cpu/possible). */
+int bpfrt_num_possible_cpus(void);
+
+/* PROG_ARRAY: bpfrt has no file descriptors, so slots are filled with
+ * program objects. The array does not own them. After delete (or a
+ * replacing update) returns, the old program no longer runs through this
+ * array on any thread and may be freed. Index out of range: -E2BIG; delete
+ * of an empty slot: -ENOENT. bpfrt_map_delete_elem works as well. */
+int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog);
+int bpfrt_map_delete_prog(struct bpfrt_map *map, uint32_t idx);
+
+/* RINGBUF consumer (max_entries: data size in bytes, a power of 2 and a
+ * multiple of the page size). The callback gets each submitted record in
+ * order (discarded ones are skipped); a negative return stops consumption
+ * and is returned (that record counts as consumed, as libbpf). Returns the
+ * number of records consumed, or a negative errno. One consumer at a time. */
+typedef int (*bpfrt_ringbuf_sample_fn)(void *ctx, void *data, size_t len);
+int bpfrt_ringbuf_consume(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx);
+/* An eventfd that becomes readable when producers notify (see the
+ * BPF_RB_NO_WAKEUP / BPF_RB_FORCE_WAKEUP flags); usable with epoll. */
+int bpfrt_ringbuf_fd(const struct bpfrt_map *map);
+/* Waits up to timeout_ms (-1: forever) for a notification or data, then
+ * consumes. Returns records consumed (0 on timeout) or a negative errno. */
+int bpfrt_ringbuf_poll(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx,
+		       int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

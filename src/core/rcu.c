@@ -1,0 +1,289 @@
+/* Userspace RCU: registry of reader threads, grace periods, and a lazily
+ * started background thread that runs deferred callbacks. See rcu.h. */
+#define _GNU_SOURCE
+#include "core/rcu.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+__thread struct bpfrt_rcu_reader bpfrt_rcu_self
+	__attribute__((tls_model("initial-exec")));
+
+/* Starts at 1 so that a reader's published 0 always means "outside". */
+_Atomic uint64_t bpfrt_rcu_gp_ctr = 1;
+
+/* Highest grace-period number known complete (see bpfrt_rcu_get_state). */
+static _Atomic uint64_t gp_completed = 1;
+
+/* Guards the reader list and serialises grace periods. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bpfrt_rcu_reader *readers;
+static pthread_key_t reader_key;
+static pthread_once_t reader_key_once = PTHREAD_ONCE_INIT;
+
+static void unregister_thread(void *arg)
+{
+	struct bpfrt_rcu_reader *r = arg;
+
+	/* A thread that exits inside a section would block grace periods
+	 * forever; treat its exit as leaving the section. */
+	r->nesting = 0;
+	atomic_store_explicit(&r->ctr, 0, memory_order_release);
+	pthread_mutex_lock(&registry_lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		readers = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->next = r->prev = NULL;
+	r->registered = false;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static void create_reader_key(void)
+{
+	if (pthread_key_create(&reader_key, unregister_thread)) {
+		fprintf(stderr, "bpfrt: rcu: cannot create the thread key\n");
+		abort();
+	}
+}
+
+void bpfrt_rcu_register_thread(void)
+{
+	struct bpfrt_rcu_reader *r = &bpfrt_rcu_self;
+
+	pthread_once(&reader_key_once, create_reader_key);
+	pthread_mutex_lock(&registry_lock);
+	r->prev = NULL;
+	r->next = readers;
+	if (readers)
+		readers->prev = r;
+	readers = r;
+	r->registered = true;
+	pthread_mutex_unlock(&registry_lock);
+	/* Non-NULL value so the destructor runs at thread exit. */
+	pthread_setspecific(reader_key, r);
+}
+
+static void die_in_read_section(const char *what)
+{
+	fprintf(stderr, "bpfrt: %s called inside an RCU read section "
+		"(it would wait for itself)\n", what);
+	abort();
+}
+
+/* Spins briefly, then yields, then sleeps: readers are usually short, but
+ * the thread we wait for may have been preempted. */
+static void backoff(unsigned int *iter)
+{
+	unsigned int i = (*iter)++;
+
+	if (i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ __volatile__("yield");
+#endif
+	} else if (i < 256) {
+		sched_yield();
+	} else {
+		struct timespec ts = { 0, 50 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void wait_for_reader(struct bpfrt_rcu_reader *r, uint64_t target)
+{
+	unsigned int iter = 0;
+
+	for (;;) {
+		uint64_t v = atomic_load_explicit(&r->ctr, memory_order_acquire);
+
+		/* 0: outside. >= target: entered after the counter moved,
+		 * so it cannot see what was unlinked before. */
+		if (v == 0 || v >= target)
+			return;
+		backoff(&iter);
+	}
+}
+
+void bpfrt_rcu_synchronize(void)
+{
+	uint64_t target;
+
+	if (bpfrt_rcu_in_read_section())
+		die_in_read_section("bpfrt_rcu_synchronize");
+	pthread_mutex_lock(&registry_lock);
+	/* seq_cst RMW: pairs with the readers' fence (store ctr; fence; load). */
+	target = atomic_fetch_add(&bpfrt_rcu_gp_ctr, 1) + 1;
+	for (struct bpfrt_rcu_reader *r = readers; r; r = r->next)
+		wait_for_reader(r, target);
+	/* Grace periods run one at a time under the lock, so targets rise. */
+	atomic_store_explicit(&gp_completed, target, memory_order_release);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+uint64_t bpfrt_rcu_get_state(void)
+{
+	/* Orders the caller's unlinking stores before the counter read. */
+	atomic_thread_fence(memory_order_seq_cst);
+	/* A grace period that starts after this read advances the counter
+	 * past it: that is the one to wait for. */
+	return atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_relaxed) + 1;
+}
+
+bool bpfrt_rcu_poll_state(uint64_t cookie)
+{
+	return atomic_load_explicit(&gp_completed, memory_order_acquire) >= cookie;
+}
+
+/* ---- deferred callbacks and the background reclaimer -------------------- */
+
+static struct {
+	pthread_mutex_t lock;           /* with cond: worker sleep/wake */
+	pthread_cond_t cond;
+	pthread_mutex_t reclaim_lock;   /* held while a batch is in flight */
+	pthread_once_t once;
+	bool running;
+	_Atomic bool gp_requested;
+	_Atomic(struct bpfrt_rcu_head *) pending; /* LIFO stack of callbacks */
+} worker = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+	.reclaim_lock = PTHREAD_MUTEX_INITIALIZER,
+	.once = PTHREAD_ONCE_INIT,
+};
+
+/* Runs a batch oldest first (the stack gave it newest first). */
+static void run_callbacks(struct bpfrt_rcu_head *batch)
+{
+	struct bpfrt_rcu_head *fifo = NULL;
+
+	while (batch) {
+		struct bpfrt_rcu_head *next = batch->next;
+
+		batch->next = fifo;
+		fifo = batch;
+		batch = next;
+	}
+	while (fifo) {
+		struct bpfrt_rcu_head *next = fifo->next;
+
+		fifo->func(fifo);
+		fifo = next;
+	}
+}
+
+/* One grace period plus the callbacks queued before it. Returns false if
+ * there was nothing queued (the grace period still ran: pollers wanted it). */
+static bool reclaim_once(void)
+{
+	struct bpfrt_rcu_head *batch;
+
+	pthread_mutex_lock(&worker.reclaim_lock);
+	batch = atomic_exchange(&worker.pending, NULL);
+	bpfrt_rcu_synchronize();
+	run_callbacks(batch);
+	pthread_mutex_unlock(&worker.reclaim_lock);
+	return batch != NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	pthread_mutex_lock(&worker.lock);
+	for (;;) {
+		while (!atomic_load(&worker.gp_requested))
+			pthread_cond_wait(&worker.cond, &worker.lock);
+		pthread_mutex_unlock(&worker.lock);
+		atomic_store(&worker.gp_requested, false);
+		reclaim_once();
+		pthread_mutex_lock(&worker.lock);
+	}
+	return NULL;
+}
+
+static void start_worker(void)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Without a worker, callbacks still run in bpfrt_rcu_barrier() and
+	 * pollers fall back to synchronising themselves. */
+	worker.running = pthread_create(&tid, &attr, worker_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+}
+
+void bpfrt_rcu_start_gp(void)
+{
+	if (atomic_load_explicit(&worker.gp_requested, memory_order_relaxed))
+		return;
+	if (atomic_exchange(&worker.gp_requested, true))
+		return;
+	pthread_once(&worker.once, start_worker);
+	pthread_mutex_lock(&worker.lock);
+	pthread_cond_signal(&worker.cond);
+	pthread_mutex_unlock(&worker.lock);
+}
+
+void bpfrt_rcu_call_head(struct bpfrt_rcu_head *head,
+			 void (*func)(struct bpfrt_rcu_head *head))
+{
+	struct bpfrt_rcu_head *old = atomic_load_explicit(&worker.pending,
+							  memory_order_relaxed);
+
+	head->func = func;
+	do {
+		head->next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&worker.pending, &old, head,
+							memory_order_release,
+							memory_order_relaxed));
+	bpfrt_rcu_start_gp();
+}
+
+struct rcu_ptr_node {
+	struct bpfrt_rcu_head head;
+	void *ptr;
+	void (*free_fn)(void *ptr);
+};
+
+static void rcu_ptr_node_free(struct bpfrt_rcu_head *head)
+{
+	struct rcu_ptr_node *node = (struct rcu_ptr_node *)head;
+
+	node->free_fn(node->ptr);
+	free(node);
+}
+
+int bpfrt_rcu_call(void *ptr, void (*free_fn)(void *ptr))
+{
+	struct rcu_ptr_node *node = malloc(sizeof(*node));
+
+	if (!node) {
+		if (bpfrt_rcu_in_read_section())
+			return -ENOMEM;
+		bpfrt_rcu_synchronize();
+		free_fn(ptr);
+		return 0;
+	}
+	node->ptr = ptr;
+	node->free_fn = free_fn;
+	bpfrt_rcu_call_head(&node->head, rcu_ptr_node_free);
+	return 0;
+}
+
+void bpfrt_rcu_barrier(void)
+{
+	if (bpfrt_rcu_in_read_section())
+		die_in_read_section("bpfrt_rcu_barrier");
+	/* reclaim_lock also waits out a batch the worker took earlier. */
+	while (reclaim_once())
+		;
+}

@@ -1,0 +1,717 @@
+/* BPF_MAP_TYPE_HASH, PERCPU_HASH and LRU_HASH.
+ *
+ * Layout: a power-of-2 array of buckets, each a spinlock (writers) and a
+ * singly linked chain that readers walk without locks. Elements come from a
+ * pool preallocated at creation (max_entries plus a little slack, as Linux
+ * preallocates by default), so memory is bounded and an element is never
+ * returned to malloc while the map lives.
+ *
+ * Reuse: an unlinked element goes to a FIFO "limbo" tagged with an RCU
+ * cookie and moves to the free list once a grace period has passed, so
+ * readers that still hold it see its old contents. When no element is free
+ * and the caller may not wait for a grace period (a program, which runs
+ * inside a read section), the oldest limbo element is reused at once, which
+ * is what Linux does with every preallocated element. That is memory-safe
+ * because chains end in a "nulls" marker naming their bucket (Linux's
+ * hlist_nulls): a reader carried into another chain by a reused element
+ * notices the wrong marker and restarts.
+ *
+ * PERCPU_HASH values live in per-CPU regions indexed by the element's pool
+ * index and are updated in place when the key exists. LRU_HASH evicts with
+ * a clock (second-chance) sweep over the pool: program lookups set a
+ * reference bit, the sweep clears it, and an element found unreferenced is
+ * evicted: an approximate LRU, like Linux's. */
+#define _GNU_SOURCE
+#include "maps/map.h"
+#include "maps/spinlock.h"
+#include "core/error.h"
+#include "core/rcu.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#define HTAB_CREATE_FLAGS (BPF_F_NO_PREALLOC | BPF_F_NO_COMMON_LRU | BPF_F_NUMA_NODE | \
+			   BPF_F_RDONLY | BPF_F_WRONLY | BPF_F_RDONLY_PROG | \
+			   BPF_F_WRONLY_PROG | BPF_F_ZERO_SEED)
+/* Extra pool elements per CPU, so replacing values in a full map works and
+ * reuse can usually wait for a grace period. */
+#define HTAB_SLACK_PER_CPU 16
+
+struct htab_elem {
+	_Atomic uintptr_t next;      /* next element, or the chain's nulls marker */
+	struct htab_elem *pool_next; /* free list / limbo link */
+	uint64_t cookie;             /* limbo: RCU state when it was unlinked */
+	_Atomic uint32_t hash;
+	uint32_t index;              /* position in the pool: per-CPU value slots */
+	_Atomic uint8_t ref;         /* LRU: looked up since the clock passed */
+	_Atomic uint8_t linked;      /* LRU: in the table */
+	uint64_t data[];             /* key (rounded to 8), then the value */
+};
+
+struct bucket {
+	struct bpfrt_spinlock lock;
+	_Atomic uintptr_t first;
+};
+
+struct htab {
+	struct bpfrt_map map;
+	struct bucket *buckets;
+	uint32_t n_buckets;          /* power of 2 */
+	uint32_t key_round;          /* round_up(key_size, 8) */
+	uint32_t value_round;        /* round_up(value_size, 8) */
+	uint64_t seed;
+	bool percpu, lru;
+	int nr_cpus;
+
+	char *elems;                 /* the pool */
+	size_t elem_size;
+	uint32_t n_elems;
+	char *pcpu_values;           /* per-CPU maps: n_elems values per CPU */
+	size_t pcpu_stride;          /* bytes between two CPUs' regions */
+
+	_Atomic uint32_t count;      /* linked elements */
+
+	struct bpfrt_spinlock pool_lock;
+	struct htab_elem *free_list; /* LIFO: safe to reuse */
+	struct htab_elem *limbo_head, *limbo_tail; /* FIFO: waiting for a grace period */
+
+	struct bpfrt_spinlock lru_lock;
+	uint32_t clock_hand;
+};
+
+static struct htab *to_htab(struct bpfrt_map *map)
+{
+	return (struct htab *)map;
+}
+
+/* ---- chains with nulls markers ------------------------------------------- */
+
+static uintptr_t nulls_marker(uint32_t bucket)
+{
+	return ((uintptr_t)bucket << 1) | 1;
+}
+
+static bool is_nulls(uintptr_t v)
+{
+	return v & 1;
+}
+
+static struct htab_elem *elem_at(struct htab *htab, uint32_t index)
+{
+	return (struct htab_elem *)(htab->elems + (size_t)index * htab->elem_size);
+}
+
+static void *elem_key(struct htab_elem *e)
+{
+	return e->data;
+}
+
+/* This CPU's value (or the only one). */
+static void *elem_value(struct htab *htab, struct htab_elem *e, int cpu)
+{
+	if (htab->percpu)
+		return htab->pcpu_values + cpu * htab->pcpu_stride +
+		       (size_t)e->index * htab->value_round;
+	return (char *)e->data + htab->key_round;
+}
+
+/* ---- hashing ---------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t a, uint64_t b)
+{
+	__uint128_t p = (__uint128_t)a * b;
+
+	return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+static uint32_t htab_hash(const struct htab *htab, const void *key)
+{
+	const uint8_t *p = key;
+	uint32_t len = htab->map.key_size;
+	uint64_t h = htab->seed ^ (len * 0x9e3779b97f4a7c15ull);
+	uint64_t w;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		h = mix64(h ^ w, 0xbf58476d1ce4e5b9ull);
+	}
+	if (len) {
+		w = 0;
+		memcpy(&w, p, len);
+		h = mix64(h ^ w, 0x94d049bb133111ebull);
+	}
+	h = mix64(h ^ (h >> 29), 0x9e3779b97f4a7c15ull);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool elem_matches(struct htab *htab, struct htab_elem *e, uint32_t hash,
+			 const void *key)
+{
+	return atomic_load_explicit(&e->hash, memory_order_relaxed) == hash &&
+	       !memcmp(elem_key(e), key, htab->map.key_size);
+}
+
+/* Lock-free lookup; the caller is in a read section. */
+static struct htab_elem *lookup_rcu(struct htab *htab, uint32_t hash, const void *key)
+{
+	uint32_t b = hash & (htab->n_buckets - 1);
+	uintptr_t v;
+
+again:
+	v = atomic_load_explicit(&htab->buckets[b].first, memory_order_acquire);
+	while (!is_nulls(v)) {
+		struct htab_elem *e = (struct htab_elem *)v;
+
+		if (elem_matches(htab, e, hash, key))
+			return e;
+		v = atomic_load_explicit(&e->next, memory_order_acquire);
+	}
+	/* Ended in another bucket's chain: an element we walked through was
+	 * reused meanwhile. */
+	if (v != nulls_marker(b))
+		goto again;
+	return NULL;
+}
+
+/* Under the bucket lock: the link pointing at the element for key, or NULL. */
+static _Atomic uintptr_t *find_link_locked(struct htab *htab, struct bucket *bucket,
+					   uint32_t hash, const void *key)
+{
+	_Atomic uintptr_t *link = &bucket->first;
+	uintptr_t v;
+
+	while (!is_nulls(v = atomic_load_explicit(link, memory_order_relaxed))) {
+		struct htab_elem *e = (struct htab_elem *)v;
+
+		if (elem_matches(htab, e, hash, key))
+			return link;
+		link = &e->next;
+	}
+	return NULL;
+}
+
+static struct htab_elem *link_target(_Atomic uintptr_t *link)
+{
+	return (struct htab_elem *)atomic_load_explicit(link, memory_order_relaxed);
+}
+
+/* ---- the element pool ---------------------------------------------------------- */
+
+static void free_list_push_locked(struct htab *htab, struct htab_elem *e)
+{
+	e->pool_next = htab->free_list;
+	htab->free_list = e;
+}
+
+/* Moves limbo elements whose grace period is over to the free list. */
+static void reclaim_limbo_locked(struct htab *htab)
+{
+	struct htab_elem *e;
+
+	while ((e = htab->limbo_head) && bpfrt_rcu_poll_state(e->cookie)) {
+		htab->limbo_head = e->pool_next;
+		if (!htab->limbo_head)
+			htab->limbo_tail = NULL;
+		free_list_push_locked(htab, e);
+	}
+}
+
+static struct htab_elem *pool_pop_locked(struct htab *htab)
+{
+	struct htab_elem *e = htab->free_list;
+
+	if (!e) {
+		reclaim_limbo_locked(htab);
+		e = htab->free_list;
+	}
+	if (e)
+		htab->free_list = e->pool_next;
+	return e;
+}
+
+/* An element to fill. may_block: the caller is outside any read section
+ * and can wait for a grace period rather than reuse a limbo element early. */
+static struct htab_elem *pool_get(struct htab *htab, bool may_block)
+{
+	struct htab_elem *e;
+	bool limbo_left;
+
+	bpfrt_spin_lock(&htab->pool_lock);
+	e = pool_pop_locked(htab);
+	if (!e && htab->limbo_head && may_block) {
+		bpfrt_spin_unlock(&htab->pool_lock);
+		bpfrt_rcu_synchronize();
+		bpfrt_spin_lock(&htab->pool_lock);
+		e = pool_pop_locked(htab);
+	}
+	if (!e && htab->limbo_head) {
+		/* Early reuse, as Linux's preallocated maps always do. */
+		e = htab->limbo_head;
+		htab->limbo_head = e->pool_next;
+		if (!htab->limbo_head)
+			htab->limbo_tail = NULL;
+	}
+	limbo_left = htab->limbo_head != NULL;
+	bpfrt_spin_unlock(&htab->pool_lock);
+	if (limbo_left)
+		bpfrt_rcu_start_gp();
+	return e;
+}
+
+/* An element that was never linked goes straight back. */
+static void pool_put_unused(struct htab *htab, struct htab_elem *e)
+{
+	bpfrt_spin_lock(&htab->pool_lock);
+	free_list_push_locked(htab, e);
+	bpfrt_spin_unlock(&htab->pool_lock);
+}
+
+/* An element just unlinked: readers may still hold it. */
+static void pool_retire(struct htab *htab, struct htab_elem *e)
+{
+	uint64_t cookie = bpfrt_rcu_get_state();
+
+	bpfrt_spin_lock(&htab->pool_lock);
+	e->cookie = cookie;
+	e->pool_next = NULL;
+	if (htab->limbo_tail)
+		htab->limbo_tail->pool_next = e;
+	else
+		htab->limbo_head = e;
+	htab->limbo_tail = e;
+	bpfrt_spin_unlock(&htab->pool_lock);
+	bpfrt_rcu_start_gp();
+}
+
+/* ---- LRU ------------------------------------------------------------------------ */
+
+/* Unlinks e if it is still in its chain. */
+static bool unlink_elem(struct htab *htab, struct htab_elem *e)
+{
+	uint32_t hash = atomic_load_explicit(&e->hash, memory_order_relaxed);
+	struct bucket *bucket = &htab->buckets[hash & (htab->n_buckets - 1)];
+	_Atomic uintptr_t *link = &bucket->first;
+	bool found = false;
+	uintptr_t v;
+
+	bpfrt_spin_lock(&bucket->lock);
+	while (!is_nulls(v = atomic_load_explicit(link, memory_order_relaxed))) {
+		if ((struct htab_elem *)v == e) {
+			atomic_store_explicit(link, atomic_load_explicit(&e->next,
+					      memory_order_relaxed), memory_order_release);
+			atomic_store_explicit(&e->linked, 0, memory_order_relaxed);
+			atomic_fetch_sub(&htab->count, 1);
+			found = true;
+			break;
+		}
+		link = &((struct htab_elem *)v)->next;
+	}
+	bpfrt_spin_unlock(&bucket->lock);
+	return found;
+}
+
+/* Clock sweep: evicts one unreferenced element. Lock order: lru_lock, then
+ * a bucket lock, then pool_lock; callers hold no bucket lock. */
+static bool lru_evict_one(struct htab *htab)
+{
+	struct htab_elem *victim = NULL;
+
+	bpfrt_spin_lock(&htab->lru_lock);
+	for (uint64_t scanned = 0; scanned < 2ull * htab->n_elems + 1; scanned++) {
+		struct htab_elem *e = elem_at(htab, htab->clock_hand);
+
+		htab->clock_hand = htab->clock_hand + 1 == htab->n_elems ? 0 : htab->clock_hand + 1;
+		if (!atomic_load_explicit(&e->linked, memory_order_relaxed))
+			continue;
+		if (atomic_load_explicit(&e->ref, memory_order_relaxed)) {
+			atomic_store_explicit(&e->ref, 0, memory_order_relaxed);
+			continue;
+		}
+		if (unlink_elem(htab, e)) {
+			victim = e;
+			break;
+		}
+	}
+	bpfrt_spin_unlock(&htab->lru_lock);
+	if (victim)
+		pool_retire(htab, victim);
+	return victim != NULL;
+}
+
+static struct htab_elem *alloc_elem(struct htab *htab, bool may_block)
+{
+	struct htab_elem *e;
+
+	if (htab->lru && atomic_load(&htab->count) >= htab->map.max_entries)
+		lru_evict_one(htab);
+	e = pool_get(htab, may_block);
+	if (!e && htab->lru && lru_evict_one(htab))
+		e = pool_get(htab, may_block);
+	return e;
+}
+
+/* ---- update / delete ---------------------------------------------------------- */
+
+/* Values for an element: from a user buffer with every CPU's value, or a
+ * program's value for this CPU (other CPUs start at zero). */
+static void fill_values(struct htab *htab, struct htab_elem *e, const void *value,
+			bool all_cpus, bool zero_others)
+{
+	uint32_t vsize = htab->map.value_size;
+
+	if (!htab->percpu) {
+		memcpy(elem_value(htab, e, 0), value, vsize);
+		return;
+	}
+	if (all_cpus) {
+		for (int cpu = 0; cpu < htab->nr_cpus; cpu++)
+			memcpy(elem_value(htab, e, cpu),
+			       (const char *)value + (size_t)cpu * htab->value_round, vsize);
+		return;
+	}
+	int this_cpu = bpfrt_map_this_cpu();
+
+	for (int cpu = 0; cpu < htab->nr_cpus; cpu++) {
+		if (cpu == this_cpu)
+			memcpy(elem_value(htab, e, cpu), value, vsize);
+		else if (zero_others)
+			memset(elem_value(htab, e, cpu), 0, htab->value_round);
+	}
+}
+
+/* Per-CPU maps update values in place when the key exists (as Linux).
+ * Returns 1 if the key was absent. */
+static long percpu_update_existing(struct htab *htab, struct bucket *bucket, uint32_t hash,
+				   const void *key, const void *value, uint64_t flags,
+				   bool user)
+{
+	_Atomic uintptr_t *link;
+	long ret = 1;
+
+	bpfrt_spin_lock(&bucket->lock);
+	link = find_link_locked(htab, bucket, hash, key);
+	if (link && flags == BPF_NOEXIST) {
+		ret = -EEXIST;
+	} else if (link) {
+		fill_values(htab, link_target(link), value, user, false);
+		ret = 0;
+	} else if (flags == BPF_EXIST) {
+		ret = -ENOENT;
+	}
+	bpfrt_spin_unlock(&bucket->lock);
+	return ret;
+}
+
+static long htab_update_common(struct htab *htab, const void *key, const void *value,
+			       uint64_t flags, bool user)
+{
+	uint32_t hash = htab_hash(htab, key);
+	struct bucket *bucket = &htab->buckets[hash & (htab->n_buckets - 1)];
+	struct htab_elem *e, *old = NULL;
+	_Atomic uintptr_t *link;
+	bool used = false;
+	long err = 0;
+
+	if (flags > BPF_EXIST)
+		return -EINVAL;
+	if (htab->percpu) {
+		err = percpu_update_existing(htab, bucket, hash, key, value, flags, user);
+		if (err <= 0)
+			return err;
+		err = 0;
+	}
+	/* Fill a new element before taking the bucket lock: getting one may
+	 * evict (other bucket locks) or wait for a grace period. */
+	e = alloc_elem(htab, user && !bpfrt_rcu_in_read_section());
+	if (!e)
+		return htab->lru ? -ENOMEM : -E2BIG;
+	atomic_store_explicit(&e->hash, hash, memory_order_relaxed);
+	atomic_store_explicit(&e->ref, 0, memory_order_relaxed);
+	memcpy(elem_key(e), key, htab->map.key_size);
+	fill_values(htab, e, value, user, true);
+
+	bpfrt_spin_lock(&bucket->lock);
+	link = find_link_locked(htab, bucket, hash, key);
+	if (link && flags == BPF_NOEXIST) {
+		err = -EEXIST;
+	} else if (!link && flags == BPF_EXIST) {
+		err = -ENOENT;
+	} else if (link && htab->percpu) {
+		/* Inserted by someone else since we looked: update in place. */
+		fill_values(htab, link_target(link), value, user, false);
+	} else if (link) {
+		old = link_target(link);
+		atomic_store_explicit(&e->next, atomic_load_explicit(&old->next,
+				      memory_order_relaxed), memory_order_relaxed);
+		atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
+		atomic_store_explicit(&old->linked, 0, memory_order_relaxed);
+		atomic_store_explicit(link, (uintptr_t)e, memory_order_release);
+		used = true;
+	} else if (!htab->lru &&
+		   atomic_fetch_add(&htab->count, 1) >= htab->map.max_entries) {
+		atomic_fetch_sub(&htab->count, 1);
+		err = -E2BIG;
+	} else {
+		if (htab->lru)
+			atomic_fetch_add(&htab->count, 1);
+		atomic_store_explicit(&e->next, atomic_load_explicit(&bucket->first,
+				      memory_order_relaxed), memory_order_relaxed);
+		atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
+		atomic_store_explicit(&bucket->first, (uintptr_t)e, memory_order_release);
+		used = true;
+	}
+	bpfrt_spin_unlock(&bucket->lock);
+
+	if (!used)
+		pool_put_unused(htab, e);
+	if (old)
+		pool_retire(htab, old);
+	/* Concurrent LRU inserts can overshoot by one each; trim back. */
+	if (htab->lru && atomic_load(&htab->count) > htab->map.max_entries)
+		lru_evict_one(htab);
+	return err;
+}
+
+static long htab_delete_common(struct htab *htab, const void *key)
+{
+	uint32_t hash = htab_hash(htab, key);
+	struct bucket *bucket = &htab->buckets[hash & (htab->n_buckets - 1)];
+	struct htab_elem *e = NULL;
+	_Atomic uintptr_t *link;
+
+	bpfrt_spin_lock(&bucket->lock);
+	link = find_link_locked(htab, bucket, hash, key);
+	if (link) {
+		e = link_target(link);
+		/* e->next stays intact: readers standing on e go on. */
+		atomic_store_explicit(link, atomic_load_explicit(&e->next,
+				      memory_order_relaxed), memory_order_release);
+		atomic_store_explicit(&e->linked, 0, memory_order_relaxed);
+		atomic_fetch_sub(&htab->count, 1);
+	}
+	bpfrt_spin_unlock(&bucket->lock);
+	if (!e)
+		return -ENOENT;
+	pool_retire(htab, e);
+	return 0;
+}
+
+/* ---- ops ---------------------------------------------------------------------- */
+
+static void *htab_lookup(struct bpfrt_map *map, const void *key)
+{
+	struct htab *htab = to_htab(map);
+	struct htab_elem *e = lookup_rcu(htab, htab_hash(htab, key), key);
+
+	if (!e)
+		return NULL;
+	if (htab->lru && !atomic_load_explicit(&e->ref, memory_order_relaxed))
+		atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+	return elem_value(htab, e, htab->percpu ? bpfrt_map_this_cpu() : 0);
+}
+
+static long htab_update(struct bpfrt_map *map, const void *key, const void *value,
+			uint64_t flags)
+{
+	return htab_update_common(to_htab(map), key, value, flags, false);
+}
+
+static long htab_delete(struct bpfrt_map *map, const void *key)
+{
+	return htab_delete_common(to_htab(map), key);
+}
+
+static int htab_sys_lookup(struct bpfrt_map *map, const void *key, void *value)
+{
+	struct htab *htab = to_htab(map);
+	struct htab_elem *e = lookup_rcu(htab, htab_hash(htab, key), key);
+
+	if (!e)
+		return -ENOENT;
+	if (!htab->percpu) {
+		memcpy(value, elem_value(htab, e, 0), map->value_size);
+		return 0;
+	}
+	for (int cpu = 0; cpu < htab->nr_cpus; cpu++)
+		memcpy((char *)value + (size_t)cpu * htab->value_round,
+		       elem_value(htab, e, cpu), htab->value_round);
+	return 0;
+}
+
+static int htab_sys_update(struct bpfrt_map *map, const void *key, const void *value,
+			   uint64_t flags)
+{
+	return (int)htab_update_common(to_htab(map), key, value, flags, true);
+}
+
+static int htab_sys_delete(struct bpfrt_map *map, const void *key)
+{
+	return (int)htab_delete_common(to_htab(map), key);
+}
+
+/* Bucket order, as Linux: the key after `key` in its chain, else the first
+ * key of the next non-empty bucket; a missing key restarts from the top. */
+static int htab_get_next_key(struct bpfrt_map *map, const void *key, void *next_key)
+{
+	struct htab *htab = to_htab(map);
+	uint32_t b = 0;
+
+	if (key) {
+		uint32_t hash = htab_hash(htab, key);
+		struct htab_elem *e = lookup_rcu(htab, hash, key);
+
+		if (e) {
+			uintptr_t v = atomic_load_explicit(&e->next, memory_order_acquire);
+
+			if (!is_nulls(v)) {
+				memcpy(next_key, elem_key((struct htab_elem *)v), map->key_size);
+				return 0;
+			}
+			b = (hash & (htab->n_buckets - 1)) + 1;
+		}
+	}
+	for (; b < htab->n_buckets; b++) {
+		uintptr_t v = atomic_load_explicit(&htab->buckets[b].first, memory_order_acquire);
+
+		if (!is_nulls(v)) {
+			memcpy(next_key, elem_key((struct htab_elem *)v), map->key_size);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---- creation -------------------------------------------------------------------- */
+
+static int htab_alloc_check(const struct bpfrt_map *attr)
+{
+	bool percpu = bpfrt_map_is_percpu(attr->type);
+	bool lru = attr->type == BPF_MAP_TYPE_LRU_HASH;
+	uint32_t flags = attr->map_flags;
+
+	if (flags & ~HTAB_CREATE_FLAGS)
+		return bpfrt_err(-EINVAL, "hash map '%s': invalid map_flags 0x%x",
+				 attr->name, flags);
+	if (!lru && (flags & BPF_F_NO_COMMON_LRU))
+		return bpfrt_err(-EINVAL, "hash map '%s': BPF_F_NO_COMMON_LRU needs an LRU map",
+				 attr->name);
+	/* Linux: -ENOTSUPP; bpfrt reports the user-space equivalent. */
+	if (lru && (flags & BPF_F_NO_PREALLOC))
+		return bpfrt_err(-EOPNOTSUPP, "LRU hash map '%s': BPF_F_NO_PREALLOC not "
+				 "supported", attr->name);
+	if (attr->max_entries == 0 || attr->key_size == 0 || attr->value_size == 0)
+		return bpfrt_err(-EINVAL, "hash map '%s': key_size, value_size and "
+				 "max_entries must be non-zero", attr->name);
+	if (attr->key_size > BPFRT_MAP_KEY_SIZE_MAX)
+		return bpfrt_err(-E2BIG, "hash map '%s': key_size %u larger than %u",
+				 attr->name, attr->key_size, BPFRT_MAP_KEY_SIZE_MAX);
+	if ((uint64_t)attr->key_size + attr->value_size >=
+	    BPFRT_MAP_VALUE_SIZE_MAX - sizeof(struct htab_elem) ||
+	    (percpu && BPFRT_ROUND_UP(attr->value_size, 8) > BPFRT_PERCPU_VALUE_MAX))
+		return bpfrt_err(-E2BIG, "hash map '%s': value_size %u too large",
+				 attr->name, attr->value_size);
+	if (attr->max_entries > (1u << 31))
+		return bpfrt_err(-E2BIG, "hash map '%s': max_entries %u too large",
+				 attr->name, attr->max_entries);
+	return 0;
+}
+
+static uint64_t random_seed(void)
+{
+	uint64_t seed;
+	struct timespec ts;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32),
+		     (uintptr_t)&seed | 1);
+}
+
+static uint32_t round_up_pow2(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static void htab_free(struct bpfrt_map *map)
+{
+	struct htab *htab = to_htab(map);
+
+	free(htab->buckets);
+	free(htab->elems);
+	free(htab->pcpu_values);
+	free(htab);
+}
+
+static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
+{
+	struct htab *htab = calloc(1, sizeof(*htab));
+	uint64_t n_elems, pool_bytes;
+
+	if (!htab)
+		return -ENOMEM;
+	htab->map = *attr;
+	htab->percpu = bpfrt_map_is_percpu(attr->type);
+	htab->lru = attr->type == BPF_MAP_TYPE_LRU_HASH;
+	htab->nr_cpus = bpfrt_map_nr_cpus();
+	htab->key_round = BPFRT_ROUND_UP(attr->key_size, 8);
+	htab->value_round = BPFRT_ROUND_UP(attr->value_size, 8);
+	htab->seed = (attr->map_flags & BPF_F_ZERO_SEED) ? 0 : random_seed();
+	htab->n_buckets = round_up_pow2(attr->max_entries);
+	htab->elem_size = sizeof(struct htab_elem) + htab->key_round +
+			  (htab->percpu ? 0 : htab->value_round);
+	n_elems = (uint64_t)attr->max_entries + (uint64_t)HTAB_SLACK_PER_CPU * htab->nr_cpus;
+	pool_bytes = n_elems * htab->elem_size;
+	if (n_elems > UINT32_MAX || pool_bytes > (1ull << 40) ||
+	    (htab->percpu && n_elems * htab->value_round * htab->nr_cpus > (1ull << 40))) {
+		free(htab);
+		return bpfrt_err(-E2BIG, "hash map '%s': %u entries need too much memory",
+				 attr->name, attr->max_entries);
+	}
+	htab->n_elems = (uint32_t)n_elems;
+	htab->buckets = calloc(htab->n_buckets, sizeof(*htab->buckets));
+	htab->elems = calloc(htab->n_elems, htab->elem_size);
+	if (htab->percpu) {
+		htab->pcpu_stride = BPFRT_ROUND_UP((size_t)htab->n_elems * htab->value_round, 64);
+		htab->pcpu_values = calloc(htab->nr_cpus, htab->pcpu_stride);
+	}
+	if (!htab->buckets || !htab->elems || (htab->percpu && !htab->pcpu_values)) {
+		htab_free(&htab->map);
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < htab->n_buckets; b++)
+		atomic_init(&htab->buckets[b].first, nulls_marker(b));
+	/* Pushed in reverse so the first element handed out is index 0. */
+	for (uint32_t i = htab->n_elems; i-- > 0;) {
+		struct htab_elem *e = elem_at(htab, i);
+
+		e->index = i;
+		free_list_push_locked(htab, e);
+	}
+	*out = &htab->map;
+	return 0;
+}
+
+#define HTAB_OPS								\
+	.alloc_check = htab_alloc_check,					\
+	.alloc = htab_alloc,							\
+	.free = htab_free,							\
+	.sys_lookup = htab_sys_lookup,						\
+	.sys_update = htab_sys_update,						\
+	.sys_delete = htab_sys_delete,						\
+	.get_next_key = htab_get_next_key,					\
+	.lookup = htab_lookup,							\
+	.update = htab_update,							\
+	.delete = htab_delete
+
+const struct bpfrt_map_ops bpfrt_htab_map_ops = { HTAB_OPS };
+const struct bpfrt_map_ops bpfrt_percpu_htab_map_ops = { HTAB_OPS };
+const struct bpfrt_map_ops bpfrt_lru_htab_map_ops = { HTAB_OPS };

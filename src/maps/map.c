@@ -1,0 +1,321 @@
+/* The map ops table, creation with Linux's common checks, and the
+ * user-space API that dispatches to each kind. */
+#define _GNU_SOURCE
+#include "maps/map.h"
+#include "core/error.h"
+#include "core/rcu.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct bpfrt_map_ops *const map_ops[] = {
+	[BPF_MAP_TYPE_ARRAY]        = &bpfrt_array_map_ops,
+	[BPF_MAP_TYPE_PERCPU_ARRAY] = &bpfrt_percpu_array_map_ops,
+	[BPF_MAP_TYPE_PROG_ARRAY]   = &bpfrt_prog_array_map_ops,
+	[BPF_MAP_TYPE_HASH]         = &bpfrt_htab_map_ops,
+	[BPF_MAP_TYPE_PERCPU_HASH]  = &bpfrt_percpu_htab_map_ops,
+	[BPF_MAP_TYPE_LRU_HASH]     = &bpfrt_lru_htab_map_ops,
+	[BPF_MAP_TYPE_RINGBUF]      = &bpfrt_ringbuf_map_ops,
+};
+
+/* ---- CPUs ------------------------------------------------------------- */
+
+static int nr_cpus;
+static pthread_once_t nr_cpus_once = PTHREAD_ONCE_INIT;
+
+/* "0-3,5,7-8" -> highest CPU number + 1, or -1 if unparsable. */
+static int parse_cpu_list(const char *s)
+{
+	int highest = -1;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s || a < 0)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -1;
+			s = end;
+		}
+		if (b > highest)
+			highest = (int)b;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -1;
+	}
+	return highest + 1;
+}
+
+static void compute_nr_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	char buf[256];
+	int n = -1;
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			n = parse_cpu_list(buf);
+		fclose(f);
+	}
+	if (n <= 0)
+		n = (int)sysconf(_SC_NPROCESSORS_CONF);
+	nr_cpus = n > 0 ? n : 1;
+}
+
+int bpfrt_map_nr_cpus(void)
+{
+	pthread_once(&nr_cpus_once, compute_nr_cpus);
+	return nr_cpus;
+}
+
+int bpfrt_num_possible_cpus(void)
+{
+	return bpfrt_map_nr_cpus();
+}
+
+int bpfrt_map_this_cpu(void)
+{
+	int cpu = sched_getcpu();  /* rseq-backed in glibc >= 2.35: no syscall */
+	int n = bpfrt_map_nr_cpus();
+
+	if (cpu < 0)
+		return 0;
+	return cpu < n ? cpu : cpu % n;
+}
+
+bool bpfrt_map_is_percpu(enum bpf_map_type type)
+{
+	return type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/* ---- creation -------------------------------------------------------------- */
+
+/* Linux's rule (bpf_obj_name_cpy) for the characters; longer names are
+ * cut to BPFRT_NAME_LEN - 1, as libbpf cuts them for the kernel. */
+static int check_name(const char *name)
+{
+	size_t len = strnlen(name, BPFRT_NAME_LEN - 1);
+
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '.')
+			return bpfrt_err(-EINVAL, "map name '%s': character %zu is not "
+					 "[A-Za-z0-9_.]", name, i);
+	return 0;
+}
+
+/* Options from a newer caller are fine as long as what we do not know is 0. */
+static int check_opts(const struct bpfrt_map_create_opts *opts)
+{
+	const char *bytes = (const char *)opts;
+
+	if (!opts)
+		return 0;
+	if (opts->sz < sizeof(opts->sz))
+		return bpfrt_err(-EINVAL, "map create opts: sz %zu too small", opts->sz);
+	for (size_t i = sizeof(*opts); i < opts->sz; i++)
+		if (bytes[i])
+			return bpfrt_err(-EINVAL, "map create opts: unknown non-zero "
+					 "field at byte %zu", i);
+	return 0;
+}
+
+/* Flag checks every kind shares (Linux's bpf_map_flags_access_ok). */
+static int check_common_flags(uint32_t flags)
+{
+	if ((flags & BPF_F_RDONLY) && (flags & BPF_F_WRONLY))
+		return bpfrt_err(-EINVAL, "map flags: BPF_F_RDONLY with BPF_F_WRONLY");
+	if ((flags & BPF_F_RDONLY_PROG) && (flags & BPF_F_WRONLY_PROG))
+		return bpfrt_err(-EINVAL, "map flags: BPF_F_RDONLY_PROG with BPF_F_WRONLY_PROG");
+	return 0;
+}
+
+int bpfrt_map_create(enum bpf_map_type type, const char *name,
+		     uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+		     const struct bpfrt_map_create_opts *opts,
+		     struct bpfrt_map **map)
+{
+	const struct bpfrt_map_ops *ops;
+	struct bpfrt_map attr = { 0 };
+	size_t opts_sz;
+	int err;
+
+	if (!map)
+		return bpfrt_err(-EINVAL, "map create: NULL result pointer");
+	*map = NULL;
+	if ((unsigned int)type >= sizeof(map_ops) / sizeof(map_ops[0]) || !map_ops[type])
+		return bpfrt_err(-EINVAL, "map create: unsupported map type %d", (int)type);
+	ops = map_ops[type];
+	err = check_opts(opts);
+	if (!err && name)
+		err = check_name(name);
+	if (err)
+		return err;
+	opts_sz = opts ? opts->sz : 0;
+	attr.ops = ops;
+	attr.type = type;
+	attr.key_size = key_size;
+	attr.value_size = value_size;
+	attr.max_entries = max_entries;
+	if (opts_sz >= offsetof(struct bpfrt_map_create_opts, map_flags) + sizeof(uint32_t))
+		attr.map_flags = opts->map_flags;
+	if (opts_sz >= offsetof(struct bpfrt_map_create_opts, numa_node) + sizeof(uint32_t) &&
+	    (attr.map_flags & BPF_F_NUMA_NODE))
+		attr.numa_node = opts->numa_node;
+	snprintf(attr.name, sizeof(attr.name), "%s", name ? name : "");
+	err = check_common_flags(attr.map_flags);
+	if (!err)
+		err = ops->alloc_check(&attr);
+	if (err)
+		return err;
+	err = ops->alloc(&attr, map);
+	if (err) {
+		*map = NULL;
+		return err == -ENOMEM ? bpfrt_err(err, "map '%s': out of memory for %u entries",
+						 attr.name, max_entries) : err;
+	}
+	return 0;
+}
+
+void bpfrt_map_free(struct bpfrt_map *map)
+{
+	if (!map)
+		return;
+	/* A program that finished with the map may still be in its read
+	 * section on another thread. */
+	if (!bpfrt_rcu_in_read_section())
+		bpfrt_rcu_synchronize();
+	map->ops->free(map);
+}
+
+/* ---- user-space element API ----------------------------------------------- */
+
+/* One message per failing element operation, named after the bpf(2)
+ * command it mirrors. */
+static int report(const struct bpfrt_map *map, const char *op, int err)
+{
+	const char *why;
+
+	switch (err) {
+	case 0:
+		return 0;
+	case -ENOENT:
+		why = "no such key (or no more keys)";
+		break;
+	case -EEXIST:
+		why = "key exists (BPF_NOEXIST)";
+		break;
+	case -E2BIG:
+		why = "index out of range or map full";
+		break;
+	case -EINVAL:
+		why = "invalid argument for this map type";
+		break;
+	case -EOPNOTSUPP:
+		why = "not supported by this map type";
+		break;
+	case -ENOMEM:
+		why = "out of memory";
+		break;
+	default:
+		why = "failed";
+		break;
+	}
+	return bpfrt_err(err, "map '%s' (type %d, max_entries %u): %s: %s",
+			 map->name, (int)map->type, map->max_entries, op, why);
+}
+
+int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value)
+{
+	int err;
+
+	if (!map || !value || (!key && map->key_size))
+		return bpfrt_err(-EINVAL, "map lookup: NULL argument");
+	bpfrt_rcu_read_lock();
+	err = map->ops->sys_lookup(map, key, value);
+	bpfrt_rcu_read_unlock();
+	return report(map, "lookup", err);
+}
+
+int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
+			  const void *value, uint64_t flags)
+{
+	if (!map || !value || (!key && map->key_size))
+		return bpfrt_err(-EINVAL, "map update: NULL argument");
+	/* BPF_F_LOCK needs a bpf_spin_lock in the value, which bpfrt maps
+	 * never have (Linux: -EINVAL). */
+	if (flags > BPF_EXIST)
+		return bpfrt_err(-EINVAL, "map '%s': update: invalid flags 0x%llx",
+				 map->name, (unsigned long long)flags);
+	return report(map, "update", map->ops->sys_update(map, key, value, flags));
+}
+
+int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key)
+{
+	if (!map || (!key && map->key_size))
+		return bpfrt_err(-EINVAL, "map delete: NULL argument");
+	return report(map, "delete", map->ops->sys_delete(map, key));
+}
+
+int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_key)
+{
+	int err;
+
+	if (!map || !next_key)
+		return bpfrt_err(-EINVAL, "map get_next_key: NULL argument");
+	bpfrt_rcu_read_lock();
+	err = map->ops->get_next_key(map, key, next_key);
+	bpfrt_rcu_read_unlock();
+	return report(map, "get_next_key", err);
+}
+
+/* ---- accessors --------------------------------------------------------------- */
+
+const char *bpfrt_map_name(const struct bpfrt_map *map)
+{
+	return map->name;
+}
+
+enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map)
+{
+	return map->type;
+}
+
+uint32_t bpfrt_map_key_size(const struct bpfrt_map *map)
+{
+	return map->key_size;
+}
+
+uint32_t bpfrt_map_value_size(const struct bpfrt_map *map)
+{
+	return map->value_size;
+}
+
+uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map)
+{
+	return map->max_entries;
+}
+
+uint32_t bpfrt_map_flags(const struct bpfrt_map *map)
+{
+	return map->map_flags;
+}
+
+size_t bpfrt_map_value_buf_size(const struct bpfrt_map *map)
+{
+	if (bpfrt_map_is_percpu(map->type))
+		return (size_t)bpfrt_map_nr_cpus() * BPFRT_ROUND_UP(map->value_size, 8);
+	return map->value_size;
+}
+

@@ -1,0 +1,115 @@
+/* Map internals: the common map object, one ops table per kind, and the
+ * program-side entry points the helpers call.
+ *
+ * Program-side ops (lookup/update/delete, ringbuf reserve...) run on many
+ * threads at once, concurrently with the user-space API. They expect the
+ * caller to be inside bpfrt_rcu_read_lock() (the run glue wraps every
+ * program run): a pointer returned by lookup stays valid memory until the
+ * section ends. Hash elements are preallocated and only reused, never given
+ * back to malloc while the map lives, so even a stale pointer never points
+ * at freed memory. */
+#ifndef BPFRT_MAPS_MAP_H
+#define BPFRT_MAPS_MAP_H
+
+#include "bpfrt/bpfrt.h"
+#include "bpfrt/map.h"
+
+#include <stdbool.h>
+
+struct bpfrt_map;
+
+struct bpfrt_map_ops {
+	/* Checks sizes and flags (after the common checks); -errno. */
+	int (*alloc_check)(const struct bpfrt_map *attr);
+	/* Allocates the kind's object, copying the common part from attr. */
+	int (*alloc)(const struct bpfrt_map *attr, struct bpfrt_map **map);
+	void (*free)(struct bpfrt_map *map);
+
+	/* User space: copy in/out, per-CPU values for all CPUs. */
+	int (*sys_lookup)(struct bpfrt_map *map, const void *key, void *value);
+	int (*sys_update)(struct bpfrt_map *map, const void *key, const void *value,
+			  uint64_t flags);
+	int (*sys_delete)(struct bpfrt_map *map, const void *key);
+	int (*get_next_key)(struct bpfrt_map *map, const void *key, void *next_key);
+
+	/* Programs: pointer into the map (this CPU's slot), no messages. */
+	void *(*lookup)(struct bpfrt_map *map, const void *key);
+	long (*update)(struct bpfrt_map *map, const void *key, const void *value,
+		       uint64_t flags);
+	long (*delete)(struct bpfrt_map *map, const void *key);
+};
+
+struct bpfrt_map {
+	const struct bpfrt_map_ops *ops;
+	enum bpf_map_type type;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t map_flags;
+	uint32_t numa_node;
+	char name[BPFRT_NAME_LEN];
+};
+
+extern const struct bpfrt_map_ops bpfrt_array_map_ops;
+extern const struct bpfrt_map_ops bpfrt_percpu_array_map_ops;
+extern const struct bpfrt_map_ops bpfrt_prog_array_map_ops;
+extern const struct bpfrt_map_ops bpfrt_htab_map_ops;
+extern const struct bpfrt_map_ops bpfrt_percpu_htab_map_ops;
+extern const struct bpfrt_map_ops bpfrt_lru_htab_map_ops;
+extern const struct bpfrt_map_ops bpfrt_ringbuf_map_ops;
+
+/* ---- program side (helpers) ---------------------------------------------- */
+
+static inline void *bpfrt_map_prog_lookup(struct bpfrt_map *map, const void *key)
+{
+	return map->ops->lookup(map, key);
+}
+
+static inline long bpfrt_map_prog_update(struct bpfrt_map *map, const void *key,
+					 const void *value, uint64_t flags)
+{
+	return map->ops->update(map, key, value, flags);
+}
+
+static inline long bpfrt_map_prog_delete(struct bpfrt_map *map, const void *key)
+{
+	return map->ops->delete(map, key);
+}
+
+/* Tail calls: the program in slot idx, or NULL (empty, out of range, or
+ * map not a PROG_ARRAY). The caller is inside a read section; the program
+ * stays valid until it ends. */
+struct bpfrt_prog *bpfrt_prog_array_get(struct bpfrt_map *map, uint32_t idx);
+
+/* Address of element idx's value in a BPF_MAP_TYPE_ARRAY (global data:
+ * the loader fills it and relocates lddw against it), or NULL. Stable for
+ * the map's lifetime. */
+void *bpfrt_map_value_ptr(struct bpfrt_map *map, uint32_t idx);
+
+/* Ring buffer helpers with Linux's semantics. reserve returns NULL when
+ * full, size too large or flags != 0; submit/discard take the pointer
+ * reserve returned; output returns 0, -EAGAIN (full) or -EINVAL (flags);
+ * query takes BPF_RB_AVAIL_DATA/RING_SIZE/CONS_POS/PROD_POS. */
+void *bpfrt_ringbuf_reserve(struct bpfrt_map *map, uint64_t size, uint64_t flags);
+void bpfrt_ringbuf_submit(void *data, uint64_t flags);
+void bpfrt_ringbuf_discard(void *data, uint64_t flags);
+long bpfrt_ringbuf_output(struct bpfrt_map *map, const void *data, uint64_t size,
+			  uint64_t flags);
+uint64_t bpfrt_ringbuf_query(struct bpfrt_map *map, uint64_t flags);
+
+/* ---- shared by the kinds ----------------------------------------------- */
+
+#define BPFRT_ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+/* Number of possible CPUs, computed once. */
+int bpfrt_map_nr_cpus(void);
+/* The CPU this thread runs on, in [0, nr_cpus). */
+int bpfrt_map_this_cpu(void);
+
+bool bpfrt_map_is_percpu(enum bpf_map_type type);
+
+/* Array checks and key iteration, shared with PROG_ARRAY. */
+int bpfrt_array_alloc_check(const struct bpfrt_map *attr);
+int bpfrt_array_get_next_key(struct bpfrt_map *map, const void *key, void *next_key);
+
+#endif

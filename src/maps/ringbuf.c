@@ -1,0 +1,401 @@
+/* BPF_MAP_TYPE_RINGBUF: a multi-producer, single-consumer byte ring with
+ * Linux's record format: an 8-byte header (u32 length with the BUSY and
+ * DISCARD bits, u32 page offset back to the ring) before each record, 8-byte
+ * aligned. The data pages are mapped twice, back to back, so a record that
+ * wraps past the end is still contiguous for the program writing it.
+ *
+ * Mapping: [ring struct, page-rounded][data N][same data N again]. The
+ * header's page offset lets submit/discard find the ring from the record
+ * pointer alone, as bpf_ringbuf_submit() takes no map. Producers serialise
+ * on a spinlock only to reserve; they fill and commit in parallel, and the
+ * consumer stops at the first record still BUSY. */
+#define _GNU_SOURCE
+#include "maps/map.h"
+#include "maps/spinlock.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define RINGBUF_MAX_DATA_SZ   (1u << 30)
+#define RINGBUF_MAX_RECORD_SZ (UINT32_MAX / 4)
+
+struct ringbuf {
+	struct bpfrt_map map;
+	size_t meta_size;          /* bytes before the data pages */
+	size_t mapping_size;
+	uint64_t mask;             /* data size - 1 */
+	int event_fd;
+	pthread_mutex_t consumer_lock;
+	struct bpfrt_spinlock lock;
+	/* Own cache lines: the consumer writes one, producers the other. */
+	_Alignas(64) _Atomic uint64_t consumer_pos;
+	_Alignas(64) _Atomic uint64_t producer_pos;
+};
+
+struct ringbuf_hdr {
+	_Atomic uint32_t len;
+	uint32_t pg_off;
+};
+
+static struct ringbuf *to_ringbuf(struct bpfrt_map *map)
+{
+	return (struct ringbuf *)map;
+}
+
+static char *ring_data(struct ringbuf *rb)
+{
+	return (char *)rb + rb->meta_size;
+}
+
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int ringbuf_alloc_check(const struct bpfrt_map *attr)
+{
+	uint32_t n = attr->max_entries;
+
+	if (attr->map_flags & ~BPF_F_NUMA_NODE)
+		return bpfrt_err(-EINVAL, "ringbuf '%s': invalid map_flags 0x%x",
+				 attr->name, attr->map_flags);
+	if (attr->key_size || attr->value_size)
+		return bpfrt_err(-EINVAL, "ringbuf '%s': key_size and value_size must be 0",
+				 attr->name);
+	if (n == 0 || (n & (n - 1)) || n % page_size())
+		return bpfrt_err(-EINVAL, "ringbuf '%s': max_entries %u must be a power of 2 "
+				 "and a multiple of the page size", attr->name, n);
+	if (n > RINGBUF_MAX_DATA_SZ)
+		return bpfrt_err(-E2BIG, "ringbuf '%s': max_entries %u too large",
+				 attr->name, n);
+	return 0;
+}
+
+/* Reserves address space, then maps the anonymous meta pages and the memfd
+ * data pages twice into it. */
+static void *map_ring_memory(size_t meta, size_t data)
+{
+	size_t total = meta + 2 * data;
+	char *base;
+	int fd;
+
+	base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	fd = memfd_create("bpfrt-ringbuf", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)data) ||
+	    mmap(base, meta, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0) == MAP_FAILED ||
+	    mmap(base + meta, data, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED,
+		 fd, 0) == MAP_FAILED ||
+	    mmap(base + meta + data, data, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED,
+		 fd, 0) == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		munmap(base, total);
+		return NULL;
+	}
+	close(fd);  /* the mappings keep the pages */
+	return base;
+}
+
+static int ringbuf_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
+{
+	size_t meta = BPFRT_ROUND_UP(sizeof(struct ringbuf), page_size());
+	struct ringbuf *rb = map_ring_memory(meta, attr->max_entries);
+
+	if (!rb)
+		return -ENOMEM;
+	rb->map = *attr;
+	rb->meta_size = meta;
+	rb->mapping_size = meta + 2 * (size_t)attr->max_entries;
+	rb->mask = attr->max_entries - 1;
+	rb->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (rb->event_fd < 0) {
+		munmap(rb, rb->mapping_size);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&rb->consumer_lock, NULL);
+	*out = &rb->map;
+	return 0;
+}
+
+static void ringbuf_free(struct bpfrt_map *map)
+{
+	struct ringbuf *rb = to_ringbuf(map);
+
+	close(rb->event_fd);
+	pthread_mutex_destroy(&rb->consumer_lock);
+	munmap(rb, rb->mapping_size);
+}
+
+/* ---- producers ---------------------------------------------------------- */
+
+static void notify(struct ringbuf *rb)
+{
+	uint64_t one = 1;
+	ssize_t n = write(rb->event_fd, &one, sizeof(one));
+
+	(void)n;  /* EAGAIN: the counter is already non-zero, consumer will wake */
+}
+
+void *bpfrt_ringbuf_reserve(struct bpfrt_map *map, uint64_t size, uint64_t flags)
+{
+	struct ringbuf *rb;
+	struct ringbuf_hdr *hdr;
+	uint64_t len, cons, prod;
+
+	if (!map || map->type != BPF_MAP_TYPE_RINGBUF || flags ||
+	    size > RINGBUF_MAX_RECORD_SZ)
+		return NULL;
+	rb = to_ringbuf(map);
+	len = BPFRT_ROUND_UP(size + BPF_RINGBUF_HDR_SZ, 8);
+	if (len > rb->mask + 1)
+		return NULL;
+	cons = atomic_load_explicit(&rb->consumer_pos, memory_order_acquire);
+	bpfrt_spin_lock(&rb->lock);
+	prod = atomic_load_explicit(&rb->producer_pos, memory_order_relaxed);
+	/* The producer may get at most size - 1 bytes ahead of the consumer. */
+	if (prod + len - cons > rb->mask) {
+		bpfrt_spin_unlock(&rb->lock);
+		return NULL;
+	}
+	hdr = (struct ringbuf_hdr *)(ring_data(rb) + (prod & rb->mask));
+	atomic_store_explicit(&hdr->len, (uint32_t)size | BPF_RINGBUF_BUSY_BIT,
+			      memory_order_relaxed);
+	hdr->pg_off = (uint32_t)(((char *)hdr - (char *)rb) / page_size());
+	/* release: the BUSY header is visible before the new position. */
+	atomic_store_explicit(&rb->producer_pos, prod + len, memory_order_release);
+	bpfrt_spin_unlock(&rb->lock);
+	return hdr + 1;
+}
+
+static void commit(void *data, uint64_t flags, bool discard)
+{
+	struct ringbuf_hdr *hdr = (struct ringbuf_hdr *)data - 1;
+	uintptr_t page = (uintptr_t)hdr & ~(uintptr_t)(page_size() - 1);
+	struct ringbuf *rb = (struct ringbuf *)(page - (uintptr_t)hdr->pg_off * page_size());
+	uint32_t len = atomic_load_explicit(&hdr->len, memory_order_relaxed);
+	uint64_t rec_pos, cons_pos;
+
+	len &= ~BPF_RINGBUF_BUSY_BIT;
+	if (discard)
+		len |= BPF_RINGBUF_DISCARD_BIT;
+	/* release: the record's contents are visible before it stops being BUSY. */
+	atomic_store_explicit(&hdr->len, len, memory_order_release);
+
+	rec_pos = (uint64_t)((char *)hdr - ring_data(rb));
+	cons_pos = atomic_load_explicit(&rb->consumer_pos, memory_order_acquire) & rb->mask;
+	/* Wake the consumer when it has caught up to this record (it is
+	 * probably waiting), unless told otherwise. */
+	if (flags & BPF_RB_FORCE_WAKEUP)
+		notify(rb);
+	else if (cons_pos == rec_pos && !(flags & BPF_RB_NO_WAKEUP))
+		notify(rb);
+}
+
+void bpfrt_ringbuf_submit(void *data, uint64_t flags)
+{
+	commit(data, flags, false);
+}
+
+void bpfrt_ringbuf_discard(void *data, uint64_t flags)
+{
+	commit(data, flags, true);
+}
+
+long bpfrt_ringbuf_output(struct bpfrt_map *map, const void *data, uint64_t size,
+			  uint64_t flags)
+{
+	void *rec;
+
+	if (flags & ~(uint64_t)(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP))
+		return -EINVAL;
+	rec = bpfrt_ringbuf_reserve(map, size, 0);
+	if (!rec)
+		return -EAGAIN;
+	memcpy(rec, data, size);
+	commit(rec, flags, false);
+	return 0;
+}
+
+uint64_t bpfrt_ringbuf_query(struct bpfrt_map *map, uint64_t flags)
+{
+	struct ringbuf *rb;
+	uint64_t cons, prod;
+
+	if (!map || map->type != BPF_MAP_TYPE_RINGBUF)
+		return 0;
+	rb = to_ringbuf(map);
+	cons = atomic_load_explicit(&rb->consumer_pos, memory_order_acquire);
+	prod = atomic_load_explicit(&rb->producer_pos, memory_order_acquire);
+	switch (flags) {
+	case BPF_RB_AVAIL_DATA:
+		return prod - cons;
+	case BPF_RB_RING_SIZE:
+		return rb->mask + 1;
+	case BPF_RB_CONS_POS:
+		return cons;
+	case BPF_RB_PROD_POS:
+		return prod;
+	default:
+		return 0;
+	}
+}
+
+/* ---- consumer ------------------------------------------------------------ */
+
+static int check_ringbuf(const struct bpfrt_map *map, const char *op)
+{
+	if (!map)
+		return bpfrt_err(-EINVAL, "%s: NULL map", op);
+	if (map->type != BPF_MAP_TYPE_RINGBUF)
+		return bpfrt_err(-EINVAL, "%s: map '%s' is not a RINGBUF", op, map->name);
+	return 0;
+}
+
+static int consume_locked(struct ringbuf *rb, bpfrt_ringbuf_sample_fn fn, void *ctx)
+{
+	uint64_t cons = atomic_load_explicit(&rb->consumer_pos, memory_order_relaxed);
+	int64_t count = 0;
+	bool progress;
+
+	do {
+		uint64_t prod = atomic_load_explicit(&rb->producer_pos, memory_order_acquire);
+
+		progress = false;
+		while (cons < prod) {
+			struct ringbuf_hdr *hdr =
+				(struct ringbuf_hdr *)(ring_data(rb) + (cons & rb->mask));
+			uint32_t len = atomic_load_explicit(&hdr->len, memory_order_acquire);
+			uint32_t size = len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+			int err;
+
+			if (len & BPF_RINGBUF_BUSY_BIT)
+				goto out;  /* records are consumed in order */
+			progress = true;
+			cons += BPFRT_ROUND_UP((uint64_t)size + BPF_RINGBUF_HDR_SZ, 8);
+			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+				err = fn(ctx, hdr + 1, size);
+				if (err < 0) {
+					atomic_store_explicit(&rb->consumer_pos, cons,
+							      memory_order_release);
+					return err;
+				}
+				count++;
+			}
+			/* release: done reading before producers reuse the space. */
+			atomic_store_explicit(&rb->consumer_pos, cons, memory_order_release);
+		}
+	} while (progress);
+out:
+	return count > INT_MAX ? INT_MAX : (int)count;
+}
+
+int bpfrt_ringbuf_consume(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx)
+{
+	struct ringbuf *rb;
+	int ret;
+
+	ret = check_ringbuf(map, "bpfrt_ringbuf_consume");
+	if (ret)
+		return ret;
+	if (!fn)
+		return bpfrt_err(-EINVAL, "bpfrt_ringbuf_consume: NULL callback");
+	rb = to_ringbuf(map);
+	pthread_mutex_lock(&rb->consumer_lock);
+	ret = consume_locked(rb, fn, ctx);
+	pthread_mutex_unlock(&rb->consumer_lock);
+	return ret;
+}
+
+int bpfrt_ringbuf_fd(const struct bpfrt_map *map)
+{
+	int err = check_ringbuf(map, "bpfrt_ringbuf_fd");
+
+	return err ? err : ((const struct ringbuf *)map)->event_fd;
+}
+
+int bpfrt_ringbuf_poll(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx,
+		       int timeout_ms)
+{
+	struct pollfd pfd;
+	uint64_t counter;
+	ssize_t n;
+	int ret;
+
+	ret = bpfrt_ringbuf_consume(map, fn, ctx);
+	if (ret != 0)
+		return ret;
+	pfd.fd = to_ringbuf(map)->event_fd;
+	pfd.events = POLLIN;
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret < 0)
+		return errno == EINTR ? 0 : bpfrt_err(-errno, "ringbuf '%s': poll failed",
+						       map->name);
+	if (ret == 0)
+		return 0;
+	n = read(pfd.fd, &counter, sizeof(counter));  /* re-arm */
+	(void)n;
+	return bpfrt_ringbuf_consume(map, fn, ctx);
+}
+
+/* ---- element ops: none, as Linux (-ENOTSUPP there) ------------------------ */
+
+static int ringbuf_sys_lookup(struct bpfrt_map *map, const void *key, void *value)
+{
+	return -EOPNOTSUPP;
+}
+
+static int ringbuf_sys_update(struct bpfrt_map *map, const void *key, const void *value,
+			      uint64_t flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static int ringbuf_sys_delete(struct bpfrt_map *map, const void *key)
+{
+	return -EOPNOTSUPP;
+}
+
+static int ringbuf_get_next_key(struct bpfrt_map *map, const void *key, void *next_key)
+{
+	return -EOPNOTSUPP;
+}
+
+static void *ringbuf_lookup(struct bpfrt_map *map, const void *key)
+{
+	return NULL;
+}
+
+static long ringbuf_update(struct bpfrt_map *map, const void *key, const void *value,
+			   uint64_t flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static long ringbuf_delete(struct bpfrt_map *map, const void *key)
+{
+	return -EOPNOTSUPP;
+}
+
+const struct bpfrt_map_ops bpfrt_ringbuf_map_ops = {
+	.alloc_check = ringbuf_alloc_check,
+	.alloc = ringbuf_alloc,
+	.free = ringbuf_free,
+	.sys_lookup = ringbuf_sys_lookup,
+	.sys_update = ringbuf_sys_update,
+	.sys_delete = ringbuf_sys_delete,
+	.get_next_key = ringbuf_get_next_key,
+	.lookup = ringbuf_lookup,
+	.update = ringbuf_update,
+	.delete = ringbuf_delete,
+};
