@@ -83,9 +83,14 @@ mv "$tmp/big2.bin" "$tmp/big.bin"
 for seed in 1 2 3 4 5 6; do
 	printf "$(random_octal $seed $((seed * 64)))" >"$tmp/random$seed.bin"
 done
+# Random tails behind valid instructions get the validator past insn 0.
+for seed in 7 8 9; do
+	printf "$MOV$MOV$MOV$MOV$(random_octal $seed 256)" >"$tmp/random$seed.bin"
+done
 
 # ---- bpfrt run ----
-for f in not8 empty lddw_truncated lddw_no_second_slot big random1 random2 random3 random4 random5 random6; do
+ALL="not8 empty lddw_truncated lddw_no_second_slot big random1 random2 random3 random4 random5 random6 random7 random8 random9"
+for f in $ALL; do
 	for mode in --interp --jit; do
 		expect_error "bpfrt run $mode: $f" /dev/null "$BPFRT" run "$tmp/$f.bin" $mode
 	done
@@ -94,7 +99,7 @@ expect_error "bpfrt run: missing file" /dev/null "$BPFRT" run "$tmp/does-not-exi
 expect_error "bpfrt run: --mem not hex" /dev/null "$BPFRT" run "$tmp/not8.bin" --mem zz
 
 # ---- the plugin: same programs as hex on stdin ----
-for f in not8 empty lddw_truncated lddw_no_second_slot big random1 random2 random3 random4 random5 random6; do
+for f in $ALL; do
 	to_hex "$tmp/$f.bin" >"$tmp/$f.hex"
 	for mode in --interpret --jit; do
 		expect_error "plugin $mode: $f" "$tmp/$f.hex" "$PLUGIN" $mode

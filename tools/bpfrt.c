@@ -191,6 +191,9 @@ static int load_prog(const char *path, bool jit, struct bpfrt_prog **prog)
 
 	if (load_insns(path, &insns, &cnt))
 		return -EINVAL;
+	/* conformance files call the suite's helper (id 5) */
+	if (has_suffix(path, ".data"))
+		bpfrt_conf_register_helpers();
 	err = bpfrt_prog_load(insns, cnt, &opts, prog);
 	if (err)
 		fprintf(stderr, "bpfrt: %s: load failed (%s): %s\n", path, strerror(-err),
