@@ -566,6 +566,43 @@ TEST(rejects_empty_program)
 	CHECK(bpfrt_prog_load(&one, 0, NULL, &p) == -EINVAL && !p);
 }
 
+TEST(rejects_too_long_program)
+{
+	struct bpf_insn one = EXIT();
+	struct bpfrt_prog prog = { .insns = &one, .insn_cnt = BPFRT_MAX_INSNS + 1 };
+
+	/* checked before any instruction is read */
+	CHECK(bpfrt_validate(&prog) == -E2BIG);
+	CHECK(strstr(bpfrt_last_error(), "too long"), "%s", bpfrt_last_error());
+}
+
+TEST(register_use_sets)
+{
+	const struct bpf_insn cmpxchg = ATOMIC(BPF_DW, BPF_CMPXCHG, 1, 2, 0);
+	const struct bpf_insn fetch = ATOMIC(BPF_W, BPF_OR | BPF_FETCH, 3, 4, 0);
+	const struct bpf_insn callx = CALLX(7);
+	const struct bpf_insn mov = MOV64_REG(5, 6);
+	const struct bpf_insn add = ALU32_IMM(BPF_ADD, 8, 1);
+	const struct bpf_insn exit = EXIT();
+	struct bpf_insn prog_insn = EXIT();
+	struct bpfrt_prog prog = { .insns = &prog_insn, .insn_cnt = 1,
+				   .helpers = bpfrt_helper_table() };
+	struct bpfrt_reg_use u;
+
+	bpfrt_insn_reg_use(&prog, &cmpxchg, &u);
+	CHECK(u.use == 0x7 && u.def == 0x1 && u.kill == 0);
+	bpfrt_insn_reg_use(&prog, &fetch, &u);
+	CHECK(u.use == 0x18 && u.def == 0x10);
+	bpfrt_insn_reg_use(&prog, &callx, &u);
+	CHECK(u.use == 0x80 && u.def == 0x1 && u.kill == 0x3e);
+	bpfrt_insn_reg_use(&prog, &mov, &u);
+	CHECK(u.use == 0x40 && u.def == 0x20);
+	bpfrt_insn_reg_use(&prog, &add, &u);
+	CHECK(u.use == 0x100 && u.def == 0x100);
+	bpfrt_insn_reg_use(&prog, &exit, &u);
+	CHECK(u.use == 0x1 && u.def == 0);
+}
+
 TEST(failure_leaves_no_subprogram_state)
 {
 	struct bpf_insn insns[] = { CALL_LOCAL(1), EXIT(), CALL_LOCAL(-1), EXIT() };

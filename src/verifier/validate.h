@@ -36,8 +36,9 @@ unsigned bpfrt_insn_successors(const struct bpf_insn *insns, uint32_t pc, uint32
 int bpfrt_insn_callee(const struct bpfrt_prog *prog, uint32_t pc);
 
 /* Registers (bit r = rN) an instruction reads, writes, and leaves
- * undefined (calls clobber r1-r5). Helper calls read the argument
- * registers their prototype declares; local calls and callx read none. */
+ * undefined (calls clobber r1-r5 and set r0). Helper calls read the
+ * argument registers their prototype declares; callx reads only its target
+ * register and local calls read none (their arguments are unknown here). */
 struct bpfrt_reg_use {
 	uint16_t use, def, kill;
 };
