@@ -118,6 +118,12 @@ for g in g1 g2 g3 g4 g5 g6; do
 	i=$((i + 1))
 	expect_error "plugin: garbage hex on stdin ($i)" "$tmp/$g.hex" "$PLUGIN"
 done
+# mov r0, 0; jeq r0, 1, +1; ja -2; exit: valid, and never ends.
+printf 'b7  00  00  00  00  00  00  00  15  00  01  00  01  00  00  00  05  00  fe  ff  00  00  00  00  95  00  00  00  00  00  00  00' >"$tmp/loop.hex"
+for mode in --interpret --jit; do
+	expect_error "plugin $mode: endless loop times out" "$tmp/loop.hex" \
+		env BPFRT_CONFORMANCE_TIMEOUT=1 "$PLUGIN" $mode
+done
 printf '95  00  00  00  00  00  00  00' >"$tmp/exit.hex"
 expect_error "plugin: memory argument not hex" "$tmp/exit.hex" "$PLUGIN" "12  zz"
 expect_error "plugin: unknown option" "$tmp/exit.hex" "$PLUGIN" --frobnicate

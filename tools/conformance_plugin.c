@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Seconds before a run is cut off; BPFRT_CONFORMANCE_TIMEOUT overrides. */
 #define PLUGIN_TIMEOUT_SEC 30
 /* More hex digits than this on stdin cannot be a loadable program. */
 #define PLUGIN_MAX_PROG_BYTES ((size_t)BPFRT_MAX_INSNS * 8)
@@ -39,7 +40,7 @@ static void fail(const char *fmt, ...)
 
 static void on_timeout(int sig)
 {
-	static const char msg[] = "bpfrt-conformance: timed out\n";
+	static const char msg[] = "bpfrt-conformance: timed out (the program does not end)\n";
 
 	(void)sig;
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
@@ -129,6 +130,14 @@ static void read_program(struct bytes *b)
 		fail("program: %zu bytes is not a multiple of 8", b->len);
 }
 
+static unsigned plugin_timeout(void)
+{
+	const char *env = getenv("BPFRT_CONFORMANCE_TIMEOUT");
+	unsigned long v = env ? strtoul(env, NULL, 10) : 0;
+
+	return v >= 1 && v <= 3600 ? (unsigned)v : PLUGIN_TIMEOUT_SEC;
+}
+
 int main(int argc, char **argv)
 {
 	enum bpfrt_exec_mode mode = BPFRT_EXEC_INTERP;
@@ -140,7 +149,7 @@ int main(int argc, char **argv)
 	int err;
 
 	signal(SIGALRM, on_timeout);
-	alarm(PLUGIN_TIMEOUT_SEC);
+	alarm(plugin_timeout());
 
 	for (int i = 1; i < argc; i++) {
 		if (!argv[i][0])
