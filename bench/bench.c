@@ -6,6 +6,7 @@
 
 static const struct bench *const benches[] = {
 	&bench_cpu,
+	&bench_prog_pack,
 };
 
 #define BENCH_CNT (sizeof(benches) / sizeof(benches[0]))
