@@ -191,6 +191,50 @@ TEST(runner_passes_memory)
 	(void)r;
 }
 
+/* `bpfrt conformance` on a directory with one good and one bad file: the
+ * table counts both, the failure is listed and the status is 1. */
+TEST(cli_reports_failures)
+{
+	char dir[] = "/tmp/bpfrt-cli-XXXXXX", path[PATH_MAX], negdir[PATH_MAX];
+	static const char *const files[][2] = {
+		{ "good.data", "-- asm\nmov %r0, 7\nexit\n-- result\n0x7\n" },
+		{ "incorrect_result.data", "-- asm\nmov %r0, 7\nexit\n-- result\n0x8\n" },
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+	int status;
+
+	REQUIRE(mkdtemp(dir));
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		FILE *f = fopen(path, "w");
+
+		REQUIRE(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	snprintf(negdir, sizeof(negdir), "%s", dir);
+	char *argv[] = { dir, "--interp", "--negative", negdir, NULL };
+
+	out = open_memstream(&text, &len);
+	REQUIRE(out);
+	status = bpfrt_conf_cli(4, argv, out);
+	fclose(out);
+	CHECK(status == 1, "status %d", status);
+	/* as tests: 2 files, 1 passed, 1 failed; as negatives the reverse */
+	CHECK(strstr(text, "interpreter  tests          2       1       1        0"), "%s", text);
+	CHECK(strstr(text, "interpreter  negative       2       1       1        0"), "%s", text);
+	CHECK(strstr(text, "FAIL [interpreter] incorrect_result.data: r0 = 0x7, expected 0x8"), "%s", text);
+	CHECK(strstr(text, "FAIL [interpreter, negative] good.data"), "%s", text);
+	free(text);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* ---- the plugin ---------------------------------------------------------- */
 
 struct plugin_out {

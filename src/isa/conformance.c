@@ -439,8 +439,17 @@ int bpfrt_conf_cli(int argc, char **argv, FILE *out)
 	fprintf(out, "conformance: %s, negative: %s\n", dir, neg_dir);
 	fprintf(out, "%-12s %-9s %6s %7s %7s %8s\n", "mode", "set", "files", "passed",
 		"failed", "skipped");
-	for (size_t i = 0; i < nsums; i++)
+	struct bpfrt_conf_summary total = { 0 };
+
+	for (size_t i = 0; i < nsums; i++) {
 		conf_print_row(out, &sums[i]);
+		total.files += sums[i].files;
+		total.passed += sums[i].passed;
+		total.failed += sums[i].failed;
+		total.skipped += sums[i].skipped;
+	}
+	fprintf(out, "%-12s %-9s %6zu %7zu %7zu %8zu\n", "total", "", total.files,
+		total.passed, total.failed, total.skipped);
 	for (size_t i = 0; i < nsums; i++)
 		conf_print_details(out, &sums[i]);
 	status = any_fail ? 1 : 0;
