@@ -177,6 +177,35 @@ static void gen_alu(struct gen *g, int avoid)
 	emit(g, INSN(cls | op | BPF_X, dst, rnd_reg(g), off, 0));
 }
 
+/* Division and modulo at their edges: divisor 0, -1 or 1 (as 64- and
+ * 32-bit values), dividend INT_MIN of either width. */
+static void gen_div_edge(struct gen *g, int avoid)
+{
+	static const int32_t divisors[] = { 0, -1, 1 };
+	uint8_t dst = rnd_reg_except(g, avoid), src;
+	uint8_t cls = chance(g, 50) ? BPF_ALU64 : BPF_ALU;
+	uint8_t op = chance(g, 50) ? BPF_DIV : BPF_MOD;
+	int16_t off = chance(g, 60) ? 1 : 0;
+
+	do
+		src = rnd_reg_except(g, avoid);
+	while (src == dst);
+	switch (below(g, 3)) {
+	case 0:  emit_lddw(g, dst, 0x8000000000000000ull); break;
+	case 1:  emit(g, MOV32_IMM(dst, INT32_MIN)); break;
+	default: break; /* whatever dst holds */
+	}
+	if (chance(g, 30)) {
+		emit(g, INSN(cls | op | BPF_K, dst, 0, off, divisors[below(g, 3)]));
+		return;
+	}
+	if (chance(g, 50))
+		emit(g, MOV64_IMM(src, divisors[below(g, 3)]));
+	else
+		emit(g, MOV32_IMM(src, divisors[below(g, 3)]));
+	emit(g, INSN(cls | op | BPF_X, dst, src, off, 0));
+}
+
 static void gen_endian(struct gen *g, int avoid)
 {
 	static const int32_t widths[] = { 16, 32, 64 };
@@ -343,9 +372,12 @@ static void gen_local_call(struct gen *g, int callee)
 /* Straight-line work that leaves `avoid` alone (loop bodies use it). */
 static void gen_simple(struct gen *g, int avoid)
 {
-	switch (below(g, 11)) {
+	switch (below(g, 12)) {
 	case 0: case 1: case 2: case 3:
 		gen_alu(g, avoid);
+		break;
+	case 11:
+		gen_div_edge(g, avoid);
 		break;
 	case 10:
 		gen_ptr_access(g, avoid);
