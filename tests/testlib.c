@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define TL_MAX 512
 
@@ -63,11 +64,51 @@ bool tl_failed(void)
 	return cur_failed;
 }
 
+/* Fails the running test for every writable+executable mapping of the
+ * process. JIT code must be W^X (issue 4), so every test ends with this
+ * scan of /proc/self/maps (some microseconds), and so does the binary
+ * (no_wx_mapping). */
+static void check_no_wx_mapping(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	bool line_start = true;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+		bool whole = strchr(line, '\n') != NULL;
+
+		/* the tail of an overlong line is not a mapping of its own */
+		if (line_start && sscanf(line, "%*x-%*x %7s", perms) == 1 &&
+		    perms[1] == 'w' && perms[2] == 'x') {
+			line[strcspn(line, "\n")] = '\0';
+			tl_fail(__FILE__, __LINE__, "writable+executable mapping: %s", line);
+		}
+		line_start = whole;
+	}
+	fclose(f);
+}
+
+/* BPFRT_TESTLIB_MAP_WX=1 maps one writable+executable page before the
+ * tests, so that tests/test_cli_execmem.sh can show the scan failing. */
+static void map_wx_page_if_asked(void)
+{
+	const char *env = getenv("BPFRT_TESTLIB_MAP_WX");
+
+	if (env && !strcmp(env, "1") &&
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0) == MAP_FAILED)
+		fprintf(stderr, "testlib: cannot map a w+x page\n");
+}
+
 /* Runs every test, or only those named on the command line. */
 int main(int argc, char **argv)
 {
 	int failed = 0, n = 0;
 
+	map_wx_page_if_asked();
 	for (int i = 0; i < ntests; i++) {
 		bool selected = argc < 2;
 
@@ -79,6 +120,7 @@ int main(int argc, char **argv)
 		cur_failed = false;
 		skip_reason[0] = '\0';
 		tests[i].fn();
+		check_no_wx_mapping();
 		n++;
 		if (cur_failed) {
 			failed++;
@@ -90,5 +132,13 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
+	/* Once more after all tests: a mapping left by some destructor-free
+	 * path, or one that a skipped test's setup made, still counts. */
+	cur_failed = false;
+	check_no_wx_mapping();
+	n++;
+	if (cur_failed)
+		failed++;
+	printf("%s %d - no_wx_mapping\n", cur_failed ? "not ok" : "ok", n);
 	return failed ? 1 : 0;
 }
