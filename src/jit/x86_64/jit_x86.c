@@ -652,20 +652,81 @@ static void emit_movsx(struct jit_ctx *c, const struct bpf_insn *insn)
 	}
 }
 
-/* The next instruction, if it is straight-line code that can be folded
- * into the current one (not a branch target). */
+/* The instruction k after the current one, if it and everything up to
+ * it is straight-line code that can be folded into the current one (no
+ * branch lands in between). */
+static const struct bpf_insn *foldable_at(const struct jit_ctx *c, uint32_t k)
+{
+	for (uint32_t i = 1; i <= k; i++) {
+		uint32_t next = c->pc + i;
+
+		if (next >= c->prog->subprogs[c->sub].end || (c->flags[next] & F_TARGET))
+			return NULL;
+	}
+	return &c->insns[c->pc + k];
+}
+
 static const struct bpf_insn *foldable_next(const struct jit_ctx *c)
 {
-	uint32_t next = c->pc + 1;
+	return foldable_at(c, 1);
+}
 
-	if (next >= c->prog->subprogs[c->sub].end || (c->flags[next] & F_TARGET))
-		return NULL;
-	return &c->insns[next];
+static bool is_alu64_k(const struct bpf_insn *insn, uint8_t op, uint8_t dst, int32_t imm)
+{
+	return insn && insn->code == (BPF_ALU64 | op | BPF_K) && insn->dst_reg == dst &&
+	       insn->imm == imm && insn->off == 0;
+}
+
+/* [mov dst, src;] lsh dst, 32; rsh|arsh dst, 32: the zero- or
+ * sign-extension idiom of clang, one x86 instruction. at is the index
+ * (relative to the current instruction) of the lsh. Returns the number of
+ * instructions consumed, 0 if no match. */
+static int try_fold_extend(struct jit_ctx *c, uint8_t dst, uint8_t src, uint32_t at)
+{
+	const struct bpf_insn *lsh = at ? foldable_at(c, at) : &c->insns[c->pc];
+	const struct bpf_insn *rsh = foldable_at(c, at + 1);
+
+	if (!is_alu64_k(lsh, BPF_LSH, dst, 32) || !rsh)
+		return 0;
+	if (is_alu64_k(rsh, BPF_RSH, dst, 32)) {
+		if (dst == src)
+			emit_zext(c, dst);
+		else
+			emit_mov_rr(&c->b, false, R(dst), R(src));
+		return (int)at + 2;
+	}
+	if (is_alu64_k(rsh, BPF_ARSH, dst, 32)) {
+		emit_rr(&c->b, true, 0x63, R(dst), R(src)); /* movsxd */
+		return (int)at + 2;
+	}
+	return 0;
+}
+
+/* mov a, b; rsh a, k; lsh b, 64 - k; or b, a: a rotate of b (a keeps
+ * b >> k). The rotate takes one instruction off b's dependency chain. */
+static int try_fold_rotate(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	uint8_t a = insn->dst_reg, b = insn->src_reg;
+	const struct bpf_insn *rsh = foldable_at(c, 1), *lsh = foldable_at(c, 2);
+	const struct bpf_insn *or = foldable_at(c, 3);
+	int32_t k;
+
+	if (!rsh || !lsh || !or || a == b || rsh->code != (BPF_ALU64 | BPF_RSH | BPF_K) ||
+	    rsh->dst_reg != a)
+		return 0;
+	k = rsh->imm;
+	if (k <= 0 || k >= 64 || !is_alu64_k(lsh, BPF_LSH, b, 64 - k) ||
+	    or->code != (BPF_ALU64 | BPF_OR | BPF_X) || or->dst_reg != b || or->src_reg != a)
+		return 0;
+	emit_mov_rr(&c->b, true, R(a), R(b));
+	emit_shift_ri(&c->b, true, SH_SHR, R(a), (uint8_t)k);
+	emit_shift_ri(&c->b, true, SH_ROL, R(b), (uint8_t)(64 - k));
+	return 4;
 }
 
 /* mov dst, src; add dst, imm|reg  ->  lea dst, [src + imm|reg]. Returns
- * true when it consumed the next instruction. */
-static bool try_fold_mov_add(struct jit_ctx *c, const struct bpf_insn *insn)
+ * the number of instructions consumed, 0 if no match. */
+static int try_fold_mov_add(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	const struct bpf_insn *nx = foldable_next(c);
 	bool is64 = insn_class(insn) == BPF_ALU64;
@@ -673,20 +734,28 @@ static bool try_fold_mov_add(struct jit_ctx *c, const struct bpf_insn *insn)
 
 	if (!nx || insn->dst_reg == insn->src_reg || insn->off != 0 ||
 	    insn_class(nx) != insn_class(insn) || nx->dst_reg != insn->dst_reg)
-		return false;
+		return 0;
 	if (nx->code == (insn_class(insn) | BPF_ADD | BPF_K)) {
+		const struct bpf_insn *nx2 = foldable_at(c, 2);
+
+		/* mov dst, src; add dst, imm; add dst, reg: one lea */
+		if (nx2 && nx2->code == (insn_class(insn) | BPF_ADD | BPF_X) &&
+		    nx2->dst_reg == insn->dst_reg && nx2->src_reg != insn->dst_reg) {
+			emit_rm_sib(&c->b, is64, 0x8d, dst, src, R(nx2->src_reg), 0, nx->imm);
+			return 3;
+		}
 		emit_lea(&c->b, is64, dst, src, nx->imm);
-		return true;
+		return 2;
 	}
 	if (nx->code == (insn_class(insn) | BPF_SUB | BPF_K) && nx->imm != INT32_MIN) {
 		emit_lea(&c->b, is64, dst, src, -nx->imm);
-		return true;
+		return 2;
 	}
 	if (nx->code == (insn_class(insn) | BPF_ADD | BPF_X) && nx->src_reg != insn->dst_reg) {
 		emit_rm_sib(&c->b, is64, 0x8d, dst, src, R(nx->src_reg), 0, 0);
-		return true;
+		return 2;
 	}
-	return false;
+	return 0;
 }
 
 static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -697,6 +766,7 @@ static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 	int dst = R(insn->dst_reg);
 	int src = R(insn->src_reg);
 	uint8_t op = insn_op(insn);
+	int consumed;
 	static const int8_t grp1[16] = {
 		[BPF_ADD >> 4] = ALU_ADD, [BPF_SUB >> 4] = ALU_SUB, [BPF_OR >> 4] = ALU_OR,
 		[BPF_AND >> 4] = ALU_AND, [BPF_XOR >> 4] = ALU_XOR,
@@ -746,8 +816,16 @@ static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 			emit_movsx(c, insn);
 			return 1;
 		}
-		if (try_fold_mov_add(c, insn))
-			return 2;
+		if (is64) {
+			int n = try_fold_extend(c, insn->dst_reg, insn->src_reg, 1);
+
+			if (!n)
+				n = try_fold_rotate(c, insn);
+			if (n)
+				return n;
+		}
+		if ((consumed = try_fold_mov_add(c, insn)))
+			return consumed;
 		if (dst == src && !is64)
 			emit_zext(c, insn->dst_reg);
 		else
@@ -761,6 +839,8 @@ static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 		emit_div(c, insn);
 		return 1;
 	case BPF_LSH:
+		if (is64 && k && (consumed = try_fold_extend(c, insn->dst_reg, insn->dst_reg, 0)))
+			return consumed;
 		emit_shift(c, insn, SH_SHL);
 		return 1;
 	case BPF_RSH:
@@ -934,8 +1014,10 @@ static int jmp_cc(uint8_t op)
 	return -1;
 }
 
-static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
-				int prev_zf_reg, bool prev_zf_w32)
+/* Returns the number of instructions consumed: 2 when "jcc +1; ja X"
+ * became "j!cc X". */
+static int translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
+			       int prev_zf_reg, bool prev_zf_w32)
 {
 	struct x86_buf *b = &c->b;
 	bool is64 = insn_class(insn) == BPF_JMP;
@@ -944,13 +1026,24 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
 	int dst = R(insn->dst_reg);
 	int64_t target = insn_branch_target(insn, c->pc);
 
+	const struct bpf_insn *nx;
+	int consumed = 1;
+
 	if (cc < 0) {
 		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
 				   c->pc, insn->code);
-		return;
+		return 1;
 	}
 	if (target == c->pc + 1)
-		return; /* both ways lead to the next instruction; compares have no effects */
+		return 1; /* both ways lead to the next instruction; compares have no effects */
+	nx = foldable_next(c);
+	if (target == c->pc + 2 && nx && insn_op(nx) == BPF_JA &&
+	    (nx->code == (BPF_JMP | BPF_JA) || insn_is_gotol(nx))) {
+		/* jump over a jump: invert the condition instead */
+		target = insn_branch_target(nx, c->pc + 1);
+		cc ^= 1;
+		consumed = 2;
+	}
 
 	if (insn_src(insn) == BPF_X) {
 		int src = R(insn->src_reg);
@@ -961,7 +1054,7 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
 			emit_alu_rr(b, is64, ALU_CMP, dst, src);
 	} else if (op == BPF_JSET) {
 		if (insn->imm == 0)
-			return; /* never taken */
+			return 1; /* never taken */
 		emit_test_ri(b, is64, dst, insn->imm);
 	} else if (insn->imm == 0) {
 		/* cmp r, 0 and test r, r set the same flags; when the previous
@@ -975,6 +1068,7 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
 		emit_alu_ri(b, is64, ALU_CMP, dst, insn->imm);
 	}
 	emit_jump_to(c, cc, c->prev.start[target]);
+	return consumed;
 }
 
 static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1053,7 +1147,7 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 /* ---- one instruction -------------------------------------------------- */
 
 /* Tracks which registers have known-zero upper halves after insn. */
-static void update_zext(struct jit_ctx *c, const struct bpf_insn *insn, int consumed)
+static void update_zext(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	uint16_t dbit = (uint16_t)(1u << insn->dst_reg);
 	uint16_t sbit = (uint16_t)(1u << insn->src_reg);
@@ -1066,9 +1160,7 @@ static void update_zext(struct jit_ctx *c, const struct bpf_insn *insn, int cons
 			c->zext |= dbit;
 		break;
 	case BPF_ALU64:
-		if (consumed == 2) {
-			c->zext &= (uint16_t)~dbit;
-		} else if (insn_op(insn) == BPF_MOV && insn_src(insn) == BPF_K && insn->imm >= 0) {
+		if (insn_op(insn) == BPF_MOV && insn_src(insn) == BPF_K && insn->imm >= 0) {
 			c->zext |= dbit;
 		} else if (insn_op(insn) == BPF_AND && insn_src(insn) == BPF_K && insn->imm >= 0) {
 			c->zext |= dbit;
@@ -1171,15 +1263,17 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 			emit_epilogue(c, c->sub);
 			break;
 		default:
-			translate_cond_jump(c, insn, prev_zf, prev_zf_w32);
+			consumed = translate_cond_jump(c, insn, prev_zf, prev_zf_w32);
 		}
 		break;
 	default:
 		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown opcode 0x%02x", c->pc, insn->code);
 	}
-	update_zext(c, insn, consumed);
-	if (consumed == 2 && !insn_is_lddw(insn))
-		update_zext(c, insn + 1, 1);
+	if (insn_is_lddw(insn))
+		update_zext(c, insn);
+	else
+		for (int k = 0; k < consumed; k++)
+			update_zext(c, insn + k);
 	return consumed;
 }
 
