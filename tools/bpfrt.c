@@ -22,6 +22,9 @@ static void usage(FILE *f)
 		"                              show the native code or the BPF instructions\n"
 		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]\n"
 		"                              run the bpf_conformance .data files, print a summary\n"
+		"  execmem [--no-pack] [--copies N] [FILE...]\n"
+		"                              load each FILE JIT'ed (N times), print the prog packs\n"
+		"                              and their backing (alias: prog-pack)\n"
 		"FILE is raw bytes (.bin/.o-less), assembly (.s/.asm) or a conformance .data file.\n");
 }
 
@@ -296,6 +299,65 @@ static int cmd_dump(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/* Loads every FILE JIT-compiled, copies times each, then prints where the
+ * images went: packs (and whether huge pages back them) or mappings of
+ * their own. */
+static int cmd_execmem(int argc, char **argv)
+{
+	struct bpfrt_prog **progs;
+	long copies = 1, nprogs = 0, nfiles = 0;
+	int err = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-pack")) {
+			bpfrt_execmem_set_packing(false);
+		} else if (!strcmp(argv[i], "--copies") && i + 1 < argc) {
+			char *end;
+
+			copies = strtol(argv[++i], &end, 0);
+			if (*end || copies < 1 || copies > 100000) {
+				fprintf(stderr, "bpfrt: execmem: --copies takes 1..100000\n");
+				return 2;
+			}
+		} else if (argv[i][0] == '-') {
+			usage(stderr);
+			return 2;
+		} else {
+			nfiles++;
+		}
+	}
+	progs = calloc((size_t)(nfiles * copies) + 1, sizeof(*progs));
+	if (!progs) {
+		fprintf(stderr, "bpfrt: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < argc && !err; i++) {
+		if (argv[i][0] == '-') {
+			i += !strcmp(argv[i], "--copies");
+			continue;
+		}
+		for (long c = 0; c < copies && !err; c++) {
+			size_t len = 0;
+			const void *image;
+
+			err = load_prog(argv[i], true, &progs[nprogs]);
+			if (err)
+				break;
+			image = bpfrt_prog_jited(progs[nprogs++], &len);
+			if (c == 0)
+				printf("%s: %zu bytes of native code at %p\n", argv[i], len, image);
+		}
+	}
+	if (!err && bpfrt_execmem_dump(stdout)) {
+		fprintf(stderr, "bpfrt: execmem: cannot write the dump\n");
+		err = -EIO;
+	}
+	while (nprogs)
+		bpfrt_prog_free(progs[--nprogs]);
+	free(progs);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -312,6 +374,8 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "conformance"))
 		return bpfrt_conf_cli(argc - 2, argv + 2, stdout);
+	if (!strcmp(argv[1], "execmem") || !strcmp(argv[1], "prog-pack"))
+		return cmd_execmem(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
