@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "bpfrt/map.h"
+#include "bpfrt/object.h"
 
 #ifdef __cplusplus
 extern "C" {

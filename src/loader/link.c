@@ -7,7 +7,7 @@
 #include "loader/object.h"
 #include "core/error.h"
 #include "isa/isa.h"
-#include "loader/map_api.h"
+#include "maps/map.h"
 
 #include <stdlib.h>
 #include <string.h>

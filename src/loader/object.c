@@ -3,9 +3,10 @@
  * skeleton-style access to programs, maps and global variables. */
 #include "loader/object.h"
 #include "core/error.h"
-#include "loader/map_api.h"
+#include "maps/map.h"
 
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,10 +257,16 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 	err = read_sections(obj);
 	if (err)
 		goto fail;
-	/* BTF is optional for legacy objects; required for .maps. */
-	obj->btf = btf__parse_elf(path, NULL);
-	if (!obj->btf)
-		obj->btf = NULL;
+	/* BTF is optional for legacy objects; required for .maps, which
+	 * reports its absence. libbpf's own complaints stay quiet. */
+	{
+		libbpf_print_fn_t prev = libbpf_set_print(NULL);
+
+		obj->btf = btf__parse_elf(path, NULL);
+		libbpf_set_print(prev);
+		if (!obj->btf)
+			obj->btf = NULL; /* libbpf 1.x returns NULL with errno set */
+	}
 	err = collect_progs(obj);
 	if (!err)
 		err = obj_collect_map_defs(obj);

@@ -1,0 +1,245 @@
+/* ELF object loader: clang-built objects opened, linked and run unmodified,
+ * skeleton-style globals, kfuncs, and malformed files. */
+#define _GNU_SOURCE
+#include "testlib.h"
+#include "bpfrt/bpfrt.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *prog_path(const char *name)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return name;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
+	return path;
+}
+
+static uint64_t host_add(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+{
+	return (uint32_t)((int)a + (int)b);
+}
+
+static void register_kfuncs(void)
+{
+	static const struct bpfrt_helper k = {
+		.fn = host_add,
+		.args = { BPFRT_ARG_ANYTHING, BPFRT_ARG_ANYTHING },
+	};
+
+	CHECK(bpfrt_kfunc_register("host_add", &k) >= BPFRT_KFUNC_ID_BASE);
+}
+
+TEST(open_lists_programs_sections_and_maps)
+{
+	struct bpfrt_object *obj;
+	struct bpfrt_prog *p;
+	int n = 0;
+
+	REQUIRE(bpfrt_object_open(prog_path("globals.bpf.o"), NULL, &obj) == 0, "%s",
+		bpfrt_last_error());
+	for (p = bpfrt_object_next_prog(obj, NULL); p; p = bpfrt_object_next_prog(obj, p))
+		n++;
+	CHECK(n == 3, "%d programs", n);
+	p = bpfrt_object_find_prog(obj, "count_hits");
+	REQUIRE(p);
+	CHECK(!strcmp(bpfrt_prog_section(p), "tp/bpfrt/test_event"));
+	CHECK(bpfrt_prog_kind(p) == BPFRT_PROG_TRACEPOINT);
+	CHECK(!strcmp(bpfrt_prog_attach_target(p), "bpfrt/test_event"));
+	p = bpfrt_object_find_prog(obj, "read_greeting");
+	REQUIRE(p);
+	CHECK(bpfrt_prog_kind(p) == BPFRT_PROG_RAW_TRACEPOINT);
+	CHECK(!strcmp(bpfrt_prog_attach_target(p), "bpfrt_raw"));
+	p = bpfrt_object_find_prog(obj, "on_entry");
+	REQUIRE(p);
+	CHECK(bpfrt_prog_kind(p) == BPFRT_PROG_FENTRY);
+	CHECK(!strcmp(bpfrt_prog_attach_target(p), "host_function"));
+	CHECK(bpfrt_object_find_prog(obj, "nope") == NULL);
+	CHECK(strstr(bpfrt_last_error(), "nope"));
+	CHECK(!strcmp(bpfrt_object_license(obj), "GPL"));
+	/* Maps exist only after load. */
+	CHECK(bpfrt_object_find_map(obj, ".bss") == NULL);
+	bpfrt_object_close(obj);
+}
+
+static void run_globals(bool jit)
+{
+	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
+	struct bpfrt_object *obj;
+	struct bpfrt_prog *p;
+	int *iters, *seeded, *counter;
+	long *hits;
+	uint64_t r0;
+	size_t sz;
+
+	register_kfuncs();
+	REQUIRE(bpfrt_object_open(prog_path("globals.bpf.o"), NULL, &obj) == 0, "%s",
+		bpfrt_last_error());
+	iters = bpfrt_object_global(obj, "batch_iters", &sz);
+	REQUIRE(iters && sz == sizeof(int));
+	CHECK(*iters == 1);
+	*iters = 5; /* a const volatile knob, set before load */
+	REQUIRE(bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
+		.sz = sizeof(struct bpfrt_object_load_opts), .jit = jit }) == 0,
+		"%s", bpfrt_last_error());
+	CHECK(bpfrt_object_find_map(obj, ".bss") != NULL);
+	CHECK(bpfrt_object_find_map(obj, ".data") != NULL);
+	CHECK(bpfrt_object_find_map(obj, ".rodata") != NULL);
+
+	hits = bpfrt_object_global(obj, "hits", &sz);
+	counter = bpfrt_object_global(obj, "counter", NULL);
+	seeded = bpfrt_object_global(obj, "seeded", NULL);
+	REQUIRE(hits && counter && seeded && sz == sizeof(long));
+	CHECK(*seeded == 7);
+	p = bpfrt_object_find_prog(obj, "count_hits");
+	REQUIRE(p);
+	CHECK(bpfrt_prog_run(p, mode, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
+	CHECK(*hits == 5, "hits %ld", *hits);
+	CHECK(*counter == 1);
+	CHECK(r0 == 8, "r0 %llu", (unsigned long long)r0);
+	*seeded = 100; /* written from user space after load */
+	CHECK(bpfrt_prog_run(p, mode, 0, 0, &r0) == 0);
+	CHECK(*hits == 10 && *counter == 2 && r0 == 102, "hits %ld counter %d r0 %llu",
+	      *hits, *counter, (unsigned long long)r0);
+
+	p = bpfrt_object_find_prog(obj, "read_greeting");
+	REQUIRE(p);
+	CHECK(bpfrt_prog_run(p, mode, 0, 0, &r0) == 0);
+	CHECK(r0 == 'e' + 6, "r0 %llu", (unsigned long long)r0);
+	bpfrt_object_close(obj);
+}
+
+TEST(globals_subprograms_kfuncs_interp)
+{
+	run_globals(false);
+}
+
+TEST(globals_subprograms_kfuncs_jit)
+{
+	run_globals(true);
+}
+
+TEST(double_load_is_refused)
+{
+	struct bpfrt_object *obj;
+
+	register_kfuncs();
+	REQUIRE(bpfrt_object_open(prog_path("globals.bpf.o"), NULL, &obj) == 0);
+	CHECK(bpfrt_object_load(obj, NULL) == 0, "%s", bpfrt_last_error());
+	CHECK(bpfrt_object_load(obj, NULL) == -EBUSY);
+	bpfrt_object_close(obj);
+}
+
+static int write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		return -1;
+	fwrite(buf, 1, len, f);
+	fclose(f);
+	return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(*len ? *len : 1);
+	if (buf && fread(buf, 1, *len, f) != *len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Open+load must fail cleanly (or succeed) and never crash or leak. */
+static int try_object(const char *path)
+{
+	struct bpfrt_object *obj;
+	int err = bpfrt_object_open(path, NULL, &obj);
+
+	if (err)
+		return err;
+	err = bpfrt_object_load(obj, NULL);
+	bpfrt_object_close(obj);
+	return err;
+}
+
+TEST(malformed_objects_are_rejected)
+{
+	char tmp[] = "/tmp/bpfrt-loader-XXXXXX";
+	size_t len;
+	char *img = slurp(prog_path("globals.bpf.o"), &len);
+	int fd = mkstemp(tmp);
+	unsigned seed = 1;
+
+	REQUIRE(img && fd >= 0);
+	close(fd);
+	register_kfuncs();
+
+	CHECK(try_object("/nonexistent/x.o") == -ENOENT);
+	CHECK(try_object("/proc/self/exe") == -EINVAL, "%s", bpfrt_last_error());
+	CHECK(strstr(bpfrt_last_error(), "BPF"));
+
+	/* Every truncation point in the first 4 KiB, then coarser. */
+	for (size_t cut = 0; cut < len; cut += cut < 4096 ? 7 : 401) {
+		write_file(tmp, img, cut);
+		CHECK(try_object(tmp) < 0, "truncated at %zu accepted", cut);
+	}
+	/* Random byte flips: any outcome but a crash. */
+	for (int round = 0; round < 300; round++) {
+		char *m = malloc(len);
+
+		memcpy(m, img, len);
+		for (int k = 0; k < 8; k++)
+			m[rand_r(&seed) % len] = (char)rand_r(&seed);
+		write_file(tmp, m, len);
+		(void)try_object(tmp);
+		free(m);
+	}
+	unlink(tmp);
+	free(img);
+}
+
+TEST(missing_kfunc_names_the_symbol)
+{
+	struct bpfrt_object *obj;
+	size_t len;
+	char *img = slurp(prog_path("globals.bpf.o"), &len);
+	char tmp[] = "/tmp/bpfrt-loader-XXXXXX";
+	int fd = mkstemp(tmp);
+	char *at;
+
+	REQUIRE(img && fd >= 0);
+	close(fd);
+	/* Rename the extern (symbol and BTF strings) so no kfunc matches it. */
+	at = memmem(img, len, "host_add", 8);
+	REQUIRE(at);
+	for (; at; at = memmem(at, len - (size_t)(at - img), "host_add", 8))
+		memcpy(at, "host_xyz", 8);
+	write_file(tmp, img, len);
+	REQUIRE(bpfrt_object_open(tmp, NULL, &obj) == 0, "%s", bpfrt_last_error());
+	CHECK(bpfrt_object_load(obj, NULL) == -ENOENT);
+	CHECK(strstr(bpfrt_last_error(), "host_xyz"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_object_find_map(obj, ".bss") == NULL); /* nothing half-loaded */
+	bpfrt_object_close(obj);
+	unlink(tmp);
+	free(img);
+}
