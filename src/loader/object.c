@@ -264,8 +264,6 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 
 		obj->btf = btf__parse_elf(path, NULL);
 		libbpf_set_print(prev);
-		if (!obj->btf)
-			obj->btf = NULL; /* libbpf 1.x returns NULL with errno set */
 	}
 	err = collect_progs(obj);
 	if (!err)
