@@ -41,7 +41,7 @@ $(BUILD)/libbpfrt.a: $(LIB_OBJS)
 $(BUILD)/libbpfrt.so: $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bpfrt: $(BUILD)/tools/bpfrt.o $(BUILD)/libbpfrt.a
+$(BUILD)/bpfrt: $(BUILD)/tools/bpfrt.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/cli_*.c)) $(BUILD)/libbpfrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bpfrt-conformance: $(BUILD)/tools/conformance_plugin.o $(BUILD)/libbpfrt.a

@@ -1,5 +1,6 @@
 /* bpfrt command-line tool. */
 #include "bpfrt/bpfrt.h"
+#include "cli.h"
 #include "isa/conformance.h"
 #include "isa/datafile.h"
 
@@ -18,6 +19,11 @@ static void usage(FILE *f)
 		"  disasm FILE                 disassemble raw bytes (8 per instruction)\n"
 		"  run FILE [--jit|--interp] [--mem HEX] [--repeat N]\n"
 		"                              validate and run; prints r0 in hex\n"
+		"  prog list OBJ               programs of a clang-built BPF object\n"
+		"  prog run OBJ --prog NAME [--data FILE] [--repeat N] [--jit|--interp] [--dump-map NAME]\n"
+		"                              load the object, run one program (like BPF_PROG_TEST_RUN)\n"
+		"  map dump OBJ NAME [--after PROG] [--interp]\n"
+		"                              print a map's entries, optionally after one run of PROG\n"
 		"  dump [--jited|--xlated] FILE\n"
 		"                              show the native code or the BPF instructions\n"
 		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]\n"
@@ -370,6 +376,10 @@ int main(int argc, char **argv)
 		return cmd_disasm(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "prog"))
+		return cli_prog(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "map"))
+		return cli_map(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "conformance"))

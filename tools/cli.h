@@ -1,0 +1,10 @@
+/* Subcommands of the bpfrt CLI that live in their own files. */
+#ifndef BPFRT_CLI_H
+#define BPFRT_CLI_H
+
+/* bpfrt prog list|run|verify ... */
+int cli_prog(int argc, char **argv);
+/* bpfrt map dump OBJ NAME [--after PROG] */
+int cli_map(int argc, char **argv);
+
+#endif
