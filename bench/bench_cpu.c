@@ -755,6 +755,16 @@ static int parse_opts(int argc, char **argv, struct cpu_opts *o)
 		default: cpu_usage(stderr); return -EINVAL;
 		}
 	}
+	if (o->only) {
+		int hits = 0;
+
+		for (int i = 0; i < CPU_PROG_CNT; i++)
+			hits += selected(o, cpu_progs[i].name);
+		if (!hits) {
+			fprintf(stderr, "bpfrt-bench cpu: no program named in '%s'\n", o->only);
+			return -EINVAL;
+		}
+	}
 	if (o->reps < 1 || o->reps > MAX_REPS || o->ms <= 0 || o->warmup_ms < 0) {
 		fprintf(stderr, "bpfrt-bench cpu: reps must be 1..%d, ms > 0\n", MAX_REPS);
 		return -EINVAL;
