@@ -27,6 +27,7 @@
 #include "jit/backend.h"
 #include "jit/execmem.h"
 #include "jit/jit.h"
+#include "verifier/validate.h"
 
 #include <capstone/capstone.h>
 #if defined(__x86_64__)
@@ -76,6 +77,8 @@ struct pass_offsets {
 enum {
 	F_TARGET = 1,   /* some branch lands here */
 	F_LOOP = 2,     /* a backward branch lands here */
+	F_SWAP = 4,     /* "d op= s" is emitted as "s op= d" (see coalesce()) */
+	F_ELIDE = 8,    /* the "mov s, d" that F_SWAP made redundant */
 };
 
 struct jit_ctx {
@@ -90,6 +93,8 @@ struct jit_ctx {
 	bool has_callx;
 	int err;                /* first error of this pass */
 	uint8_t *flags;         /* per insn F_* */
+	uint16_t *live_out;     /* per insn: BPF registers live after it */
+	bool bmi1;
 	struct func_frame *frames;
 	struct pass_offsets cur, prev;
 	uint32_t sub;           /* subprogram being emitted */
@@ -100,6 +105,19 @@ struct jit_ctx {
 	uint16_t zext;          /* BPF regs whose upper 32 bits are known zero */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
 };
+
+static bool cpu_has_bmi1(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return b & (1u << 3);
+#else
+	return false;
+#endif
+}
 
 static bool cpu_has_bmi2(void)
 {
@@ -345,6 +363,163 @@ static int prescan(struct jit_ctx *c)
 			f->sub += 8;
 	}
 	return 0;
+}
+
+/* ---- register liveness ------------------------------------------------ */
+
+#define RBIT(r)  ((uint16_t)(1u << (r)))
+#define ARG_REGS (RBIT(1) | RBIT(2) | RBIT(3) | RBIT(4) | RBIT(5))
+
+static void insn_use_def(const struct bpf_insn *insn, uint16_t *use, uint16_t *def)
+{
+	uint16_t d = RBIT(insn->dst_reg), s = RBIT(insn->src_reg);
+	uint8_t op = insn_op(insn);
+
+	*use = *def = 0;
+	switch (insn_class(insn)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		*def = d;
+		if (op != BPF_MOV)
+			*use |= d;
+		if (insn_src(insn) == BPF_X && op != BPF_END && op != BPF_NEG)
+			*use |= s;
+		break;
+	case BPF_LDX:
+		*use = s;
+		*def = d;
+		break;
+	case BPF_ST:
+		*use = d;
+		break;
+	case BPF_STX:
+		*use = d | s;
+		if (insn_mode(insn) == BPF_ATOMIC) {
+			if (insn->imm == BPF_CMPXCHG) {
+				*use |= RBIT(0);
+				*def = RBIT(0);
+			} else if (insn->imm & BPF_FETCH) {
+				*def = s;
+			}
+		}
+		break;
+	case BPF_LD:
+		*def = d;
+		break;
+	case BPF_JMP:
+	case BPF_JMP32:
+		switch (op) {
+		case BPF_JA:
+			break;
+		case BPF_EXIT:
+			*use = RBIT(0);
+			break;
+		case BPF_CALL:
+			/* a callee sees the caller's r6-r9 in the same registers */
+			*use = ARG_REGS | (insn_src(insn) == BPF_X ? d : 0);
+			if (insn->src_reg == BPF_PSEUDO_CALL && insn_src(insn) == BPF_K)
+				*use |= RBIT(6) | RBIT(7) | RBIT(8) | RBIT(9);
+			*def = RBIT(0) | ARG_REGS;
+			break;
+		default:
+			*use = d | (insn_src(insn) == BPF_X ? s : 0);
+		}
+		break;
+	}
+}
+
+/* Backward dataflow to a fixpoint: live_out[pc] = registers some path
+ * from pc reads before writing. */
+static int compute_liveness(struct jit_ctx *c)
+{
+	uint16_t *use = calloc(c->n, sizeof(*use)), *def = calloc(c->n, sizeof(*def));
+	uint16_t *live_in = calloc(c->n, sizeof(*live_in));
+	uint8_t *tail = calloc(c->n, 1);
+	bool changed = true;
+
+	if (!use || !def || !live_in || !tail) {
+		free(use); free(def); free(live_in); free(tail);
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	}
+	for (uint32_t pc = 0; pc < c->n; pc++) {
+		insn_use_def(&c->insns[pc], &use[pc], &def[pc]);
+		if (insn_is_lddw(&c->insns[pc]) && pc + 1 < c->n)
+			tail[++pc] = 1;
+	}
+	while (changed) {
+		changed = false;
+		for (uint32_t pc = c->n; pc-- > 0;) {
+			uint32_t succ[2];
+			unsigned ns;
+			uint16_t out = 0;
+
+			if (tail[pc])
+				continue;
+			ns = bpfrt_insn_successors(c->insns, pc, succ);
+			for (unsigned k = 0; k < ns; k++)
+				if (succ[k] < c->n)
+					out |= live_in[succ[k]];
+			if (out != c->live_out[pc]) {
+				c->live_out[pc] = out;
+				changed = true;
+			}
+			live_in[pc] = use[pc] | (out & (uint16_t)~def[pc]);
+		}
+	}
+	free(use);
+	free(def);
+	free(live_in);
+	free(tail);
+	return 0;
+}
+
+/* "d op= s; ...; s = d" with d dead afterwards and neither register
+ * touched in between becomes "s op= d; ...": the result goes straight
+ * where the program wants it and the copy disappears (clang keeps loop
+ * accumulators in one register and computes into a temporary). */
+static void coalesce(struct jit_ctx *c)
+{
+	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
+
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			const struct bpf_insn *insn = &c->insns[pc];
+			uint8_t op = insn_op(insn);
+			uint16_t regs = RBIT(insn->dst_reg) | RBIT(insn->src_reg);
+
+			if (insn_is_lddw(insn)) {
+				pc++;
+				continue;
+			}
+			if (insn_class(insn) != BPF_ALU64 || insn_src(insn) != BPF_X ||
+			    insn->off != 0 || insn->dst_reg == insn->src_reg ||
+			    insn->dst_reg >= BPF_R10 || insn->src_reg >= BPF_R10 ||
+			    (c->flags[pc] & (F_SWAP | F_ELIDE)) ||
+			    (op != BPF_ADD && op != BPF_AND && op != BPF_OR && op != BPF_XOR &&
+			     op != BPF_MUL))
+				continue;
+			for (uint32_t j = pc + 1; j < sp->end && j < pc + 16; j++) {
+				const struct bpf_insn *nj = &c->insns[j];
+				uint16_t u, d;
+
+				if (c->flags[j] & (F_TARGET | F_SWAP | F_ELIDE))
+					break;
+				if (nj->code == (BPF_ALU64 | BPF_MOV | BPF_X) && nj->off == 0 &&
+				    nj->dst_reg == insn->src_reg && nj->src_reg == insn->dst_reg) {
+					if (!(c->live_out[j] & RBIT(insn->dst_reg))) {
+						c->flags[pc] |= F_SWAP;
+						c->flags[j] |= F_ELIDE;
+					}
+					break;
+				}
+				insn_use_def(nj, &u, &d);
+				if (((u | d) & regs) || insn_is_jump_class(nj))
+					break;
+				if (insn_is_lddw(nj))
+					j++;
+			}
+		}
+	}
 }
 
 /* ---- prologue / epilogue --------------------------------------------- */
@@ -660,7 +835,8 @@ static const struct bpf_insn *foldable_at(const struct jit_ctx *c, uint32_t k)
 	for (uint32_t i = 1; i <= k; i++) {
 		uint32_t next = c->pc + i;
 
-		if (next >= c->prog->subprogs[c->sub].end || (c->flags[next] & F_TARGET))
+		if (next >= c->prog->subprogs[c->sub].end ||
+		    (c->flags[next] & (F_TARGET | F_SWAP | F_ELIDE)))
 			return NULL;
 	}
 	return &c->insns[c->pc + k];
@@ -681,14 +857,19 @@ static bool is_alu64_k(const struct bpf_insn *insn, uint8_t op, uint8_t dst, int
  * sign-extension idiom of clang, one x86 instruction. at is the index
  * (relative to the current instruction) of the lsh. Returns the number of
  * instructions consumed, 0 if no match. */
+static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, uint32_t at);
+
 static int try_fold_extend(struct jit_ctx *c, uint8_t dst, uint8_t src, uint32_t at)
 {
 	const struct bpf_insn *lsh = at ? foldable_at(c, at) : &c->insns[c->pc];
 	const struct bpf_insn *rsh = foldable_at(c, at + 1);
+	int n;
 
 	if (!is_alu64_k(lsh, BPF_LSH, dst, 32) || !rsh)
 		return 0;
 	if (is_alu64_k(rsh, BPF_RSH, dst, 32)) {
+		if ((n = try_fold_zext_compare(c, dst, src, at + 2)))
+			return n;
 		if (dst == src)
 			emit_zext(c, dst);
 		else
@@ -718,10 +899,31 @@ static int try_fold_rotate(struct jit_ctx *c, const struct bpf_insn *insn)
 	if (k <= 0 || k >= 64 || !is_alu64_k(lsh, BPF_LSH, b, 64 - k) ||
 	    or->code != (BPF_ALU64 | BPF_OR | BPF_X) || or->dst_reg != b || or->src_reg != a)
 		return 0;
-	emit_mov_rr(&c->b, true, R(a), R(b));
-	emit_shift_ri(&c->b, true, SH_SHR, R(a), (uint8_t)k);
+	if (c->live_out[c->pc + 3] & (1u << a)) {
+		emit_mov_rr(&c->b, true, R(a), R(b));
+		emit_shift_ri(&c->b, true, SH_SHR, R(a), (uint8_t)k);
+	}
 	emit_shift_ri(&c->b, true, SH_ROL, R(b), (uint8_t)(64 - k));
 	return 4;
+}
+
+/* mov a, b; xor a, -1; and a, imm: with BMI1, a = imm; andn a, b, a. */
+static int try_fold_andn(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	const struct bpf_insn *x = foldable_at(c, 1), *and = foldable_at(c, 2);
+	int a = R(insn->dst_reg), b = R(insn->src_reg);
+
+	if (!c->bmi1 || insn->dst_reg == insn->src_reg || !is_alu64_k(x, BPF_XOR, insn->dst_reg, -1) ||
+	    !and || and->code != (BPF_ALU64 | BPF_AND | BPF_K) || and->dst_reg != insn->dst_reg)
+		return 0;
+	emit_mov_imm64(&c->b, a, (uint64_t)(int64_t)and->imm);
+	/* VEX.LZ.0F38.W1 F2 /r: andn a, b, a */
+	emit1(&c->b, 0xc4);
+	emit1(&c->b, (uint8_t)(((~a >> 3) & 1) << 7 | 1 << 6 | ((~a >> 3) & 1) << 5 | 0x02));
+	emit1(&c->b, (uint8_t)(0x80 | ((~b & 0xf) << 3)));
+	emit1(&c->b, 0xf2);
+	emit_modrm(&c->b, 3, a, a);
+	return 3;
 }
 
 /* mov dst, src; add dst, imm|reg  ->  lea dst, [src + imm|reg]. Returns
@@ -821,8 +1023,12 @@ static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 
 			if (!n)
 				n = try_fold_rotate(c, insn);
+			if (!n)
+				n = try_fold_andn(c, insn);
 			if (n)
 				return n;
+		} else if ((consumed = try_fold_zext_compare(c, insn->dst_reg, insn->src_reg, 1))) {
+			return consumed;
 		}
 		if ((consumed = try_fold_mov_add(c, insn)))
 			return consumed;
@@ -1014,33 +1220,35 @@ static int jmp_cc(uint8_t op)
 	return -1;
 }
 
-/* Returns the number of instructions consumed: 2 when "jcc +1; ja X"
- * became "j!cc X". */
-static int translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
-			       int prev_zf_reg, bool prev_zf_w32)
+/* Conditional jump at jpc (the current instruction or one folded into
+ * it). cmp_reg >= 0 compares that x86 register's low 32 bits instead of
+ * dst (its zero-extended copy, dead after the jump). Returns the number of
+ * instructions consumed from jpc: 2 when "jcc +1; ja X" became "j!cc X". */
+static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int cmp_reg,
+			  int prev_zf_reg, bool prev_zf_w32)
 {
+	const struct bpf_insn *insn = &c->insns[jpc];
 	struct x86_buf *b = &c->b;
-	bool is64 = insn_class(insn) == BPF_JMP;
+	bool is64 = insn_class(insn) == BPF_JMP && cmp_reg < 0;
 	uint8_t op = insn_op(insn);
 	int cc = jmp_cc(op);
-	int dst = R(insn->dst_reg);
-	int64_t target = insn_branch_target(insn, c->pc);
-
+	int dst = cmp_reg >= 0 ? cmp_reg : R(insn->dst_reg);
+	int64_t target = insn_branch_target(insn, jpc);
 	const struct bpf_insn *nx;
 	int consumed = 1;
 
 	if (cc < 0) {
 		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
-				   c->pc, insn->code);
+				   jpc, insn->code);
 		return 1;
 	}
-	if (target == c->pc + 1)
+	if (target == jpc + 1)
 		return 1; /* both ways lead to the next instruction; compares have no effects */
-	nx = foldable_next(c);
-	if (target == c->pc + 2 && nx && insn_op(nx) == BPF_JA &&
+	nx = foldable_at(c, jpc - c->pc + 1);
+	if (target == jpc + 2 && nx && insn_op(nx) == BPF_JA &&
 	    (nx->code == (BPF_JMP | BPF_JA) || insn_is_gotol(nx))) {
 		/* jump over a jump: invert the condition instead */
-		target = insn_branch_target(nx, c->pc + 1);
+		target = insn_branch_target(nx, jpc + 1);
 		cc ^= 1;
 		consumed = 2;
 	}
@@ -1059,8 +1267,8 @@ static int translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
 	} else if (insn->imm == 0) {
 		/* cmp r, 0 and test r, r set the same flags; when the previous
 		 * ALU instruction left ZF for this very value, only ZF matters */
-		bool zf_ok = (op == BPF_JEQ || op == BPF_JNE) && prev_zf_reg == insn->dst_reg &&
-			     (prev_zf_w32 || is64);
+		bool zf_ok = cmp_reg < 0 && (op == BPF_JEQ || op == BPF_JNE) &&
+			     prev_zf_reg == insn->dst_reg && (prev_zf_w32 || is64);
 
 		if (!zf_ok)
 			emit_test_rr(b, is64, dst, dst);
@@ -1069,6 +1277,33 @@ static int translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
 	}
 	emit_jump_to(c, cc, c->prev.start[target]);
 	return consumed;
+}
+
+static int translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
+			       int prev_zf_reg, bool prev_zf_w32)
+{
+	return emit_cond_jump(c, c->pc, -1, prev_zf_reg, prev_zf_w32);
+}
+
+/* A zero-extending copy dst = (u32)src that only feeds the conditional
+ * jump right after it (dst dead afterwards): compare src's low half
+ * directly. at is the jump's index relative to the current instruction.
+ * Returns instructions consumed including the jump, 0 if no match. */
+static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, uint32_t at)
+{
+	const struct bpf_insn *j = foldable_at(c, at);
+	uint8_t op;
+
+	if (!j || !insn_is_jump_class(j) || !insn_is_branch(j) || insn_op(j) == BPF_JA ||
+	    j->dst_reg != dst || insn_src(j) != BPF_K || (c->live_out[c->pc + at] & (1u << dst)))
+		return 0;
+	op = insn_op(j);
+	/* a 64-bit compare of a zero-extended value equals the 32-bit one
+	 * only for unsigned (and equality) conditions against imm >= 0 */
+	if (insn_class(j) == BPF_JMP &&
+	    (j->imm < 0 || op == BPF_JSGT || op == BPF_JSGE || op == BPF_JSLT || op == BPF_JSLE))
+		return 0;
+	return (int)at + emit_cond_jump(c, c->pc + at, R(src), -1, false);
 }
 
 static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1215,6 +1450,30 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	if (c->flags[c->pc] & F_TARGET) {
 		prev_zf = -1;
 		c->zext = 0;
+	}
+	if (c->flags[c->pc] & F_ELIDE) {
+		/* s = d after "s op= d": s already holds the value */
+		update_zext(c, insn);
+		return 1;
+	}
+	if (c->flags[c->pc] & F_SWAP) {
+		int d = R(insn->dst_reg), s = R(insn->src_reg);
+
+		if (insn_op(insn) == BPF_MUL)
+			emit_rr(&c->b, true, 0x0faf, s, d);
+		else
+			emit_alu_rr(&c->b, true, (enum x86_alu)(insn_op(insn) == BPF_ADD ? ALU_ADD :
+								 insn_op(insn) == BPF_AND ? ALU_AND :
+								 insn_op(insn) == BPF_OR ? ALU_OR : ALU_XOR),
+				    s, d);
+		c->zext &= (uint16_t)~(RBIT(insn->dst_reg) | RBIT(insn->src_reg));
+		return 1;
+	}
+	if ((insn_class(insn) == BPF_ALU || insn_class(insn) == BPF_ALU64 || insn_is_lddw(insn)) &&
+	    !(c->live_out[c->pc] & RBIT(insn->dst_reg))) {
+		/* the value is never read: nothing to compute */
+		c->zext &= (uint16_t)~RBIT(insn->dst_reg);
+		return insn_is_lddw(insn) ? 2 : 1;
 	}
 
 	switch (insn_class(insn)) {
@@ -1444,6 +1703,7 @@ static int x86_compile(struct bpfrt_prog *prog)
 		.insns = prog->insns,
 		.n = prog->insn_cnt,
 		.bmi2 = cpu_has_bmi2(),
+		.bmi1 = cpu_has_bmi1(),
 		.zf_reg = -1,
 		.tp_off = bpfrt_run_state_tp_offset(),
 	};
@@ -1454,14 +1714,16 @@ static int x86_compile(struct bpfrt_prog *prog)
 	if (!prog->subprogs || !ns || !prog->insn_cnt)
 		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
 	c.flags = calloc(c.n + 1, 1);
+	c.live_out = calloc(c.n + 1, sizeof(*c.live_out));
 	c.frames = calloc(ns, sizeof(*c.frames));
-	if (!c.flags || !c.frames || alloc_offsets(&c.cur, c.n, ns) ||
+	if (!c.flags || !c.frames || !c.live_out || alloc_offsets(&c.cur, c.n, ns) ||
 	    alloc_offsets(&c.prev, c.n, ns)) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
 		goto out;
 	}
-	if ((err = prescan(&c)))
+	if ((err = prescan(&c)) || (err = compute_liveness(&c)))
 		goto out;
+	coalesce(&c);
 
 	/* sizes with unknown addresses, then again at the real address
 	 * (helper calls may shrink to rel32); shrinking keeps it in the
@@ -1504,6 +1766,7 @@ out:
 	bpfrt_execmem_free(mem);
 	free(c.b.p);
 	free(c.flags);
+	free(c.live_out);
 	free(c.frames);
 	free_offsets(&c.cur);
 	free_offsets(&c.prev);
