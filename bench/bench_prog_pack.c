@@ -20,10 +20,11 @@
  * growth over the unloaded process, packs and own mappings, iTLB read
  * misses where perf_event_open gives them. Then load+JIT+free throughput.
  *
- * Timing: runs/s is the sum over threads of runs / thread CPU time, so
- * that time preempted by other load on the machine is not counted; trials
- * of pack and no-pack alternate (the order flips every repetition) and
- * the table gives the median of the repetitions and +- half their range. */
+ * Timing: each thread times batches of ~2,000 runs and its rate is that of
+ * its median batch; runs/s is the sum over threads, so time preempted by
+ * other load on the machine is not counted. Trials of pack and no-pack
+ * alternate (the order flips every repetition) and the table gives the
+ * median of the repetitions and +- half their range. */
 #define _GNU_SOURCE
 #include "bench.h"
 
@@ -65,6 +66,7 @@ struct pp_opts {
 	int many;           /* programs of the "all loaded run" scenario */
 	int spread;         /* programs of the spread scenario, 0: none */
 	int churn;          /* programs per load+JIT+free batch */
+	bool shuffle;       /* run in a random order, not load (= address) order */
 	bool verbose;
 };
 
@@ -269,7 +271,8 @@ struct pp_scenario {
 };
 
 struct pp_sample {
-	double runs_per_s;
+	double runs_per_s;      /* sum over threads of their median batch's rate */
+	double cpu_runs_per_s;  /* sum over threads of runs / thread CPU time */
 	double wall_runs_per_s;
 	double itlb_per_krun;   /* < 0: not measured */
 	double load_per_s;
@@ -283,6 +286,15 @@ struct pp_result {
 	int n;
 };
 
+/* Runs are timed in batches of about PP_BATCH_RUNS (whole passes over the
+ * running programs); a thread's rate is that of its median batch. A batch
+ * lasts some microseconds, so few are hit by preemption or by the cache
+ * and TLB refills after another process ran on the core, while a trial's
+ * average over thread CPU time still carries those refills (the machine
+ * is shared with compilers). */
+#define PP_BATCH_RUNS   2000
+#define PP_MAX_BATCHES  (1 << 17)
+
 struct pp_worker {
 	pthread_t tid;
 	struct bpfrt_prog *const *run;
@@ -291,6 +303,8 @@ struct pp_worker {
 	atomic_bool *stop;
 	pthread_barrier_t *barrier;
 	uint64_t runs, cpu_ns, itlb;
+	double *batch_ns;
+	int batches;
 	bool itlb_ok;
 	int err;
 };
@@ -298,6 +312,7 @@ struct pp_worker {
 static void *pp_worker_main(void *arg)
 {
 	struct pp_worker *w = arg;
+	int passes = (PP_BATCH_RUNS + w->run_cnt - 1) / w->run_cnt;
 	uint64_t t0, r0, runs = 0;
 	int fd = itlb_ok ? pp_itlb_open() : -1;
 	int i = w->start;
@@ -309,8 +324,9 @@ static void *pp_worker_main(void *arg)
 	}
 	t0 = bench_thread_ns();
 	while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
-		/* one pass at a time between looks at the flag */
-		for (int k = 0; k < w->run_cnt; k++) {
+		uint64_t b0 = bench_now_ns();
+
+		for (int k = passes * w->run_cnt; k > 0; k--) {
 			if (bpfrt_prog_run(w->run[i], BPFRT_EXEC_JIT, (uintptr_t)pp_ctx,
 					   sizeof(pp_ctx), &r0)) {
 				w->err = -EINVAL;
@@ -319,7 +335,9 @@ static void *pp_worker_main(void *arg)
 			if (++i == w->run_cnt)
 				i = 0;
 		}
-		runs += (uint64_t)w->run_cnt;
+		if (w->batches < PP_MAX_BATCHES)
+			w->batch_ns[w->batches++] = (double)(bench_now_ns() - b0);
+		runs += (uint64_t)passes * (uint64_t)w->run_cnt;
 	}
 out:
 	w->cpu_ns = bench_thread_ns() - t0;
@@ -348,9 +366,10 @@ static int pp_run_trial(const struct pp_opts *o, struct bpfrt_prog *const *run, 
 	for (int t = 0; t < o->threads; t++) {
 		w[t] = (struct pp_worker){ .run = run, .run_cnt = run_cnt,
 					   .start = (int)((long)run_cnt * t / o->threads),
-					   .stop = &stop, .barrier = &barrier };
-		if (pthread_create(&w[t].tid, NULL, pp_worker_main, &w[t])) {
-			fprintf(stderr, "bpfrt-bench prog-pack: pthread_create failed\n");
+					   .stop = &stop, .barrier = &barrier,
+					   .batch_ns = malloc(PP_MAX_BATCHES * sizeof(double)) };
+		if (!w[t].batch_ns || pthread_create(&w[t].tid, NULL, pp_worker_main, &w[t])) {
+			fprintf(stderr, "bpfrt-bench prog-pack: cannot start a thread\n");
 			exit(1);
 		}
 		started++;
@@ -359,8 +378,11 @@ static int pp_run_trial(const struct pp_opts *o, struct bpfrt_prog *const *run, 
 	t0 = bench_now_ns();
 	nanosleep(&nap, NULL);
 	atomic_store(&stop, true);
-	s->runs_per_s = 0;
+	s->runs_per_s = s->cpu_runs_per_s = 0;
 	for (int t = 0; t < started; t++) {
+		struct bench_stats st;
+		int passes = (PP_BATCH_RUNS + run_cnt - 1) / run_cnt;
+
 		pthread_join(w[t].tid, NULL);
 		if (w[t].err)
 			err = w[t].err;
@@ -368,7 +390,11 @@ static int pp_run_trial(const struct pp_opts *o, struct bpfrt_prog *const *run, 
 		itlb += w[t].itlb;
 		itlb_all = itlb_all && w[t].itlb_ok;
 		if (w[t].cpu_ns)
-			s->runs_per_s += (double)w[t].runs * 1e9 / (double)w[t].cpu_ns;
+			s->cpu_runs_per_s += (double)w[t].runs * 1e9 / (double)w[t].cpu_ns;
+		bench_stats_of(w[t].batch_ns, w[t].batches, &st);
+		if (st.median > 0)
+			s->runs_per_s += (double)passes * run_cnt * 1e9 / st.median;
+		free(w[t].batch_ns);
 	}
 	s->wall_runs_per_s = (double)total * 1e9 / (double)(bench_now_ns() - t0);
 	s->itlb_per_krun = itlb_all && total ? 1000.0 * (double)itlb / (double)total : -1;
@@ -462,6 +488,17 @@ static int pp_sample_scenario(const struct pp_opts *o, const struct pp_scenario 
 	} else {
 		memcpy(run, progs, (size_t)sc->loaded * sizeof(*run));
 		run_cnt = sc->loaded;
+	}
+	if (o->shuffle) {
+		uint64_t st = 42;
+
+		for (int i = run_cnt - 1; i > 0; i--) {
+			int j = (int)(pp_rand(&st) % (uint64_t)(i + 1));
+			struct bpfrt_prog *t = run[i];
+
+			run[i] = run[j];
+			run[j] = t;
+		}
 	}
 	err = pp_run_trial(o, run, run_cnt, s);
 	if (err)
@@ -577,9 +614,12 @@ static double pp_print_scenario(const struct pp_opts *o, const struct pp_scenari
 	       ratio_st.min, ratio_st.max, ratio_st.median);
 	if (o->verbose)
 		for (int i = 0; i < r->n; i++)
-			printf("    rep %d: pack %.0f (wall %.0f), no-pack %.0f (wall %.0f) runs/s\n",
-			       i, r->s[PP_PACK][i].runs_per_s, r->s[PP_PACK][i].wall_runs_per_s,
-			       r->s[PP_NOPACK][i].runs_per_s, r->s[PP_NOPACK][i].wall_runs_per_s);
+			printf("    rep %d: pack %.1fM (CPU time %.1fM, wall %.1fM), "
+			       "no-pack %.1fM (CPU time %.1fM, wall %.1fM) runs/s\n", i,
+			       r->s[PP_PACK][i].runs_per_s / 1e6, r->s[PP_PACK][i].cpu_runs_per_s / 1e6,
+			       r->s[PP_PACK][i].wall_runs_per_s / 1e6,
+			       r->s[PP_NOPACK][i].runs_per_s / 1e6, r->s[PP_NOPACK][i].cpu_runs_per_s / 1e6,
+			       r->s[PP_NOPACK][i].wall_runs_per_s / 1e6);
 	return ratio;
 }
 
@@ -595,6 +635,7 @@ static void pp_usage(FILE *f)
 		"  -n, --many N      programs of the all-run scenario (default 1000)\n"
 		"  -s, --spread N    programs of the spread scenario, 0 for none (default 4000)\n"
 		"  -c, --churn N     programs per load+JIT+free batch (default 1000)\n"
+		"  -S, --shuffle     run the programs in a random order (default: load order)\n"
 		"  -v, --verbose     every repetition's figures\n");
 }
 
@@ -607,6 +648,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		{ "many", required_argument, NULL, 'n' },
 		{ "spread", required_argument, NULL, 's' },
 		{ "churn", required_argument, NULL, 'c' },
+		{ "shuffle", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -615,7 +657,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 
 	*o = (struct pp_opts){ .reps = 5, .ms = 300, .threads = 2, .many = 1000,
 			       .spread = 4000, .churn = 1000 };
-	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:Svh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->reps = atoi(optarg); break;
 		case 't': o->ms = atof(optarg); break;
@@ -623,6 +665,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		case 'n': o->many = atoi(optarg); break;
 		case 's': o->spread = atoi(optarg); break;
 		case 'c': o->churn = atoi(optarg); break;
+		case 'S': o->shuffle = true; break;
 		case 'v': o->verbose = true; break;
 		case 'h': pp_usage(stdout); exit(0);
 		default: pp_usage(stderr); return -EINVAL;
@@ -663,7 +706,8 @@ static void pp_print_setup(const struct pp_opts *o, const struct pp_code *code, 
 	printf("programs: %.1f BPF insns on average (ALU work, forward jumps, two loads), each different\n",
 	       insns / ncode);
 	printf("timing: median of %d repetitions of %.0f ms per trial; runs/s = sum over threads of\n"
-	       "        runs / thread CPU time (preemption by other load not counted)\n", o->reps, o->ms);
+	       "        the rate of their median batch of ~%d runs (preemption not counted)%s\n",
+	       o->reps, o->ms, PP_BATCH_RUNS, o->shuffle ? "; random run order" : "");
 	if (itlb_ok)
 		printf("iTLB misses: perf_event_open ITLB read misses, user mode, per 1,000 runs\n");
 	else
