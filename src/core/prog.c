@@ -1,5 +1,6 @@
 #include "core/prog.h"
 #include "core/error.h"
+#include "core/rcu.h"
 #include "core/run.h"
 #include "helpers/helpers.h"
 #include "interp/interp.h"
@@ -25,6 +26,7 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 		return bpfrt_err(-ENOMEM, "%s: out of memory", prog->name);
 	memcpy(prog->insns, insns, insn_cnt * sizeof(*insns));
 	prog->insn_cnt = (uint32_t)insn_cnt;
+	bpfrt_helpers_init(); /* Linux's helpers, where ids are still free */
 	prog->helpers = bpfrt_helper_table();
 
 	err = bpfrt_validate(prog);
@@ -103,6 +105,7 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	if (mode == BPFRT_EXEC_DEFAULT)
 		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 	bpfrt_run_state.abort_err = 0;
+	bpfrt_run_state.tail_call_cnt = 0;
 	if (mode == BPFRT_EXEC_JIT) {
 		if (!prog->jit_func)
 			return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
