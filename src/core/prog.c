@@ -104,15 +104,18 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
 	if (mode == BPFRT_EXEC_DEFAULT)
 		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
+	if (mode == BPFRT_EXEC_JIT && !prog->jit_func)
+		return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
 	bpfrt_run_state.abort_err = 0;
 	bpfrt_run_state.tail_call_cnt = 0;
-	if (mode == BPFRT_EXEC_JIT) {
-		if (!prog->jit_func)
-			return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
+	/* Map values and tail-call targets the program reaches stay alive
+	 * until the run ends (RCU read section). */
+	bpfrt_rcu_read_lock();
+	if (mode == BPFRT_EXEC_JIT)
 		*retval = prog->jit_func(arg1, arg2);
-	} else {
+	else
 		*retval = bpfrt_interp_run(prog, arg1, arg2);
-	}
+	bpfrt_rcu_read_unlock();
 	if (bpfrt_run_state.abort_err) {
 		int e = bpfrt_run_state.abort_err;
 
