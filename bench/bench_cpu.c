@@ -426,7 +426,10 @@ static void dump_prog(struct cpu_env *env, struct prog_result *r, const struct b
  * fetch and op-cache boundaries, worth 10-15% on a tight loop here. Both
  * allocators randomise the image start, so one load is one draw: reloading
  * before every repetition makes the median a median over placements too,
- * for our JIT and the kernel's alike. */
+ * for our JIT and the kernel's alike. A small image has only a few possible
+ * starts (16-byte steps within its 64-byte chunks), so the distribution
+ * can be bimodal: 21 repetitions keep the median from landing on the rarer
+ * mode by chance. */
 static void engine_reload(struct cpu_env *env, struct prog_result *r, enum engine_id id,
 			  uint32_t expect)
 {
@@ -700,8 +703,8 @@ static void cpu_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bpfrt-bench cpu [options]\n"
-		"  -r, --reps N        repetitions per engine (default 11)\n"
-		"  -t, --ms MS         milliseconds per timed batch (default 20)\n"
+		"  -r, --reps N        repetitions per engine (default 21)\n"
+		"  -t, --ms MS         milliseconds per timed batch (default 10)\n"
 		"  -w, --warmup MS     warm-up per engine and program (default 100)\n"
 		"  -c, --cpu N         pin to CPU N (default: the current one)\n"
 		"  -p, --prog A,B      only these programs\n"
@@ -735,7 +738,7 @@ static int parse_opts(int argc, char **argv, struct cpu_opts *o)
 	};
 	int c;
 
-	*o = (struct cpu_opts){ .reps = 11, .ms = 20, .warmup_ms = 100, .cpu = -1,
+	*o = (struct cpu_opts){ .reps = 21, .ms = 10, .warmup_ms = 100, .cpu = -1,
 				.kernel = true, .reload = true,
 				.dir = bench_default_progs_dir() };
 	optind = 1;
