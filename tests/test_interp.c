@@ -1035,12 +1035,14 @@ TEST(helper_unregistered_after_load)
 
 /* A subprogram address (callback for bpf_loop and friends) has no
  * interpreter meaning yet: the run must stop, not load a made-up value. */
-TEST(lddw_subprog_address_aborts)
+/* A subprogram address is an interpreter callback handle: the tag bit
+ * and the subprogram's first instruction (see helpers/callback.h). */
+TEST(lddw_subprog_address_is_callback_handle)
 {
 	static const struct bpf_insn insns[] = {
 		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_R1, BPF_PSEUDO_FUNC, 0, 3), /* -> 4 */
 		INSN(0, 0, 0, 0, 0),
-		MOV64_IMM(BPF_R0, 0),
+		MOV64_REG(BPF_R0, BPF_R1),
 		EXIT(),
 		MOV64_IMM(BPF_R0, 1),
 		EXIT(),
@@ -1049,7 +1051,8 @@ TEST(lddw_subprog_address_aborts)
 	bool loaded;
 	int err = load_and_run(insns, ARRAY_LEN(insns), 0, 0, &r0, &loaded);
 
-	CHECK(err < 0, "loaded %d err %d r0 %llu", loaded, err, (unsigned long long)r0);
+	CHECK(err == 0, "loaded %d err %d: %s", loaded, err, bpfrt_last_error());
+	CHECK(r0 == (1ull << 63 | 4), "r0 %#llx", (unsigned long long)r0);
 }
 
 /* Reading a register nothing wrote is rejected at load now, so the entry

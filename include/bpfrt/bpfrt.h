@@ -122,6 +122,35 @@ int bpfrt_kfunc_register(const char *name, const struct bpfrt_helper *proto);
 /* Id of the kfunc registered under name, or -ENOENT. */
 int bpfrt_kfunc_id(const char *name);
 
+/* Linux's helpers (map_lookup_elem ... loop, under their Linux ids) are
+ * registered on the first program load, each only where its id is still
+ * free: an embedder's own helper under a Linux id wins, and registering
+ * one later replaces the default. Idempotent; call it to make the defaults
+ * visible to bpfrt_helper_get() before any load. */
+void bpfrt_helpers_init(void);
+
+/* ---- trace buffer (bpf_trace_printk) ----------------------------------- */
+/* trace_printk lines go to a bounded in-process ring (the oldest line is
+ * dropped when full) laid out like the kernel's trace_pipe:
+ *   "  comm-tid  [cpu] ..... sec.usec: bpf_trace_printk: message\n"
+ * Reading consumes lines. */
+
+/* Copies as many whole pending lines as fit into buf, NUL-terminated.
+ * Returns the bytes copied (0: nothing pending), or -ENOSPC if even the
+ * next line does not fit. */
+int bpfrt_trace_read(char *buf, size_t len);
+/* Calls fn for every pending line (len excludes the NUL); a negative
+ * return stops and is returned. Returns the number of lines. */
+typedef int (*bpfrt_trace_line_fn)(void *ctx, const char *line, size_t len);
+int bpfrt_trace_drain(bpfrt_trace_line_fn fn, void *ctx);
+/* Writes every pending line to out (the CLI's trace-pipe). Returns the
+ * number of lines or -errno. */
+int bpfrt_trace_pipe(FILE *out);
+/* Lines lost to a full buffer since the last clear. */
+uint64_t bpfrt_trace_dropped(void);
+/* Discards pending lines and the dropped count. */
+void bpfrt_trace_clear(void);
+
 /* ---- text assembly ----------------------------------------------------- */
 /* Assembles the bpf_conformance syntax ("mov %r0, 1", labels, "call local
  * f", "lock xchg [%r10-8], %r1"...). Returns 0 with a malloc'd array in

@@ -7,11 +7,19 @@
 
 #include <stdint.h>
 
+struct bpfrt_prog;
+
 struct bpfrt_run_state {
 	int abort_err;      /* 0, or a positive errno when the last run aborted */
 	uint32_t abort_pc;  /* instruction index that aborted */
 	uint64_t abort_arg; /* detail (e.g. the bad helper id) */
 	void *entry_sp;     /* JIT: native stack pointer at program entry */
+	/* Interpreter: the program whose code runs now (tail calls switch
+	 * it); bpfrt_callback_invoke resolves interpreter callbacks in it. */
+	const struct bpfrt_prog *cur_prog;
+	uint32_t callback_depth; /* nested bpfrt_callback_invoke calls */
+	uint32_t tail_call_cnt;  /* JIT: tail calls taken in this run */
+	uint64_t tail_call_ctx;  /* JIT: r1 of the tail call being made */
 };
 
 /* initial-exec keeps the offset from the thread pointer the same in every

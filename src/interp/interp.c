@@ -7,8 +7,11 @@
  * INTERP_COUNTED set to 0 or 1 gives the same result: one source of truth,
  * and a plain run pays nothing for the counter. */
 #include "interp/interp.h"
+#include "core/rcu.h"
 #include "core/run.h"
+#include "helpers/callback.h"
 #include "isa/isa.h"
+#include "maps/map.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -78,6 +81,7 @@ static inline uint32_t mod32(uint32_t a, uint32_t b, bool is_signed)
 /* Saved state of a BPF-to-BPF caller. */
 struct interp_frame {
 	const struct bpf_insn *ret;
+	const struct bpfrt_prog *prog; /* the caller's (a tail call may replace the callee's) */
 	uint64_t callee_saved[4]; /* r6-r9 */
 	uint64_t fp;
 };
@@ -105,15 +109,41 @@ interp_abort(const struct bpfrt_prog *prog, const struct bpf_insn *insn, int err
 #undef INTERP_NAME
 #undef INTERP_COUNTED
 
+/* Every activation publishes the program it runs for callbacks and puts
+ * back the previous one, so runs nested inside helpers find their own. */
 uint64_t bpfrt_interp_run(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
 {
-	return interp_run_plain(prog, arg1, arg2, NULL);
+	const struct bpfrt_prog *outer = bpfrt_run_state.cur_prog;
+	const uint64_t args[5] = { arg1, arg2 };
+	uint64_t r0;
+
+	bpfrt_run_state.cur_prog = prog;
+	r0 = interp_run_plain(prog, 0, args, NULL);
+	bpfrt_run_state.cur_prog = outer;
+	return r0;
 }
 
 uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
 				  uint64_t arg2, uint64_t *executed)
 {
-	uint64_t dummy;
+	const struct bpfrt_prog *outer = bpfrt_run_state.cur_prog;
+	const uint64_t args[5] = { arg1, arg2 };
+	uint64_t dummy, r0;
 
-	return interp_run_counting(prog, arg1, arg2, executed ? executed : &dummy);
+	bpfrt_run_state.cur_prog = prog;
+	r0 = interp_run_counting(prog, 0, args, executed ? executed : &dummy);
+	bpfrt_run_state.cur_prog = outer;
+	return r0;
+}
+
+uint64_t bpfrt_interp_run_subprog(const struct bpfrt_prog *prog, uint32_t start,
+				  const uint64_t args[5])
+{
+	const struct bpfrt_prog *outer = bpfrt_run_state.cur_prog;
+	uint64_t r0;
+
+	bpfrt_run_state.cur_prog = prog;
+	r0 = interp_run_plain(prog, start, args, NULL);
+	bpfrt_run_state.cur_prog = outer;
+	return r0;
 }

@@ -14,4 +14,10 @@ uint64_t bpfrt_interp_run(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t
 uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
 				  uint64_t arg2, uint64_t *executed);
 
+/* Runs the subprogram starting at insn `start` as a fresh activation (its
+ * own stack) with r1-r5 = args and returns its r0: interpreter callbacks.
+ * start must be a subprogram start (bpfrt_callback_invoke checks). */
+uint64_t bpfrt_interp_run_subprog(const struct bpfrt_prog *prog, uint32_t start,
+				  const uint64_t args[5]);
+
 #endif

@@ -8,7 +8,7 @@
  * validator rejects still land on a safe abort. */
 
 static __attribute__((noinline, hot)) uint64_t
-INTERP_NAME(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2,
+INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 	    uint64_t *executed)
 {
 	/* 16 slots: a 4-bit register field can never index out of bounds,
@@ -20,9 +20,11 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2,
 		__attribute__((aligned(16)));
 	struct interp_frame frames[BPFRT_MAX_CALL_FRAMES - 1];
 	const struct bpfrt_helper *helpers = prog->helpers;
-	const struct bpf_insn *insn = prog->insns;
+	const struct bpf_insn *insn = prog->insns + entry;
 	uint64_t fp = (uint64_t)(uintptr_t)(stack + sizeof(stack));
 	unsigned int depth = 0; /* saved caller frames */
+	unsigned int tail_calls = 0;
+	bool rcu_held = false; /* this activation entered a read section */
 	uint64_t count = 0;
 	int abort_err;
 	uint64_t abort_arg;
@@ -107,9 +109,19 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2,
 } while (0)
 #define NEXT() do { insn++; DISPATCH(); } while (0)
 #define ABORT(err, arg) do { abort_err = (err); abort_arg = (arg); goto aborted; } while (0)
+/* The program whose instructions run changes on tail calls and on returns
+ * into a caller that a tail call left behind. */
+#define INTERP_SWITCH_PROG(p) do {                                             \
+	prog = (p);                                                            \
+	helpers = prog->helpers;                                               \
+	bpfrt_run_state.cur_prog = prog;                                       \
+} while (0)
 
-	reg[BPF_R1] = arg1;
-	reg[BPF_R2] = arg2;
+	reg[BPF_R1] = args[0];
+	reg[BPF_R2] = args[1];
+	reg[BPF_R3] = args[2];
+	reg[BPF_R4] = args[3];
+	reg[BPF_R5] = args[4];
 	reg[BPF_R10] = fp;
 	DISPATCH();
 
@@ -252,11 +264,14 @@ ldxsx_h: DST = (uint64_t)(int64_t)MEM_LOAD(int16_t, SRC + (int64_t)OFF); NEXT();
 ldxsx_w: DST = (uint64_t)(int64_t)MEM_LOAD(int32_t, SRC + (int64_t)OFF); NEXT();
 
 ld_imm64:
-	/* Only plain 64-bit constants so far; a pseudo source (map fd,
-	 * BTF id...) needs load-time resolution that does not exist yet. */
-	if (unlikely(insn->src_reg != 0))
+	/* The loader turns map references into plain constants; a
+	 * subprogram address becomes a callback handle (see callback.h). */
+	if (likely(insn->src_reg == 0))
+		DST = insn_lddw_imm(insn);
+	else if (insn->src_reg == BPF_PSEUDO_FUNC)
+		DST = BPFRT_CALLBACK_INTERP_TAG | (uint32_t)(insn - prog->insns + 1 + IMM);
+	else
 		goto bad_opcode;
-	DST = insn_lddw_imm(insn);
 	insn += 2;
 	DISPATCH();
 
@@ -315,6 +330,8 @@ jmp_call:
 		/* The live registry may have lost the helper since load. */
 		if (unlikely(id >= BPFRT_MAX_HELPER_ID || !helpers[id].fn))
 			ABORT(ENOENT, id);
+		if (unlikely(helpers[id].fn == bpfrt_helper_tail_call))
+			goto tail_call;
 		reg[BPF_R0] = helpers[id].fn(reg[BPF_R1], reg[BPF_R2], reg[BPF_R3],
 					     reg[BPF_R4], reg[BPF_R5]);
 		NEXT();
@@ -336,6 +353,7 @@ jmp_call:
 			ABORT(E2BIG, depth + 1);
 		f = &frames[depth++];
 		f->ret = insn + 1;
+		f->prog = prog;
 		f->callee_saved[0] = reg[BPF_R6];
 		f->callee_saved[1] = reg[BPF_R7];
 		f->callee_saved[2] = reg[BPF_R8];
@@ -362,6 +380,8 @@ jmp_exit:
 	if (likely(depth == 0)) {
 		if (INTERP_COUNTED)
 			*executed = count;
+		if (unlikely(rcu_held))
+			bpfrt_rcu_read_unlock();
 		return reg[BPF_R0];
 	} else {
 		struct interp_frame *f = &frames[--depth];
@@ -373,8 +393,40 @@ jmp_exit:
 		fp = f->fp;
 		reg[BPF_R10] = fp;
 		insn = f->ret;
+		if (unlikely(f->prog != prog)) /* a tail call replaced the callee */
+			INTERP_SWITCH_PROG(f->prog);
 		DISPATCH();
 	}
+
+	/* bpf_tail_call(ctx, prog_array, index): the current frame becomes the
+	 * entry of the target program with r1 = ctx (r2 = 0, as the target
+	 * sees no second argument); on failure execution continues after the
+	 * call with r0 = -ENOENT. Limits as Linux: MAX_TAIL_CALL_CNT (33)
+	 * taken tail calls per run; the frame must have room for the
+	 * target's stack and call chain. */
+tail_call: {
+	const struct bpfrt_prog *target;
+
+	if (!rcu_held) {
+		/* The slot's program stays alive until the read section
+		 * ends: keep it to the end of this activation. */
+		bpfrt_rcu_read_lock();
+		rcu_held = true;
+	}
+	target = bpfrt_prog_array_get((struct bpfrt_map *)(uintptr_t)reg[BPF_R2],
+				      (uint32_t)reg[BPF_R3]);
+	if (!target || tail_calls >= BPFRT_MAX_TAIL_CALLS || !target->insns ||
+	    target->stack_depth > fp - (uint64_t)(uintptr_t)stack ||
+	    depth + target->subprogs[0].call_depth > BPFRT_MAX_CALL_FRAMES) {
+		reg[BPF_R0] = (uint64_t)-ENOENT;
+		NEXT();
+	}
+	tail_calls++;
+	INTERP_SWITCH_PROG(target);
+	reg[BPF_R2] = 0;
+	insn = prog->insns;
+	DISPATCH();
+}
 
 bad_opcode:
 	abort_err = EINVAL;
@@ -382,6 +434,8 @@ bad_opcode:
 aborted:
 	if (INTERP_COUNTED)
 		*executed = count;
+	if (rcu_held)
+		bpfrt_rcu_read_unlock();
 	return interp_abort(prog, insn, abort_err, abort_arg);
 
 #undef DST
@@ -393,4 +447,5 @@ aborted:
 #undef DISPATCH
 #undef NEXT
 #undef ABORT
+#undef INTERP_SWITCH_PROG
 }

@@ -1,0 +1,356 @@
+/* Linux's BPF helpers, under their Linux ids (enum bpf_func_id) with the
+ * kernel's semantics, prototypes and error codes.
+ *
+ * Registration: bpfrt_helpers_init() runs once, from the first program
+ * load (bpfrt_prog_prepare), and fills only ids that are still empty, so
+ * an embedder's helper under a Linux id is never overwritten and
+ * registering one later replaces the default. (The conformance runner's
+ * helper 5, "return r1", and ktime_get_ns both use id 5 this way.)
+ *
+ * Pointers programs pass (maps, keys, buffers) are trusted as the Linux
+ * verifier would have checked them; only the probe_read family and
+ * trace_printk's %s accept arbitrary addresses, and never fault. */
+#define _GNU_SOURCE
+#include "helpers/helpers.h"
+#include "helpers/callback.h"
+#include "helpers/probe.h"
+#include "helpers/trace.h"
+#include "maps/map.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BPFRT_MAX_LOOPS (1u << 23) /* BPF_MAX_LOOPS */
+
+#define PTR(x) ((void *)(uintptr_t)(x))
+
+/* ---- maps -------------------------------------------------------------- */
+
+static uint64_t bpf_map_lookup_elem(uint64_t map, uint64_t key, uint64_t r3,
+				    uint64_t r4, uint64_t r5)
+{
+	if (!map)
+		return 0;
+	return (uint64_t)(uintptr_t)bpfrt_map_prog_lookup(PTR(map), PTR(key));
+}
+
+static uint64_t bpf_map_update_elem(uint64_t map, uint64_t key, uint64_t value,
+				    uint64_t flags, uint64_t r5)
+{
+	if (!map)
+		return (uint64_t)-EINVAL;
+	return (uint64_t)bpfrt_map_prog_update(PTR(map), PTR(key), PTR(value), flags);
+}
+
+static uint64_t bpf_map_delete_elem(uint64_t map, uint64_t key, uint64_t r3,
+				    uint64_t r4, uint64_t r5)
+{
+	if (!map)
+		return (uint64_t)-EINVAL;
+	return (uint64_t)bpfrt_map_prog_delete(PTR(map), PTR(key));
+}
+
+/* ---- time, randomness, identity ---------------------------------------- */
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t bpf_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+static uint64_t bpf_ktime_get_boot_ns(uint64_t r1, uint64_t r2, uint64_t r3,
+				      uint64_t r4, uint64_t r5)
+{
+	return clock_ns(CLOCK_BOOTTIME);
+}
+
+/* Per-thread splitmix64, seeded from getrandom: fast, lock-free, and
+ * distinct across threads (Linux's is per-CPU prandom). */
+static __thread uint64_t prandom_state;
+static __thread bool prandom_seeded;
+
+static uint64_t bpf_get_prandom_u32(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5)
+{
+	uint64_t z;
+
+	if (__builtin_expect(!prandom_seeded, 0)) {
+		if (getrandom(&prandom_state, sizeof(prandom_state), GRND_NONBLOCK) !=
+		    sizeof(prandom_state))
+			prandom_state = clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)gettid() << 32);
+		prandom_seeded = true;
+	}
+	z = (prandom_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+
+static uint64_t bpf_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3,
+					 uint64_t r4, uint64_t r5)
+{
+	/* the same CPU numbering per-CPU maps index by */
+	return (uint32_t)bpfrt_map_this_cpu();
+}
+
+static uint64_t bpf_get_current_pid_tgid(uint64_t r1, uint64_t r2, uint64_t r3,
+					 uint64_t r4, uint64_t r5)
+{
+	return (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)gettid();
+}
+
+/* The thread's name, NUL-padded to size, as strscpy_pad(buf, comm). */
+static uint64_t bpf_get_current_comm(uint64_t buf, uint64_t size, uint64_t r3,
+				     uint64_t r4, uint64_t r5)
+{
+	char comm[16] = { 0 };
+	char *out = PTR(buf);
+
+	if (!size)
+		return (uint64_t)-EINVAL;
+	prctl(PR_GET_NAME, comm);
+	comm[sizeof(comm) - 1] = 0;
+	memset(out, 0, size);
+	memcpy(out, comm, strnlen(comm, size - 1));
+	return 0;
+}
+
+/* ---- probe_read family --------------------------------------------------- */
+
+/* In one process user and kernel memory are the same address space: the
+ * _user, _kernel and legacy variants all read the caller's memory. */
+static uint64_t bpf_probe_read(uint64_t dst, uint64_t size, uint64_t src, uint64_t r4,
+			       uint64_t r5)
+{
+	return (uint64_t)bpfrt_probe_read(PTR(dst), PTR(src), (uint32_t)size);
+}
+
+static uint64_t bpf_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, uint64_t r4,
+				   uint64_t r5)
+{
+	return (uint64_t)bpfrt_probe_read_str(PTR(dst), PTR(src), (uint32_t)size);
+}
+
+/* ---- trace_printk -------------------------------------------------------- */
+
+static uint64_t bpf_trace_printk(uint64_t fmt, uint64_t fmt_size, uint64_t a1,
+				 uint64_t a2, uint64_t a3)
+{
+	const uint64_t args[3] = { a1, a2, a3 };
+	char msg[BPFRT_TRACE_MSG_MAX];
+	long n = bpfrt_trace_format(msg, sizeof(msg), PTR(fmt), (uint32_t)fmt_size, args, 3);
+
+	if (n < 0)
+		return (uint64_t)n;
+	bpfrt_trace_emit(msg, (size_t)n);
+	return (uint64_t)n;
+}
+
+/* bpf_trace_vprintk(fmt, fmt_size, args, args_size): up to 12 u64 args. */
+#define MAX_VPRINTK_ARGS 12
+
+static int copy_fmt_args(uint64_t *args, uint64_t data, uint64_t data_len)
+{
+	if (data_len % 8 || data_len > MAX_VPRINTK_ARGS * 8 || (data_len && !data))
+		return -EINVAL;
+	if (data_len && bpfrt_probe_read(args, PTR(data), data_len))
+		return -EFAULT;
+	return (int)(data_len / 8);
+}
+
+static uint64_t bpf_trace_vprintk(uint64_t fmt, uint64_t fmt_size, uint64_t data,
+				  uint64_t data_len, uint64_t r5)
+{
+	uint64_t args[MAX_VPRINTK_ARGS];
+	char msg[BPFRT_TRACE_MSG_MAX];
+	int nr = copy_fmt_args(args, data, data_len);
+	long n;
+
+	if (nr < 0)
+		return (uint64_t)(int64_t)nr;
+	n = bpfrt_trace_format(msg, sizeof(msg), PTR(fmt), (uint32_t)fmt_size, args,
+			       (uint32_t)nr);
+	if (n < 0)
+		return (uint64_t)n;
+	bpfrt_trace_emit(msg, (size_t)n);
+	return (uint64_t)n;
+}
+
+/* bpf_snprintf(str, str_size, fmt, data, data_len): returns the length
+ * including the NUL, as Linux. */
+static uint64_t bpf_snprintf(uint64_t str, uint64_t str_size, uint64_t fmt,
+			     uint64_t data, uint64_t data_len)
+{
+	uint64_t args[MAX_VPRINTK_ARGS];
+	char msg[BPFRT_TRACE_MSG_MAX];
+	int nr = copy_fmt_args(args, data, data_len);
+	long n;
+
+	if (nr < 0)
+		return (uint64_t)(int64_t)nr;
+	/* fmt is a read-only string constant: read up to its NUL */
+	n = bpfrt_trace_format(msg, sizeof(msg), PTR(fmt), BPFRT_TRACE_FMT_STRING, args,
+			       (uint32_t)nr);
+	if (n < 0)
+		return (uint64_t)n;
+	if (str_size) {
+		size_t cp = (size_t)n < str_size - 1 ? (size_t)n : str_size - 1;
+
+		memcpy(PTR(str), msg, cp);
+		((char *)PTR(str))[cp] = 0;
+	}
+	return (uint64_t)n + 1;
+}
+
+/* ---- ring buffer ----------------------------------------------------------- */
+
+static uint64_t bpf_ringbuf_output(uint64_t map, uint64_t data, uint64_t size,
+				   uint64_t flags, uint64_t r5)
+{
+	return (uint64_t)bpfrt_ringbuf_output(PTR(map), PTR(data), size, flags);
+}
+
+static uint64_t bpf_ringbuf_reserve(uint64_t map, uint64_t size, uint64_t flags,
+				    uint64_t r4, uint64_t r5)
+{
+	return (uint64_t)(uintptr_t)bpfrt_ringbuf_reserve(PTR(map), size, flags);
+}
+
+static uint64_t bpf_ringbuf_submit(uint64_t data, uint64_t flags, uint64_t r3,
+				   uint64_t r4, uint64_t r5)
+{
+	if (data) /* the verifier would insist on a non-NULL record */
+		bpfrt_ringbuf_submit(PTR(data), flags);
+	return 0;
+}
+
+static uint64_t bpf_ringbuf_discard(uint64_t data, uint64_t flags, uint64_t r3,
+				    uint64_t r4, uint64_t r5)
+{
+	if (data)
+		bpfrt_ringbuf_discard(PTR(data), flags);
+	return 0;
+}
+
+static uint64_t bpf_ringbuf_query(uint64_t map, uint64_t flags, uint64_t r3,
+				  uint64_t r4, uint64_t r5)
+{
+	return bpfrt_ringbuf_query(PTR(map), flags);
+}
+
+/* ---- bpf_loop ------------------------------------------------------------- */
+
+static uint64_t bpf_loop(uint64_t nr_loops, uint64_t callback, uint64_t ctx,
+			 uint64_t flags, uint64_t r5)
+{
+	uint32_t n = (uint32_t)nr_loops;
+	uint32_t i;
+
+	if (flags)
+		return (uint64_t)-EINVAL;
+	if (n > BPFRT_MAX_LOOPS)
+		return (uint64_t)-E2BIG;
+	for (i = 0; i < n; i++) {
+		uint64_t ret = bpfrt_callback_invoke(callback, i, ctx, 0, 0, 0);
+
+		if (ret || bpfrt_run_aborted())
+			return (uint64_t)i + 1;
+	}
+	return i;
+}
+
+/* ---- table ------------------------------------------------------------------ */
+
+#define A(t) BPFRT_ARG_##t
+
+struct default_helper {
+	uint32_t id;
+	struct bpfrt_helper h;
+};
+
+/* Prototypes follow the kernel's bpf_func_proto for each helper. Only the
+ * arguments Linux declares are listed: the validator treats the others as
+ * unread (trace_printk's optional arguments, like Linux). */
+static const struct default_helper defaults[] = {
+	{ BPF_FUNC_map_lookup_elem, { "map_lookup_elem", bpf_map_lookup_elem,
+	  BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL, { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY) } } },
+	{ BPF_FUNC_map_update_elem, { "map_update_elem", bpf_map_update_elem,
+	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(PTR_TO_MAP_VALUE),
+			       A(ANYTHING) } } },
+	{ BPF_FUNC_map_delete_elem, { "map_delete_elem", bpf_map_delete_elem,
+	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY) } } },
+	{ BPF_FUNC_probe_read, { "probe_read", bpf_probe_read, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_ktime_get_ns, { "ktime_get_ns", bpf_ktime_get_ns, BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_trace_printk, { "trace_printk", bpf_trace_printk, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_MEM), A(CONST_SIZE) } } },
+	{ BPF_FUNC_get_prandom_u32, { "get_prandom_u32", bpf_get_prandom_u32,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_get_smp_processor_id, { "get_smp_processor_id", bpf_get_smp_processor_id,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_tail_call, { "tail_call", bpfrt_helper_tail_call, BPFRT_RET_VOID,
+	  { A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING) } } },
+	{ BPF_FUNC_get_current_pid_tgid, { "get_current_pid_tgid", bpf_get_current_pid_tgid,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_get_current_comm, { "get_current_comm", bpf_get_current_comm,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE) } } },
+	{ BPF_FUNC_probe_read_str, { "probe_read_str", bpf_probe_read_str, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_probe_read_user, { "probe_read_user", bpf_probe_read, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_probe_read_kernel, { "probe_read_kernel", bpf_probe_read, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_probe_read_user_str, { "probe_read_user_str", bpf_probe_read_str,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_probe_read_kernel_str, { "probe_read_kernel_str", bpf_probe_read_str,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_ktime_get_boot_ns, { "ktime_get_boot_ns", bpf_ktime_get_boot_ns,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_ringbuf_output, { "ringbuf_output", bpf_ringbuf_output, BPFRT_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_ringbuf_reserve, { "ringbuf_reserve", bpf_ringbuf_reserve,
+	  BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL,
+	  { A(CONST_MAP_PTR), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_ringbuf_submit, { "ringbuf_submit", bpf_ringbuf_submit, BPFRT_RET_VOID,
+	  { A(PTR_TO_RINGBUF_MEM), A(ANYTHING) } } },
+	{ BPF_FUNC_ringbuf_discard, { "ringbuf_discard", bpf_ringbuf_discard, BPFRT_RET_VOID,
+	  { A(PTR_TO_RINGBUF_MEM), A(ANYTHING) } } },
+	{ BPF_FUNC_ringbuf_query, { "ringbuf_query", bpf_ringbuf_query, BPFRT_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(ANYTHING) } } },
+	{ BPF_FUNC_snprintf, { "snprintf", bpf_snprintf, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING),
+	    A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) } } },
+	{ BPF_FUNC_trace_vprintk, { "trace_vprintk", bpf_trace_vprintk, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_MEM), A(CONST_SIZE), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) } } },
+	{ BPF_FUNC_loop, { "loop", bpf_loop, BPFRT_RET_INTEGER,
+	  { A(ANYTHING), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL), A(ANYTHING) } } },
+};
+
+static void register_defaults(void)
+{
+	const struct bpfrt_helper *table = bpfrt_helper_table();
+
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		if (!table[defaults[i].id].fn)
+			bpfrt_helper_register(defaults[i].id, &defaults[i].h);
+}
+
+static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+
+void bpfrt_helpers_init(void)
+{
+	pthread_once(&defaults_once, register_defaults);
+}

@@ -1,0 +1,136 @@
+/* Fault-free reads of arbitrary addresses.
+ *
+ * process_vm_readv on our own pid makes the kernel do the copy: an
+ * unmapped or unreadable source gives EFAULT (or a short count) instead of
+ * SIGSEGV. Where the system call is not allowed (seccomp, old kernels) a
+ * pipe does the same: write(2) from a bad buffer fails with EFAULT. */
+#define _GNU_SOURCE
+#include "helpers/probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define PROBE_PAGE 4096u
+
+static _Atomic pid_t self_pid;
+static _Atomic bool use_pipe;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+static void probe_after_fork(void)
+{
+	atomic_store(&self_pid, getpid());
+}
+
+static void probe_init(void)
+{
+	atomic_store(&self_pid, getpid());
+	pthread_atfork(NULL, NULL, probe_after_fork);
+}
+
+/* The pipe fallback: one non-blocking pipe per thread, emptied after
+ * every chunk, so it never holds more than a page. */
+static __thread int pipe_fd[2] = { -1, -1 };
+
+static long pipe_read_chunk(void *dst, const void *src, size_t n)
+{
+	ssize_t w, r;
+
+	if (pipe_fd[0] < 0 && pipe2(pipe_fd, O_NONBLOCK | O_CLOEXEC))
+		return -EFAULT;
+	w = write(pipe_fd[1], src, n);
+	if (w <= 0)
+		return -EFAULT;
+	r = read(pipe_fd[0], dst, (size_t)w);
+	return r == w ? (long)w : -EFAULT;
+}
+
+/* Reads up to n bytes, stopping early only at unreadable memory. Returns
+ * the bytes read (possibly 0) or -EFAULT if not even the first was. */
+static long read_some(void *dst, const void *src, size_t n)
+{
+	struct iovec local = { dst, n }, remote = { (void *)src, n };
+	ssize_t got;
+
+	pthread_once(&probe_once, probe_init);
+	if (!atomic_load_explicit(&use_pipe, memory_order_relaxed)) {
+		got = process_vm_readv(atomic_load_explicit(&self_pid, memory_order_relaxed),
+				       &local, 1, &remote, 1, 0);
+		if (got > 0)
+			return got;
+		if (got < 0 && errno != ENOSYS && errno != EPERM)
+			return -EFAULT;
+		if (got < 0)
+			atomic_store(&use_pipe, true);
+		else
+			return -EFAULT;
+	}
+	/* Pipe writes of a page or less are all-or-nothing: go page by page. */
+	size_t done = 0;
+
+	while (done < n) {
+		uintptr_t a = (uintptr_t)src + done;
+		size_t chunk = PROBE_PAGE - (a & (PROBE_PAGE - 1));
+		long r;
+
+		if (chunk > n - done)
+			chunk = n - done;
+		r = pipe_read_chunk((char *)dst + done, (const void *)a, chunk);
+		if (r < 0)
+			break;
+		done += (size_t)r;
+	}
+	return done ? (long)done : -EFAULT;
+}
+
+long bpfrt_probe_read(void *dst, const void *src, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		long r = read_some((char *)dst + done, (const char *)src + done, n - done);
+
+		if (r <= 0) {
+			memset(dst, 0, n);
+			return -EFAULT;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
+{
+	char *out = dst;
+	size_t done = 0;
+
+	if (size == 0)
+		return 0;
+	/* Page-sized steps: a string ending just before an unmapped page
+	 * must not fail because the next page is unreadable. */
+	while (done < size - 1) {
+		uintptr_t a = (uintptr_t)src + done;
+		size_t chunk = PROBE_PAGE - (a & (PROBE_PAGE - 1));
+		char *nul;
+		long r;
+
+		if (chunk > size - 1 - done)
+			chunk = size - 1 - done;
+		r = read_some(out + done, (const void *)a, chunk);
+		if (r <= 0) {
+			memset(dst, 0, size);
+			return -EFAULT;
+		}
+		nul = memchr(out + done, 0, (size_t)r);
+		if (nul)
+			return (long)(nul - out) + 1;
+		done += (size_t)r;
+	}
+	out[done] = 0;
+	return (long)done + 1;
+}
