@@ -77,11 +77,13 @@ static void die_in_read_section(const char *what)
 	abort();
 }
 
-/* Spins briefly, then yields, then sleeps: readers are usually short, but
- * the thread we wait for may have been preempted. */
+/* Spins briefly, yields a little, then sleeps longer and longer: readers
+ * are usually short, but the one we wait for may be preempted or running a
+ * long program, and a yield loop would burn a CPU the readers need. */
 static void backoff(unsigned int *iter)
 {
 	unsigned int i = (*iter)++;
+	struct timespec ts = { 0, 0 };
 
 	if (i < 64) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -89,13 +91,14 @@ static void backoff(unsigned int *iter)
 #elif defined(__aarch64__)
 		__asm__ __volatile__("yield");
 #endif
-	} else if (i < 256) {
-		sched_yield();
-	} else {
-		struct timespec ts = { 0, 50 * 1000 };
-
-		nanosleep(&ts, NULL);
+		return;
 	}
+	if (i < 80) {
+		sched_yield();
+		return;
+	}
+	ts.tv_nsec = i < 100 ? 10 * 1000 : i < 200 ? 100 * 1000 : 1000 * 1000;
+	nanosleep(&ts, NULL);
 }
 
 static void wait_for_reader(struct bpfrt_rcu_reader *r, uint64_t target)
@@ -131,11 +134,15 @@ void bpfrt_rcu_synchronize(void)
 
 uint64_t bpfrt_rcu_get_state(void)
 {
-	/* Orders the caller's unlinking stores before the counter read. */
+	/* Orders the caller's unlinking stores before the counter read. A
+	 * grace period that starts after the read advances the counter past
+	 * the value read: that is the one to wait for. */
+#ifdef __SANITIZE_THREAD__
+	return atomic_fetch_add(&bpfrt_rcu_gp_ctr, 0) + 1;  /* TSan ignores fences */
+#else
 	atomic_thread_fence(memory_order_seq_cst);
-	/* A grace period that starts after this read advances the counter
-	 * past it: that is the one to wait for. */
-	return atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_relaxed) + 1;
+	return bpfrt_rcu_get_state_after_barrier();
+#endif
 }
 
 bool bpfrt_rcu_poll_state(uint64_t cookie)

@@ -10,8 +10,8 @@
  * counter; each thread publishes the counter value it saw when entering its
  * outermost read section, or 0 when outside. synchronize() advances the
  * counter and waits for every thread whose published value is older. The
- * read side is one TLS increment, one store and one full fence; unlock is one
- * release store. No read-side atomic read-modify-write.
+ * read side is one TLS increment, one store and one full fence (on x86 a
+ * single xchg to the thread's own cache line); unlock is one release store.
  *
  * Threads register on their first read_lock and unregister when they exit
  * (pthread key destructor). A thread must not exit inside a read section,
@@ -39,33 +39,37 @@ extern _Atomic uint64_t bpfrt_rcu_gp_ctr;
 
 void bpfrt_rcu_register_thread(void);
 
+/* The TLS variable is used by name, not through a pointer: GCC's UBSan
+ * pointer-overflow check misfires on the address of an initial-exec TLS
+ * variable (fs base + negative offset). */
 static inline void bpfrt_rcu_read_lock(void)
 {
-	struct bpfrt_rcu_reader *r = &bpfrt_rcu_self;
-
-	if (r->nesting++)
+	if (bpfrt_rcu_self.nesting++)
 		return;
-	if (__builtin_expect(!r->registered, 0))
+	if (__builtin_expect(!bpfrt_rcu_self.registered, 0))
 		bpfrt_rcu_register_thread();
 	/* acquire: a reader that sees the counter a writer advanced also sees
-	 * everything the writer unlinked before advancing it. */
-	atomic_store_explicit(&r->ctr,
-			      atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_acquire),
-			      memory_order_relaxed);
-	/* Orders the store above before the section's loads: either
+	 * everything the writer unlinked before advancing it. Then a store
+	 * ordered before the section's loads by a full fence: either
 	 * synchronize() sees us inside, or we see its writer's unlinking. */
+	uint64_t gp = atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_acquire);
+#if defined(__x86_64__) || defined(__i386__) || defined(__SANITIZE_THREAD__)
+	/* xchg is that store and fence in one instruction, cheaper than
+	 * mov+mfence, and TSan understands it (it ignores fences). */
+	atomic_exchange_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_seq_cst);
+#else
+	atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
+#endif
 }
 
 static inline void bpfrt_rcu_read_unlock(void)
 {
-	struct bpfrt_rcu_reader *r = &bpfrt_rcu_self;
-
-	if (--r->nesting)
+	if (--bpfrt_rcu_self.nesting)
 		return;
 	/* release: the section's accesses happen before a writer that sees
 	 * us outside reclaims anything. */
-	atomic_store_explicit(&r->ctr, 0, memory_order_release);
+	atomic_store_explicit(&bpfrt_rcu_self.ctr, 0, memory_order_release);
 }
 
 static inline bool bpfrt_rcu_in_read_section(void)
@@ -82,6 +86,14 @@ void bpfrt_rcu_synchronize(void);
  * grace period has elapsed since. Both are cheap and never block. */
 uint64_t bpfrt_rcu_get_state(void);
 bool bpfrt_rcu_poll_state(uint64_t cookie);
+
+/* get_state() for a caller that has just executed a full barrier after
+ * unlinking (e.g. took a spinlock with a locked instruction on x86): a
+ * plain load, no read-modify-write on the shared counter. */
+static inline uint64_t bpfrt_rcu_get_state_after_barrier(void)
+{
+	return atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_relaxed) + 1;
+}
 
 /* Asks the background reclaimer to run a grace period soon. Never blocks
  * for a grace period, so it may be called inside a read section. */

@@ -145,7 +145,7 @@ static long array_update(struct bpfrt_map *map, const void *key, const void *val
 
 	if (err)
 		return err;
-	memcpy(slot(to_array(map), 0, idx), value, map->value_size);
+	bpfrt_map_copy_in(slot(to_array(map), 0, idx), value, map->value_size);
 	return 0;
 }
 
@@ -157,7 +157,8 @@ static long percpu_array_update(struct bpfrt_map *map, const void *key,
 
 	if (err)
 		return err;
-	memcpy(slot(to_array(map), bpfrt_map_this_cpu(), idx), value, map->value_size);
+	bpfrt_map_copy_in(slot(to_array(map), bpfrt_map_this_cpu(), idx), value,
+			  map->value_size);
 	return 0;
 }
 
@@ -185,12 +186,12 @@ static int array_sys_lookup(struct bpfrt_map *map, const void *key, void *value)
 	if (idx >= map->max_entries)
 		return -ENOENT;
 	if (map->type == BPF_MAP_TYPE_ARRAY) {
-		memcpy(value, slot(array, 0, idx), map->value_size);
+		bpfrt_map_copy_out(value, slot(array, 0, idx), map->value_size);
 		return 0;
 	}
 	for (int cpu = 0; cpu < array->nr_cpus; cpu++)
-		memcpy((char *)value + (size_t)cpu * array->elem_size, slot(array, cpu, idx),
-		       array->elem_size);
+		bpfrt_map_copy_out((char *)value + (size_t)cpu * array->elem_size,
+				   slot(array, cpu, idx), array->elem_size);
 	return 0;
 }
 
@@ -204,12 +205,13 @@ static int array_sys_update(struct bpfrt_map *map, const void *key, const void *
 	if (err)
 		return (int)err;
 	if (map->type == BPF_MAP_TYPE_ARRAY) {
-		memcpy(slot(array, 0, idx), value, map->value_size);
+		bpfrt_map_copy_in(slot(array, 0, idx), value, map->value_size);
 		return 0;
 	}
 	for (int cpu = 0; cpu < array->nr_cpus; cpu++)
-		memcpy(slot(array, cpu, idx), (const char *)value + (size_t)cpu * array->elem_size,
-		       map->value_size);
+		bpfrt_map_copy_in(slot(array, cpu, idx),
+				  (const char *)value + (size_t)cpu * array->elem_size,
+				  map->value_size);
 	return 0;
 }
 

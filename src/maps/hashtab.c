@@ -73,7 +73,10 @@ struct htab {
 	char *pcpu_values;           /* per-CPU maps: n_elems values per CPU */
 	size_t pcpu_stride;          /* bytes between two CPUs' regions */
 
-	_Atomic uint32_t count;      /* linked elements */
+	/* Slots taken: linked elements plus elements being filled for a new
+	 * key. Written under pool_lock only (plain load + store, no locked
+	 * instruction); read anywhere. */
+	_Atomic uint32_t count;
 
 	struct bpfrt_spinlock pool_lock;
 	struct htab_elem *free_list; /* LIFO: safe to reuse */
@@ -148,11 +151,35 @@ static uint32_t htab_hash(const struct htab *htab, const void *key)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+/* Word-wise with relaxed atomic loads: a lock-free reader may compare
+ * against an element being refilled for another key (early reuse), and
+ * must then get a mismatch or a stale match, not undefined behaviour. */
+static bool key_equal(const void *elem_key, const void *key, uint32_t size)
+{
+	const uint64_t *ek = elem_key;
+	const char *k = key;
+	uint64_t a, b;
+
+	for (; size >= 8; size -= 8, ek++, k += 8) {
+		a = __atomic_load_n(ek, __ATOMIC_RELAXED);
+		memcpy(&b, k, 8);
+		if (a != b)
+			return false;
+	}
+	if (!size)
+		return true;
+	a = 0;
+	b = 0;
+	bpfrt_map_copy_out(&a, ek, size);
+	memcpy(&b, k, size);
+	return a == b;
+}
+
 static bool elem_matches(struct htab *htab, struct htab_elem *e, uint32_t hash,
 			 const void *key)
 {
 	return atomic_load_explicit(&e->hash, memory_order_relaxed) == hash &&
-	       !memcmp(elem_key(e), key, htab->map.key_size);
+	       key_equal(elem_key(e), key, htab->map.key_size);
 }
 
 /* Lock-free lookup; the caller is in a read section. */
@@ -233,9 +260,23 @@ static struct htab_elem *pool_pop_locked(struct htab *htab)
 	return e;
 }
 
-/* An element to fill. may_block: the caller is outside any read section
- * and can wait for a grace period rather than reuse a limbo element early. */
-static struct htab_elem *pool_get(struct htab *htab, bool may_block)
+static uint32_t count_read(struct htab *htab)
+{
+	return atomic_load_explicit(&htab->count, memory_order_relaxed);
+}
+
+static void count_add_locked(struct htab *htab, int delta)
+{
+	atomic_store_explicit(&htab->count, count_read(htab) + delta, memory_order_relaxed);
+}
+
+/* An element to fill, and a slot for it (*slot) while count < max_entries
+ * (or always, with force_slot: LRU maps trim afterwards). Without a slot
+ * the element can only replace an existing key. may_block: the caller is
+ * outside any read section and can wait for a grace period rather than
+ * reuse a limbo element early. */
+static struct htab_elem *pool_get(struct htab *htab, bool may_block, bool force_slot,
+				  bool *slot)
 {
 	struct htab_elem *e;
 	bool limbo_left;
@@ -255,6 +296,9 @@ static struct htab_elem *pool_get(struct htab *htab, bool may_block)
 		if (!htab->limbo_head)
 			htab->limbo_tail = NULL;
 	}
+	*slot = e && (force_slot || count_read(htab) < htab->map.max_entries);
+	if (*slot)
+		count_add_locked(htab, 1);
 	limbo_left = htab->limbo_head != NULL;
 	bpfrt_spin_unlock(&htab->pool_lock);
 	if (limbo_left)
@@ -262,20 +306,30 @@ static struct htab_elem *pool_get(struct htab *htab, bool may_block)
 	return e;
 }
 
-/* An element that was never linked goes straight back. */
-static void pool_put_unused(struct htab *htab, struct htab_elem *e)
+/* An element that was never linked goes straight back, with its slot. */
+static void pool_put_unused(struct htab *htab, struct htab_elem *e, bool slot)
 {
 	bpfrt_spin_lock(&htab->pool_lock);
 	free_list_push_locked(htab, e);
+	if (slot)
+		count_add_locked(htab, -1);
 	bpfrt_spin_unlock(&htab->pool_lock);
 }
 
-/* An element just unlinked: readers may still hold it. */
-static void pool_retire(struct htab *htab, struct htab_elem *e)
+/* An element just unlinked: readers may still hold it. Its slot is given
+ * back unless a replacement without a slot of its own took it over. */
+static void pool_retire(struct htab *htab, struct htab_elem *e, bool release_slot)
 {
-	uint64_t cookie = bpfrt_rcu_get_state();
+	uint64_t cookie;
 
 	bpfrt_spin_lock(&htab->pool_lock);
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__SANITIZE_THREAD__)
+	/* Taking the lock (xchg) was the full barrier that orders our
+	 * unlinking before the counter read. */
+	cookie = bpfrt_rcu_get_state_after_barrier();
+#else
+	cookie = bpfrt_rcu_get_state();
+#endif
 	e->cookie = cookie;
 	e->pool_next = NULL;
 	if (htab->limbo_tail)
@@ -283,6 +337,8 @@ static void pool_retire(struct htab *htab, struct htab_elem *e)
 	else
 		htab->limbo_head = e;
 	htab->limbo_tail = e;
+	if (release_slot)
+		count_add_locked(htab, -1);
 	bpfrt_spin_unlock(&htab->pool_lock);
 	bpfrt_rcu_start_gp();
 }
@@ -304,7 +360,6 @@ static bool unlink_elem(struct htab *htab, struct htab_elem *e)
 			atomic_store_explicit(link, atomic_load_explicit(&e->next,
 					      memory_order_relaxed), memory_order_release);
 			atomic_store_explicit(&e->linked, 0, memory_order_relaxed);
-			atomic_fetch_sub(&htab->count, 1);
 			found = true;
 			break;
 		}
@@ -338,23 +393,25 @@ static bool lru_evict_one(struct htab *htab)
 	}
 	bpfrt_spin_unlock(&htab->lru_lock);
 	if (victim)
-		pool_retire(htab, victim);
+		pool_retire(htab, victim, true);
 	return victim != NULL;
 }
 
-static struct htab_elem *alloc_elem(struct htab *htab, bool may_block)
+static struct htab_elem *alloc_elem(struct htab *htab, bool may_block, bool *slot)
 {
 	struct htab_elem *e;
 
-	if (htab->lru && atomic_load(&htab->count) >= htab->map.max_entries)
+	if (htab->lru && count_read(htab) >= htab->map.max_entries)
 		lru_evict_one(htab);
-	e = pool_get(htab, may_block);
+	e = pool_get(htab, may_block, htab->lru, slot);
 	if (!e && htab->lru && lru_evict_one(htab))
-		e = pool_get(htab, may_block);
+		e = pool_get(htab, may_block, true, slot);
 	return e;
 }
 
 /* ---- update / delete ---------------------------------------------------------- */
+
+static const char zero_value[BPFRT_PERCPU_VALUE_MAX];
 
 /* Values for an element: from a user buffer with every CPU's value, or a
  * program's value for this CPU (other CPUs start at zero). */
@@ -364,22 +421,23 @@ static void fill_values(struct htab *htab, struct htab_elem *e, const void *valu
 	uint32_t vsize = htab->map.value_size;
 
 	if (!htab->percpu) {
-		memcpy(elem_value(htab, e, 0), value, vsize);
+		bpfrt_map_copy_in(elem_value(htab, e, 0), value, vsize);
 		return;
 	}
 	if (all_cpus) {
 		for (int cpu = 0; cpu < htab->nr_cpus; cpu++)
-			memcpy(elem_value(htab, e, cpu),
-			       (const char *)value + (size_t)cpu * htab->value_round, vsize);
+			bpfrt_map_copy_in(elem_value(htab, e, cpu),
+					  (const char *)value + (size_t)cpu * htab->value_round,
+					  vsize);
 		return;
 	}
 	int this_cpu = bpfrt_map_this_cpu();
 
 	for (int cpu = 0; cpu < htab->nr_cpus; cpu++) {
 		if (cpu == this_cpu)
-			memcpy(elem_value(htab, e, cpu), value, vsize);
+			bpfrt_map_copy_in(elem_value(htab, e, cpu), value, vsize);
 		else if (zero_others)
-			memset(elem_value(htab, e, cpu), 0, htab->value_round);
+			bpfrt_map_copy_in(elem_value(htab, e, cpu), zero_value, htab->value_round);
 	}
 }
 
@@ -413,7 +471,7 @@ static long htab_update_common(struct htab *htab, const void *key, const void *v
 	struct bucket *bucket = &htab->buckets[hash & (htab->n_buckets - 1)];
 	struct htab_elem *e, *old = NULL;
 	_Atomic uintptr_t *link;
-	bool used = false;
+	bool used = false, slot;
 	long err = 0;
 
 	if (flags > BPF_EXIST)
@@ -426,12 +484,12 @@ static long htab_update_common(struct htab *htab, const void *key, const void *v
 	}
 	/* Fill a new element before taking the bucket lock: getting one may
 	 * evict (other bucket locks) or wait for a grace period. */
-	e = alloc_elem(htab, user && !bpfrt_rcu_in_read_section());
+	e = alloc_elem(htab, user && !bpfrt_rcu_in_read_section(), &slot);
 	if (!e)
 		return htab->lru ? -ENOMEM : -E2BIG;
 	atomic_store_explicit(&e->hash, hash, memory_order_relaxed);
 	atomic_store_explicit(&e->ref, 0, memory_order_relaxed);
-	memcpy(elem_key(e), key, htab->map.key_size);
+	bpfrt_map_copy_in(elem_key(e), key, htab->map.key_size);
 	fill_values(htab, e, value, user, true);
 
 	bpfrt_spin_lock(&bucket->lock);
@@ -451,13 +509,9 @@ static long htab_update_common(struct htab *htab, const void *key, const void *v
 		atomic_store_explicit(&old->linked, 0, memory_order_relaxed);
 		atomic_store_explicit(link, (uintptr_t)e, memory_order_release);
 		used = true;
-	} else if (!htab->lru &&
-		   atomic_fetch_add(&htab->count, 1) >= htab->map.max_entries) {
-		atomic_fetch_sub(&htab->count, 1);
-		err = -E2BIG;
+	} else if (!slot) {
+		err = -E2BIG;  /* full: new keys need a slot */
 	} else {
-		if (htab->lru)
-			atomic_fetch_add(&htab->count, 1);
 		atomic_store_explicit(&e->next, atomic_load_explicit(&bucket->first,
 				      memory_order_relaxed), memory_order_relaxed);
 		atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
@@ -467,11 +521,11 @@ static long htab_update_common(struct htab *htab, const void *key, const void *v
 	bpfrt_spin_unlock(&bucket->lock);
 
 	if (!used)
-		pool_put_unused(htab, e);
+		pool_put_unused(htab, e, slot);
 	if (old)
-		pool_retire(htab, old);
+		pool_retire(htab, old, slot);  /* without a slot, e took old's */
 	/* Concurrent LRU inserts can overshoot by one each; trim back. */
-	if (htab->lru && atomic_load(&htab->count) > htab->map.max_entries)
+	if (htab->lru && count_read(htab) > htab->map.max_entries)
 		lru_evict_one(htab);
 	return err;
 }
@@ -491,12 +545,11 @@ static long htab_delete_common(struct htab *htab, const void *key)
 		atomic_store_explicit(link, atomic_load_explicit(&e->next,
 				      memory_order_relaxed), memory_order_release);
 		atomic_store_explicit(&e->linked, 0, memory_order_relaxed);
-		atomic_fetch_sub(&htab->count, 1);
 	}
 	bpfrt_spin_unlock(&bucket->lock);
 	if (!e)
 		return -ENOENT;
-	pool_retire(htab, e);
+	pool_retire(htab, e, true);
 	return 0;
 }
 
@@ -533,12 +586,12 @@ static int htab_sys_lookup(struct bpfrt_map *map, const void *key, void *value)
 	if (!e)
 		return -ENOENT;
 	if (!htab->percpu) {
-		memcpy(value, elem_value(htab, e, 0), map->value_size);
+		bpfrt_map_copy_out(value, elem_value(htab, e, 0), map->value_size);
 		return 0;
 	}
 	for (int cpu = 0; cpu < htab->nr_cpus; cpu++)
-		memcpy((char *)value + (size_t)cpu * htab->value_round,
-		       elem_value(htab, e, cpu), htab->value_round);
+		bpfrt_map_copy_out((char *)value + (size_t)cpu * htab->value_round,
+				   elem_value(htab, e, cpu), htab->value_round);
 	return 0;
 }
 
@@ -568,7 +621,8 @@ static int htab_get_next_key(struct bpfrt_map *map, const void *key, void *next_
 			uintptr_t v = atomic_load_explicit(&e->next, memory_order_acquire);
 
 			if (!is_nulls(v)) {
-				memcpy(next_key, elem_key((struct htab_elem *)v), map->key_size);
+				bpfrt_map_copy_out(next_key, elem_key((struct htab_elem *)v),
+						   map->key_size);
 				return 0;
 			}
 			b = (hash & (htab->n_buckets - 1)) + 1;
@@ -578,7 +632,7 @@ static int htab_get_next_key(struct bpfrt_map *map, const void *key, void *next_
 		uintptr_t v = atomic_load_explicit(&htab->buckets[b].first, memory_order_acquire);
 
 		if (!is_nulls(v)) {
-			memcpy(next_key, elem_key((struct htab_elem *)v), map->key_size);
+			bpfrt_map_copy_out(next_key, elem_key((struct htab_elem *)v), map->key_size);
 			return 0;
 		}
 	}

@@ -101,6 +101,66 @@ uint64_t bpfrt_ringbuf_query(struct bpfrt_map *map, uint64_t flags);
 
 #define BPFRT_ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 
+/* Value copies between a map and a caller's buffer, in 8-byte words (then
+ * 4, 2, 1 bytes) with relaxed atomic accesses on the map side, like
+ * Linux's bpf_long_memcpy: a counter that programs update atomically is
+ * never read or written torn, and TSan knows the race is deliberate.
+ * The map side must be 8-byte aligned (values always are). */
+static inline void bpfrt_map_copy_out(void *dst, const void *map_src, size_t size)
+{
+	const char *s = map_src;
+	char *d = dst;
+
+	for (; size >= 8; size -= 8, s += 8, d += 8) {
+		uint64_t w = __atomic_load_n((const uint64_t *)s, __ATOMIC_RELAXED);
+
+		__builtin_memcpy(d, &w, 8);
+	}
+	if (size >= 4) {
+		uint32_t w = __atomic_load_n((const uint32_t *)s, __ATOMIC_RELAXED);
+
+		__builtin_memcpy(d, &w, 4);
+		s += 4, d += 4, size -= 4;
+	}
+	if (size >= 2) {
+		uint16_t w = __atomic_load_n((const uint16_t *)s, __ATOMIC_RELAXED);
+
+		__builtin_memcpy(d, &w, 2);
+		s += 2, d += 2, size -= 2;
+	}
+	if (size)
+		*d = __atomic_load_n(s, __ATOMIC_RELAXED);
+}
+
+static inline void bpfrt_map_copy_in(void *map_dst, const void *src, size_t size)
+{
+	const char *s = src;
+	char *d = map_dst;
+
+	for (; size >= 8; size -= 8, s += 8, d += 8) {
+		uint64_t w;
+
+		__builtin_memcpy(&w, s, 8);
+		__atomic_store_n((uint64_t *)d, w, __ATOMIC_RELAXED);
+	}
+	if (size >= 4) {
+		uint32_t w;
+
+		__builtin_memcpy(&w, s, 4);
+		__atomic_store_n((uint32_t *)d, w, __ATOMIC_RELAXED);
+		s += 4, d += 4, size -= 4;
+	}
+	if (size >= 2) {
+		uint16_t w;
+
+		__builtin_memcpy(&w, s, 2);
+		__atomic_store_n((uint16_t *)d, w, __ATOMIC_RELAXED);
+		s += 2, d += 2, size -= 2;
+	}
+	if (size)
+		__atomic_store_n(d, *s, __ATOMIC_RELAXED);
+}
+
 /* Number of possible CPUs, computed once. */
 int bpfrt_map_nr_cpus(void);
 /* The CPU this thread runs on, in [0, nr_cpus). */
