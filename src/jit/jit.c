@@ -6,13 +6,22 @@
 #include "core/error.h"
 #include "jit/backend.h"
 
+/* BPFRT_NO_CAPSTONE: builds for machines without a capstone library
+ * (riscv64 on Debian 12) list raw instruction words. */
+#ifndef BPFRT_NO_CAPSTONE
 #include <capstone/capstone.h>
+#else
+typedef size_t csh;
+#endif
 #include <inttypes.h>
+#include <string.h>
 
 const struct bpfrt_jit_backend *bpfrt_jit_native_backend(void)
 {
 #if defined(__x86_64__)
 	return &bpfrt_jit_x86_64;
+#elif defined(__riscv) && __riscv_xlen == 64
+	return &bpfrt_jit_riscv64;
 #else
 	return NULL;
 #endif
@@ -28,9 +37,27 @@ static void dump_raw(FILE *out, const uint8_t *code, uint64_t addr, size_t len)
 	}
 }
 
-/* Native instructions in [from, to) of the image. */
+/* 32-bit instruction words (arm64, riscv64) when capstone cannot decode. */
+static void dump_words(FILE *out, const uint8_t *image, size_t from, size_t to)
+{
+	for (; from + 4 <= to; from += 4) {
+		uint32_t w;
+
+		memcpy(&w, image + from, 4);
+		fprintf(out, "  %8zx:  .word    0x%08" PRIx32 "\n", from, w);
+	}
+	if (from < to)
+		dump_raw(out, image + from, from, to - from);
+}
+
+/* Native instructions in [from, to) of the image (cs == 0: raw words). */
 static void dump_native(csh cs, FILE *out, const uint8_t *image, size_t from, size_t to)
 {
+	if (!cs) {
+		dump_words(out, image, from, to);
+		return;
+	}
+#ifndef BPFRT_NO_CAPSTONE
 	while (from < to) {
 		cs_insn *ci;
 		size_t cnt = cs_disasm(cs, image + from, to - from, (uint64_t)from, 0, &ci);
@@ -50,6 +77,7 @@ static void dump_native(csh cs, FILE *out, const uint8_t *image, size_t from, si
 			from++;
 		}
 	}
+#endif
 }
 
 static void dump_bpf(FILE *out, const struct bpfrt_prog *prog, uint32_t pc, int *slots)
@@ -77,7 +105,7 @@ int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out)
 	const uint32_t *off;
 	const uint8_t *image;
 	size_t len;
-	csh cs;
+	csh cs = 0;
 
 	if (!prog || !out)
 		return bpfrt_err(-EINVAL, "dump --jited: NULL argument");
@@ -86,11 +114,18 @@ int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out)
 		return bpfrt_err(-ENOENT, "dump --jited: %s was not JIT-compiled", prog->name);
 	if (!be)
 		return bpfrt_err(-ENOTSUP, "dump --jited: no JIT backend for this machine");
-	if (cs_open((cs_arch)be->cs_arch, (cs_mode)be->cs_mode, &cs) != CS_ERR_OK)
+#ifndef BPFRT_NO_CAPSTONE
+	/* cs_arch < 0: this capstone has no decoder for the backend */
+	if (be->cs_arch >= 0 &&
+	    cs_open((cs_arch)be->cs_arch, (cs_mode)be->cs_mode, &cs) != CS_ERR_OK)
 		return bpfrt_err(-ENOTSUP, "dump --jited: capstone cannot open %s", be->arch);
+#endif
 	off = prog->jit_insn_off;
 
 	fprintf(out, "; %s: %zu bytes of %s code at %p\n", prog->name, len, be->arch, (void *)image);
+	if (!cs)
+		fprintf(out, "; no %s disassembler in this capstone: raw instruction words\n",
+			be->arch);
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		uint32_t fstart = off[BPFRT_JIT_FUNC_START(prog, s)];
@@ -116,6 +151,9 @@ int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out)
 			dump_native(cs, out, image, bend, fend);
 		}
 	}
-	cs_close(&cs);
+#ifndef BPFRT_NO_CAPSTONE
+	if (cs)
+		cs_close(&cs);
+#endif
 	return 0;
 }

@@ -1,0 +1,1246 @@
+/* riscv64 (RV64GC) backend of the BPF JIT.
+ *
+ * Same shape as the x86-64 backend: one table maps BPF registers to
+ * machine registers, encoders live in emit.h, one switch translates an
+ * instruction (translate_insn), and a driver re-emits the whole program
+ * until no instruction's offset changes, so branches use the shortest form
+ * the converged distance allows (b<cc> +-4 KiB, b<!cc> over jal +-1 MiB,
+ * b<!cc> over auipc+jalr otherwise).
+ *
+ * Every subprogram is its own native function following the LP64D calling
+ * convention: BPF r1-r5 are a0-a4, so helpers and BPF-to-BPF callees get
+ * their arguments in place; r0 lives in a5 (a0 is r1) and every function
+ * returns it in a0 too, so after any call a5 = a0. r6-r9 and r10 live in
+ * callee-saved registers.
+ *
+ * Only the base ISA is required. Zba (zext.w) and Zbb (rev8) are used only
+ * when the kernel reports them (riscv_hwprobe); BPFRT_RISCV_EXT=none|zba,zbb
+ * overrides the detection for tests.
+ *
+ * Frame of one function (stack grows down, sp 16-byte aligned):
+ *	saved ra, s1-s5      (only those the function needs)
+ *	BPF stack            [s5 - stack_depth, s5)   s5 = BPF r10 = sp + depth
+ *	                     <- sp
+ *
+ * Image layout: per subprogram [prologue][body][stubs]; the offsets are
+ * recorded in prog->jit_insn_off as described in jit/jit.h. The code is
+ * position independent (pc-relative calls and function addresses, helper
+ * addresses as absolute constants), so it converges once before the
+ * allocation and is copied as is. */
+#include "jit/riscv64/emit.h"
+
+#include "core/error.h"
+#include "core/run.h"
+#include "isa/isa.h"
+#include "jit/backend.h"
+#include "jit/execmem.h"
+#include "jit/jit.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__riscv)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#if __has_include(<capstone/capstone.h>)
+#include <capstone/capstone.h>
+#endif
+
+/* The one place that knows the register mapping:
+ *	r0 -> a5    r1-r5 -> a0-a4    r6-r9 -> s1-s4    r10 -> s5
+ * Scratch (caller-saved, never BPF registers): t0-t3 inside one
+ * instruction's code, t6 for far jumps, t5 for run-state addresses. */
+static const uint8_t reg_map[BPF_NREGS] = {
+	[BPF_R0] = RV_A5,
+	[BPF_R1] = RV_A0, [BPF_R2] = RV_A1, [BPF_R3] = RV_A2, [BPF_R4] = RV_A3,
+	[BPF_R5] = RV_A4,
+	[BPF_R6] = RV_S1, [BPF_R7] = RV_S2, [BPF_R8] = RV_S3, [BPF_R9] = RV_S4,
+	[BPF_R10] = RV_S5,
+};
+#define T1   RV_T0
+#define T2   RV_T1
+#define T3   RV_T2
+#define T4   RV_T3
+#define TRS  RV_T5  /* run-state address */
+#define TFAR RV_T6  /* far jump target */
+
+/* Registers a function may save, in slot order. */
+static const uint8_t saved_order[] = { RV_RA, RV_S1, RV_S2, RV_S3, RV_S4, RV_S5 };
+#define SAVED_ALL ((1u << RV_RA) | (1u << RV_S1) | (1u << RV_S2) | (1u << RV_S3) | \
+		   (1u << RV_S4) | (1u << RV_S5))
+
+#define MAX_INSN_CODE   256 /* room reserved per BPF instruction */
+#define MAX_PASSES      40
+#define LONG_AFTER      24  /* passes before all jumps go long to force convergence */
+
+struct func_frame {
+	uint32_t saved_mask;    /* bit rv reg: register to save */
+	uint32_t saved_cnt;
+	uint32_t depth;         /* BPF stack bytes below s5 */
+	uint32_t size;          /* whole frame, multiple of 16 */
+};
+
+struct pass_offsets {
+	uint32_t *start;        /* n + 1: start of each instruction's code */
+	uint32_t *fstart;       /* per subprogram: function (prologue) start */
+	uint32_t *bend;         /* per subprogram: end of the body */
+	uint32_t abort_off;     /* abort stub (programs with callx) */
+	size_t len;
+};
+
+struct jit_ctx {
+	struct bpfrt_prog *prog;
+	const struct bpf_insn *insns;
+	uint32_t n;
+	struct rv_buf b;
+	size_t cap;
+	bool zba, zbb;
+	bool force_long;
+	bool has_callx;
+	int err;                /* first error of this pass */
+	struct func_frame *frames;
+	struct pass_offsets cur, prev;
+	uint32_t sub;           /* subprogram being emitted */
+	uint32_t pc;            /* instruction being emitted */
+	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+};
+
+/* ---- extension detection ---------------------------------------------- */
+
+#define HWPROBE_KEY_IMA_EXT_0 4
+#define HWPROBE_EXT_ZBA       (1ull << 3)
+#define HWPROBE_EXT_ZBB       (1ull << 4)
+#ifndef __NR_riscv_hwprobe
+#define __NR_riscv_hwprobe    258
+#endif
+
+static uint64_t detect_ext(void)
+{
+	const char *env = getenv("BPFRT_RISCV_EXT");
+	uint64_t ext = 0;
+
+	if (env) {
+		if (strstr(env, "zba"))
+			ext |= HWPROBE_EXT_ZBA;
+		if (strstr(env, "zbb"))
+			ext |= HWPROBE_EXT_ZBB;
+		return ext;
+	}
+#if defined(__riscv)
+	struct { int64_t key; uint64_t value; } pair = { HWPROBE_KEY_IMA_EXT_0, 0 };
+
+	/* kernels before 6.4 (and qemu-user before 8.2) lack the call: base ISA */
+	if (syscall(__NR_riscv_hwprobe, &pair, 1, 0, NULL, 0) == 0 &&
+	    pair.key == HWPROBE_KEY_IMA_EXT_0)
+		ext = pair.value;
+#endif
+	return ext;
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static inline int R(uint8_t bpf_reg) { return reg_map[bpf_reg]; }
+
+static inline int32_t sext12(int64_t v) { return (int32_t)(((v & 0xfff) ^ 0x800) - 0x800); }
+
+/* li rd, val: lui/addiw for 32-bit values, else the upper part
+ * recursively, shifted, plus the low 12 bits. */
+static void emit_imm(struct rv_buf *b, int rd, int64_t val)
+{
+	int32_t lo = sext12(val);
+	uint64_t rest = (uint64_t)val - (uint64_t)(int64_t)lo;
+
+	if (is_simm32(val)) {
+		uint32_t hi20 = (uint32_t)(rest >> 12) & 0xfffff;
+
+		if (!hi20) {
+			emit_addi(b, rd, RV_ZERO, lo);
+			return;
+		}
+		emit_lui(b, rd, hi20);
+		if (lo)
+			emit_addiw(b, rd, rd, lo);
+		return;
+	}
+	int64_t hi = (int64_t)rest >> 12;
+	unsigned sh = (unsigned)__builtin_ctzll((uint64_t)hi);
+
+	emit_imm(b, rd, hi >> sh);
+	emit_slli(b, rd, rd, 12 + sh);
+	if (lo)
+		emit_addi(b, rd, rd, lo);
+}
+
+/* rd = zero-extended low 32 bits of rs */
+static void emit_zext32(struct jit_ctx *c, int rd, int rs)
+{
+	if (c->zba) {
+		emit_zext_w_zba(&c->b, rd, rs);
+		return;
+	}
+	emit_slli(&c->b, rd, rs, 32);
+	emit_srli(&c->b, rd, rd, 32);
+}
+
+/* Position of the code being emitted as it was in the previous pass; jump
+ * distances use previous-pass positions on both ends, so they shrink
+ * monotonically and the final (converged) pass is exact. */
+static int64_t prev_pos(const struct jit_ctx *c)
+{
+	return (int64_t)c->prev.start[c->pc] + (int64_t)(c->b.len - c->cur.start[c->pc]);
+}
+
+/* auipc+jalr to a previous-pass offset (rd = ra for calls, zero for jumps) */
+static void emit_far(struct jit_ctx *c, int link, int64_t target)
+{
+	uint32_t hi;
+	int32_t lo;
+	int tmp = link == RV_ZERO ? TFAR : link;
+
+	split_hi_lo(target - prev_pos(c), &hi, &lo);
+	emit_auipc(&c->b, tmp, hi);
+	emit_jalr(&c->b, link, tmp, lo);
+}
+
+/* Jump (cond < 0) or conditional branch rs1 <cond> rs2 to a previous-pass
+ * offset. */
+static void emit_jump_to(struct jit_ctx *c, int cond, int rs1, int rs2, int64_t target)
+{
+	int64_t d = target - prev_pos(c);
+
+	if (cond < 0) {
+		if (!c->force_long && is_simm21(d))
+			emit_jal(&c->b, RV_ZERO, (int32_t)d);
+		else
+			emit_far(c, RV_ZERO, target);
+		return;
+	}
+	if (!c->force_long && is_simm13(d)) {
+		emit_branch(&c->b, (enum rv_cond)cond, rs1, rs2, (int32_t)d);
+		return;
+	}
+	if (!c->force_long && is_simm21(d - 4)) {
+		emit_branch(&c->b, (enum rv_cond)(cond ^ 1), rs1, rs2, 8);
+		emit_jal(&c->b, RV_ZERO, (int32_t)(d - 4));
+		return;
+	}
+	emit_branch(&c->b, (enum rv_cond)(cond ^ 1), rs1, rs2, 12);
+	emit_far(c, RV_ZERO, target);
+}
+
+/* Forward branch inside one instruction's code: emitted with offset 0 and
+ * patched by patch_local() once the label is reached. */
+static size_t emit_local_branch(struct jit_ctx *c, enum rv_cond cond, int rs1, int rs2)
+{
+	size_t at = c->b.len;
+
+	emit_branch(&c->b, cond, rs1, rs2, 0);
+	return at;
+}
+
+static size_t emit_local_jump(struct jit_ctx *c)
+{
+	size_t at = c->b.len;
+
+	emit_jal(&c->b, RV_ZERO, 0);
+	return at;
+}
+
+static void patch_local(struct jit_ctx *c, size_t at)
+{
+	int64_t d = (int64_t)(c->b.len - at);
+	uint32_t insn;
+
+	memcpy(&insn, c->b.p + at, 4);
+	if ((insn & 0x7f) == OPC_JAL)
+		insn |= rv_j((int32_t)d, 0) & ~0xfffu;
+	else if (is_simm13(d))
+		insn |= rv_b((int32_t)d, 0, 0, 0) & ~0x7fu;
+	else if (!c->err)
+		c->err = bpfrt_err(-EFAULT, "jit: insn %u: local branch too long", c->pc);
+	memcpy(c->b.p + at, &insn, 4);
+}
+
+/* Address of a bpfrt_run_state field: tp-relative when the offset fits. */
+static int run_state_addr(struct jit_ctx *c, size_t field, int32_t *disp)
+{
+	int64_t off = (int64_t)c->tp_off + (int64_t)field;
+
+	if (is_simm12(off)) {
+		*disp = (int32_t)off;
+		return RV_TP;
+	}
+	emit_imm(&c->b, TRS, off);
+	emit_alu(&c->b, false, ALU_ADD, TRS, TRS, RV_TP);
+	*disp = 0;
+	return TRS;
+}
+
+static void emit_store_run_state(struct jit_ctx *c, size_t field, unsigned f3, int reg)
+{
+	int32_t disp;
+	int base = run_state_addr(c, field, &disp);
+
+	emit_store(&c->b, f3, reg, base, disp);
+}
+
+static void emit_load_run_state(struct jit_ctx *c, size_t field, int reg)
+{
+	int32_t disp;
+	int base = run_state_addr(c, field, &disp);
+
+	emit_load(&c->b, LD_D, reg, base, disp);
+}
+
+/* Base register and displacement for [base + off]: off itself when it
+ * fits 12 bits, else T1 = base + off. */
+static int mem_operand(struct jit_ctx *c, int base, int32_t off, int32_t *disp)
+{
+	if (is_simm12(off)) {
+		*disp = off;
+		return base;
+	}
+	emit_imm(&c->b, T1, off);
+	emit_alu(&c->b, false, ALU_ADD, T1, T1, base);
+	*disp = 0;
+	return T1;
+}
+
+/* ---- prescan ---------------------------------------------------------- */
+
+static void mark_reg(uint32_t *mask, uint8_t bpf_reg)
+{
+	if (bpf_reg < BPF_NREGS)
+		*mask |= 1u << reg_map[bpf_reg];
+}
+
+static int prescan(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+
+	for (uint32_t pc = 0; pc < c->n; pc++) {
+		const struct bpf_insn *insn = &c->insns[pc];
+
+		if (insn_is_lddw(insn)) {
+			pc++;
+			continue;
+		}
+		if (insn_is_branch(insn)) {
+			int64_t t = insn_branch_target(insn, pc);
+
+			if (t < 0 || t >= c->n)
+				return bpfrt_err(-EINVAL, "jit: insn %u: jump out of range", pc);
+		}
+		if (insn_is_callx(insn))
+			c->has_callx = true;
+	}
+
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+		struct func_frame *f = &c->frames[s];
+		uint32_t used = 0;
+
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			const struct bpf_insn *insn = &c->insns[pc];
+
+			mark_reg(&used, insn->dst_reg);
+			if (!insn_is_lddw(insn) && !insn_is_call(insn))
+				mark_reg(&used, insn->src_reg);
+			if (insn_is_call(insn) || insn_is_callx(insn))
+				used |= 1u << RV_RA;
+			if (insn_is_lddw(insn))
+				pc++;
+		}
+		f->depth = (sp->stack_depth + 7) & ~7u;
+		if (f->depth)
+			used |= 1u << RV_S5;
+		/* The abort stub unwinds through subprogram frames without
+		 * running their epilogues: main restores every callee-saved
+		 * register itself. */
+		if (s == 0 && c->has_callx)
+			used |= SAVED_ALL;
+		for (unsigned k = 0; k < sizeof(saved_order); k++)
+			if (used & (1u << saved_order[k])) {
+				f->saved_mask |= 1u << saved_order[k];
+				f->saved_cnt++;
+			}
+		f->size = (f->depth + 8 * f->saved_cnt + 15) & ~15u;
+		if (f->size > 2048)
+			return bpfrt_err(-E2BIG, "jit: subprogram %u: frame of %u bytes", s, f->size);
+	}
+	return 0;
+}
+
+/* ---- prologue / epilogue --------------------------------------------- */
+
+static void emit_prologue(struct jit_ctx *c, uint32_t s)
+{
+	const struct func_frame *f = &c->frames[s];
+	int32_t slot = (int32_t)f->depth;
+
+	if (f->size)
+		emit_addi(&c->b, RV_SP, RV_SP, -(int32_t)f->size);
+	for (unsigned k = 0; k < sizeof(saved_order); k++)
+		if (f->saved_mask & (1u << saved_order[k])) {
+			emit_store(&c->b, ST_D, saved_order[k], RV_SP, slot);
+			slot += 8;
+		}
+	if (f->saved_mask & (1u << RV_S5))
+		emit_addi(&c->b, RV_S5, RV_SP, (int32_t)f->depth);
+	if (s == 0 && c->has_callx)
+		emit_store_run_state(c, offsetof(struct bpfrt_run_state, entry_sp), ST_D, RV_SP);
+}
+
+static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+{
+	const struct func_frame *f = &c->frames[s];
+	int32_t slot = (int32_t)f->depth;
+
+	emit_mv(&c->b, RV_A0, RV_A5);
+	for (unsigned k = 0; k < sizeof(saved_order); k++)
+		if (f->saved_mask & (1u << saved_order[k])) {
+			emit_load(&c->b, LD_D, saved_order[k], RV_SP, slot);
+			slot += 8;
+		}
+	if (f->size)
+		emit_addi(&c->b, RV_SP, RV_SP, (int32_t)f->size);
+	emit_jalr(&c->b, RV_ZERO, RV_RA, 0);
+}
+
+/* Unwinds an aborted run from any call depth: back to main's frame, then
+ * main's epilogue; bpfrt_prog_run reads the reason from the run state. */
+static void emit_abort_stub(struct jit_ctx *c)
+{
+	emit_load_run_state(c, offsetof(struct bpfrt_run_state, entry_sp), RV_SP);
+	emit_addi(&c->b, RV_A5, RV_ZERO, 0);
+	emit_epilogue(c, 0);
+}
+
+/* ---- ALU -------------------------------------------------------------- */
+
+static void emit_div(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct rv_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	bool sign = insn->off == 1;
+	bool is_mod = insn_op(insn) == BPF_MOD;
+	int rd = R(insn->dst_reg);
+	enum rv_alu alu = is_mod ? (sign ? ALU_REM : ALU_REMU) : (sign ? ALU_DIV : ALU_DIVU);
+
+	if (insn_src(insn) == BPF_K) {
+		if (insn->imm == 0) {
+			/* x / 0 = 0, x % 0 = x */
+			if (!is_mod)
+				emit_addi(b, rd, RV_ZERO, 0);
+			else if (!is64)
+				emit_zext32(c, rd, rd);
+			return;
+		}
+		/* the *w forms read only the low 32 bits of the divisor */
+		emit_imm(b, T1, insn->imm);
+		emit_alu(b, !is64, alu, rd, rd, T1);
+	} else if (is_mod) {
+		/* rem/remu by zero give the dividend, as BPF wants */
+		emit_alu(b, !is64, alu, rd, rd, R(insn->src_reg));
+	} else {
+		/* div/divu by zero give all ones; BPF wants 0: mask the
+		 * quotient with -(divisor != 0) */
+		int rs = R(insn->src_reg);
+
+		if (is64) {
+			emit_alu(b, false, ALU_SLTU, T2, RV_ZERO, rs);
+		} else {
+			emit_slli(b, T2, rs, 32);
+			emit_alu(b, false, ALU_SLTU, T2, RV_ZERO, T2);
+		}
+		emit_alu(b, false, ALU_SUB, T2, RV_ZERO, T2);
+		emit_alu(b, !is64, alu, rd, rd, rs);
+		emit_alu(b, false, ALU_AND, rd, rd, T2);
+	}
+	if (!is64)
+		emit_zext32(c, rd, rd);
+}
+
+/* Reverses the low nbytes bytes of rd into rd (upper bits cleared). */
+static void emit_bswap(struct jit_ctx *c, int rd, unsigned nbytes)
+{
+	struct rv_buf *b = &c->b;
+
+	if (c->zbb) {
+		emit_rev8_zbb(b, rd, rd);
+		if (nbytes < 8)
+			emit_srli(b, rd, rd, 64 - 8 * nbytes);
+		return;
+	}
+	emit_andi(b, T1, rd, 0xff);
+	emit_slli(b, T1, T1, 8 * (nbytes - 1));
+	for (unsigned i = 1; i < nbytes; i++) {
+		emit_srli(b, T2, rd, 8 * i);
+		if (i < 7)
+			emit_andi(b, T2, T2, 0xff);
+		if (nbytes - 1 - i)
+			emit_slli(b, T2, T2, 8 * (nbytes - 1 - i));
+		emit_alu(b, false, ALU_OR, i == nbytes - 1 ? rd : T1, T1, T2);
+	}
+}
+
+static void emit_endian(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int rd = R(insn->dst_reg);
+	/* ALU64 END is the unconditional bswap; ALU END|TO_BE swaps too */
+	bool swap = insn_class(insn) == BPF_ALU64 || insn_src(insn) == BPF_X;
+
+	switch (insn->imm) {
+	case 16:
+		if (swap) {
+			emit_bswap(c, rd, 2);
+		} else {
+			emit_slli(&c->b, rd, rd, 48);
+			emit_srli(&c->b, rd, rd, 48);
+		}
+		break;
+	case 32:
+		if (swap)
+			emit_bswap(c, rd, 4);
+		else
+			emit_zext32(c, rd, rd);
+		break;
+	case 64:
+		if (swap)
+			emit_bswap(c, rd, 8);
+		break;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad byte-swap width %d", c->pc, insn->imm);
+	}
+}
+
+/* mov with sign extension: off = 8/16/32 */
+static void emit_movsx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	int rd = R(insn->dst_reg), rs = R(insn->src_reg);
+
+	switch (insn->off) {
+	case 8:
+	case 16:
+		emit_slli(&c->b, rd, rs, 64 - (unsigned)insn->off);
+		emit_srai(&c->b, rd, rd, 64 - (unsigned)insn->off);
+		if (!is64)
+			emit_zext32(c, rd, rd);
+		break;
+	case 32:
+		if (is64)
+			emit_addiw(&c->b, rd, rs, 0);
+		else
+			emit_zext32(c, rd, rs);
+		break;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad movsx width %d", c->pc, insn->off);
+	}
+}
+
+static void emit_shift(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct rv_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	int rd = R(insn->dst_reg);
+	uint8_t op = insn_op(insn);
+
+	if (insn_src(insn) == BPF_K) {
+		unsigned sh = (unsigned)insn->imm & (is64 ? 63 : 31);
+
+		if (is64) {
+			if (op == BPF_LSH)
+				emit_slli(b, rd, rd, sh);
+			else if (op == BPF_RSH)
+				emit_srli(b, rd, rd, sh);
+			else
+				emit_srai(b, rd, rd, sh);
+			return;
+		}
+		if (op == BPF_LSH)
+			emit_slliw(b, rd, rd, sh);
+		else if (op == BPF_RSH)
+			emit_srliw(b, rd, rd, sh);
+		else
+			emit_sraiw(b, rd, rd, sh);
+	} else {
+		/* sll/srl/sra use the low 6 bits, the *w forms the low 5:
+		 * exactly BPF's masking */
+		enum rv_alu alu = op == BPF_LSH ? ALU_SLL : op == BPF_RSH ? ALU_SRL : ALU_SRA;
+
+		emit_alu(b, !is64, alu, rd, rd, R(insn->src_reg));
+	}
+	if (!is64)
+		emit_zext32(c, rd, rd);
+}
+
+static void translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct rv_buf *b = &c->b;
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	bool k = insn_src(insn) == BPF_K;
+	int rd = R(insn->dst_reg);
+	int rs = R(insn->src_reg);
+	int32_t imm = insn->imm;
+	uint8_t op = insn_op(insn);
+
+	switch (op) {
+	case BPF_ADD:
+	case BPF_SUB:
+		if (k) {
+			int64_t add = op == BPF_ADD ? (int64_t)imm : -(int64_t)imm;
+
+			if (is_simm12(add)) {
+				if (is64)
+					emit_addi(b, rd, rd, (int32_t)add);
+				else
+					emit_addiw(b, rd, rd, (int32_t)add);
+				break;
+			}
+			emit_imm(b, T1, imm);
+			rs = T1;
+		}
+		emit_alu(b, !is64, op == BPF_ADD ? ALU_ADD : ALU_SUB, rd, rd, rs);
+		break;
+	case BPF_AND:
+	case BPF_OR:
+	case BPF_XOR:
+		if (k && is_simm12(imm)) {
+			/* the 12-bit immediate is sign-extended like BPF's */
+			if (op == BPF_AND)
+				emit_andi(b, rd, rd, imm);
+			else if (op == BPF_OR)
+				emit_ori(b, rd, rd, imm);
+			else
+				emit_xori(b, rd, rd, imm);
+			break;
+		}
+		if (k) {
+			emit_imm(b, T1, imm);
+			rs = T1;
+		}
+		emit_alu(b, false, op == BPF_AND ? ALU_AND : op == BPF_OR ? ALU_OR : ALU_XOR,
+			 rd, rd, rs);
+		break;
+	case BPF_MUL:
+		if (k) {
+			emit_imm(b, T1, imm);
+			rs = T1;
+		}
+		emit_alu(b, !is64, ALU_MUL, rd, rd, rs);
+		break;
+	case BPF_DIV:
+	case BPF_MOD:
+		emit_div(c, insn);
+		return;
+	case BPF_LSH:
+	case BPF_RSH:
+	case BPF_ARSH:
+		emit_shift(c, insn);
+		return;
+	case BPF_NEG:
+		emit_alu(b, !is64, ALU_SUB, rd, RV_ZERO, rd);
+		break;
+	case BPF_MOV:
+		if (k) {
+			emit_imm(b, rd, is64 ? (int64_t)imm : (int64_t)(uint32_t)imm);
+			return;
+		}
+		if (insn->off) {
+			emit_movsx(c, insn);
+			return;
+		}
+		if (is64)
+			emit_mv(b, rd, rs);
+		else
+			emit_zext32(c, rd, rs);
+		return;
+	case BPF_END:
+		emit_endian(c, insn);
+		return;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown ALU opcode 0x%02x", c->pc,
+				   insn->code);
+		return;
+	}
+	if (!is64)
+		emit_zext32(c, rd, rd);
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static const uint8_t load_f3[4] = {
+	[BPF_W >> 3] = LD_WU, [BPF_H >> 3] = LD_HU, [BPF_B >> 3] = LD_BU, [BPF_DW >> 3] = LD_D,
+};
+static const uint8_t load_sx_f3[4] = {
+	[BPF_W >> 3] = LD_W, [BPF_H >> 3] = LD_H, [BPF_B >> 3] = LD_B, [BPF_DW >> 3] = LD_D,
+};
+static const uint8_t store_f3[4] = {
+	[BPF_W >> 3] = ST_W, [BPF_H >> 3] = ST_H, [BPF_B >> 3] = ST_B, [BPF_DW >> 3] = ST_D,
+};
+
+static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool sx = insn_mode(insn) == BPF_MEMSX;
+	unsigned sz = insn_size(insn) >> 3;
+	int32_t disp;
+	int base = mem_operand(c, R(insn->src_reg), insn->off, &disp);
+
+	emit_load(&c->b, sx ? load_sx_f3[sz] : load_f3[sz], R(insn->dst_reg), base, disp);
+}
+
+static void translate_st(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int32_t disp;
+	int base = mem_operand(c, R(insn->dst_reg), insn->off, &disp);
+	int val = RV_ZERO;
+
+	if (insn->imm) {
+		emit_imm(&c->b, T2, insn->imm);
+		val = T2;
+	}
+	emit_store(&c->b, store_f3[insn_size(insn) >> 3], val, base, disp);
+}
+
+static void translate_stx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int32_t disp;
+	int base = mem_operand(c, R(insn->dst_reg), insn->off, &disp);
+
+	emit_store(&c->b, store_f3[insn_size(insn) >> 3], R(insn->src_reg), base, disp);
+}
+
+static void translate_atomic(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct rv_buf *b = &c->b;
+	bool is64 = insn_size(insn) == BPF_DW;
+	int addr = R(insn->dst_reg), rs = R(insn->src_reg);
+	static const int8_t amo[16] = {
+		[BPF_ADD >> 4] = AMO_ADD, [BPF_OR >> 4] = AMO_OR,
+		[BPF_AND >> 4] = AMO_AND, [BPF_XOR >> 4] = AMO_XOR,
+	};
+
+	/* AMOs take no displacement */
+	if (insn->off) {
+		if (is_simm12(insn->off)) {
+			emit_addi(b, T1, addr, insn->off);
+		} else {
+			emit_imm(b, T1, insn->off);
+			emit_alu(b, false, ALU_ADD, T1, T1, addr);
+		}
+		addr = T1;
+	}
+
+	switch (insn->imm) {
+	case BPF_ADD: case BPF_OR: case BPF_AND: case BPF_XOR:
+		emit_amo(b, (enum rv_amo)amo[insn->imm >> 4], is64, RV_ZERO, rs, addr);
+		return;
+	case BPF_ADD | BPF_FETCH: case BPF_OR | BPF_FETCH:
+	case BPF_AND | BPF_FETCH: case BPF_XOR | BPF_FETCH:
+	case BPF_XCHG: {
+		enum rv_amo op = insn->imm == BPF_XCHG ? AMO_SWAP :
+				 (enum rv_amo)amo[(insn->imm & ~BPF_FETCH) >> 4];
+
+		emit_amo(b, op, is64, T2, rs, addr);
+		/* the .w forms sign-extend what they fetched */
+		if (is64)
+			emit_mv(b, rs, T2);
+		else
+			emit_zext32(c, rs, T2);
+		return;
+	}
+	case BPF_CMPXCHG: {
+		/* r0 = *addr; if r0 (low 32 bits for .w) matched, *addr = src */
+		int expect = RV_A5;
+		size_t loop, j_ne;
+
+		if (!is64) {
+			emit_addiw(b, T3, RV_A5, 0); /* lr.w sign-extends: compare alike */
+			expect = T3;
+		}
+		loop = b->len;
+		emit_amo(b, AMO_LR, is64, T2, RV_ZERO, addr);
+		j_ne = emit_local_branch(c, BR_NE, T2, expect);
+		emit_amo(b, AMO_SC, is64, T4, rs, addr);
+		emit_branch(b, BR_NE, T4, RV_ZERO, -(int32_t)(b->len - loop));
+		patch_local(c, j_ne);
+		if (is64)
+			emit_mv(b, RV_A5, T2);
+		else
+			emit_zext32(c, RV_A5, T2);
+		return;
+	}
+	}
+	c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown atomic operation 0x%x", c->pc, insn->imm);
+}
+
+/* ---- jumps and calls -------------------------------------------------- */
+
+static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct rv_buf *b = &c->b;
+	bool is32 = insn_class(insn) == BPF_JMP32;
+	uint8_t op = insn_op(insn);
+	int64_t target = insn_branch_target(insn, c->pc);
+	int a = R(insn->dst_reg), s;
+	int cond;
+	bool swap = false;
+
+	if (target == c->pc + 1)
+		return; /* both ways lead to the next instruction; compares have no effects */
+
+	/* 32-bit compares: sign-extending both sides keeps equality and
+	 * both signed and unsigned order of the low halves */
+	if (is32) {
+		emit_addiw(b, T2, a, 0);
+		a = T2;
+	}
+	if (insn_src(insn) == BPF_X) {
+		s = R(insn->src_reg);
+		if (is32) {
+			emit_addiw(b, T3, s, 0);
+			s = T3;
+		}
+	} else if (insn->imm == 0) {
+		s = RV_ZERO;
+	} else if (op == BPF_JSET && is_simm12(insn->imm)) {
+		emit_andi(b, T1, a, insn->imm);
+		emit_jump_to(c, BR_NE, T1, RV_ZERO, c->prev.start[target]);
+		return;
+	} else {
+		emit_imm(b, T1, insn->imm);
+		s = T1;
+	}
+
+	switch (op) {
+	case BPF_JEQ:  cond = BR_EQ; break;
+	case BPF_JNE:  cond = BR_NE; break;
+	case BPF_JGT:  cond = BR_LTU; swap = true; break;
+	case BPF_JGE:  cond = BR_GEU; break;
+	case BPF_JLT:  cond = BR_LTU; break;
+	case BPF_JLE:  cond = BR_GEU; swap = true; break;
+	case BPF_JSGT: cond = BR_LT; swap = true; break;
+	case BPF_JSGE: cond = BR_GE; break;
+	case BPF_JSLT: cond = BR_LT; break;
+	case BPF_JSLE: cond = BR_GE; swap = true; break;
+	case BPF_JSET:
+		emit_alu(b, false, ALU_AND, T1, a, s);
+		emit_jump_to(c, BR_NE, T1, RV_ZERO, c->prev.start[target]);
+		return;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
+				   c->pc, insn->code);
+		return;
+	}
+	if (swap)
+		emit_jump_to(c, cond, s, a, c->prev.start[target]);
+	else
+		emit_jump_to(c, cond, a, s, c->prev.start[target]);
+}
+
+static void emit_call_reg(struct jit_ctx *c, int reg)
+{
+	emit_jalr(&c->b, RV_RA, reg, 0);
+	emit_mv(&c->b, RV_A5, RV_A0);
+}
+
+static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	struct rv_buf *b = &c->b;
+	size_t j_bad1, j_bad2, j_done;
+
+	emit_mv(b, T4, R(insn->dst_reg));
+	emit_imm(b, T1, BPFRT_MAX_HELPER_ID);
+	j_bad1 = emit_local_branch(c, BR_GEU, T4, T1);
+	emit_imm(b, T2, (int64_t)(uintptr_t)c->prog->helpers);
+	emit_imm(b, T1, (int64_t)sizeof(struct bpfrt_helper));
+	emit_alu(b, false, ALU_MUL, T1, T4, T1);
+	emit_alu(b, false, ALU_ADD, T2, T2, T1);
+	emit_load(b, LD_D, T2, T2, (int32_t)offsetof(struct bpfrt_helper, fn));
+	j_bad2 = emit_local_branch(c, BR_EQ, T2, RV_ZERO);
+	emit_call_reg(c, T2);
+	j_done = emit_local_jump(c);
+	patch_local(c, j_bad1);
+	patch_local(c, j_bad2);
+	emit_imm(b, T1, c->pc);
+	emit_store_run_state(c, offsetof(struct bpfrt_run_state, abort_pc), ST_W, T1);
+	emit_store_run_state(c, offsetof(struct bpfrt_run_state, abort_arg), ST_D, T4);
+	emit_imm(b, T1, ENOENT);
+	emit_store_run_state(c, offsetof(struct bpfrt_run_state, abort_err), ST_W, T1);
+	emit_jump_to(c, -1, 0, 0, c->prev.abort_off);
+	patch_local(c, j_done);
+}
+
+static int local_callee(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int64_t t = (int64_t)c->pc + 1 + insn->imm;
+
+	return t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+}
+
+static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	if (insn->src_reg == BPF_PSEUDO_CALL) {
+		int s = local_callee(c, insn);
+		int64_t d;
+
+		if (s < 0) {
+			c->err = bpfrt_err(-EINVAL, "jit: insn %u: local call to a non-subprogram", c->pc);
+			return;
+		}
+		d = (int64_t)c->prev.fstart[s] - prev_pos(c);
+		if (!c->force_long && is_simm21(d))
+			emit_jal(&c->b, RV_RA, (int32_t)d);
+		else
+			emit_far(c, RV_RA, c->prev.fstart[s]);
+		emit_mv(&c->b, RV_A5, RV_A0);
+		return;
+	}
+	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+	    c->prog->helpers[insn->imm].fn) {
+		emit_imm(&c->b, T1, (int64_t)(uintptr_t)c->prog->helpers[insn->imm].fn);
+		emit_call_reg(c, T1);
+		return;
+	}
+	c->err = bpfrt_err(-EINVAL, "jit: insn %u: call to unknown helper %d", c->pc, insn->imm);
+}
+
+/* lddw; a BPF_PSEUDO_FUNC source loads the callee's native address. */
+static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int rd = R(insn->dst_reg);
+
+	if (insn->src_reg == BPF_PSEUDO_FUNC) {
+		int s = local_callee(c, insn);
+		uint32_t hi;
+		int32_t lo;
+
+		if (s < 0) {
+			c->err = bpfrt_err(-EINVAL, "jit: insn %u: function reference to a non-subprogram",
+					   c->pc);
+			return;
+		}
+		/* pc-relative, fixed size: right wherever the image lands */
+		split_hi_lo((int64_t)c->prev.fstart[s] - prev_pos(c), &hi, &lo);
+		emit_auipc(&c->b, rd, hi);
+		emit_addi(&c->b, rd, rd, lo);
+		return;
+	}
+	emit_imm(&c->b, rd, (int64_t)insn_lddw_imm(insn));
+}
+
+/* ---- one instruction -------------------------------------------------- */
+
+/* Returns the number of BPF instruction slots consumed. */
+static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	switch (insn_class(insn)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		translate_alu(c, insn);
+		break;
+	case BPF_LDX:
+		translate_ldx(c, insn);
+		break;
+	case BPF_ST:
+		translate_st(c, insn);
+		break;
+	case BPF_STX:
+		if (insn_mode(insn) == BPF_ATOMIC)
+			translate_atomic(c, insn);
+		else
+			translate_stx(c, insn);
+		break;
+	case BPF_LD:
+		if (!insn_is_lddw(insn) || c->pc + 1 >= c->n) {
+			c->err = bpfrt_err(-EINVAL, "jit: insn %u: unsupported load opcode 0x%02x",
+					   c->pc, insn->code);
+			break;
+		}
+		translate_lddw(c, insn);
+		return 2;
+	case BPF_JMP:
+	case BPF_JMP32:
+		switch (insn_op(insn)) {
+		case BPF_JA: {
+			int64_t t = insn_branch_target(insn, c->pc);
+
+			if (t != c->pc + 1)
+				emit_jump_to(c, -1, 0, 0, c->prev.start[t]);
+			break;
+		}
+		case BPF_CALL:
+			if (insn_src(insn) == BPF_X)
+				translate_callx(c, insn);
+			else
+				translate_call(c, insn);
+			break;
+		case BPF_EXIT:
+			emit_epilogue(c, c->sub);
+			break;
+		default:
+			translate_cond_jump(c, insn);
+		}
+		break;
+	default:
+		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown opcode 0x%02x", c->pc, insn->code);
+	}
+	return 1;
+}
+
+/* ---- passes ----------------------------------------------------------- */
+
+static int reserve(struct jit_ctx *c, size_t more)
+{
+	if (c->b.len + more <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 4096;
+
+	while (cap < c->b.len + more)
+		cap *= 2;
+	uint8_t *p = realloc(c->b.p, cap);
+
+	if (!p)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	c->b.p = p;
+	c->cap = cap;
+	return 0;
+}
+
+static int emit_pass(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+	int err;
+
+	c->b.len = 0;
+	c->err = 0;
+	c->cur.abort_off = 0;
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+
+		if ((err = reserve(c, MAX_INSN_CODE)))
+			return err;
+		c->sub = s;
+		c->pc = sp->start;
+		c->cur.fstart[s] = (uint32_t)c->b.len;
+		emit_prologue(c, s);
+		for (uint32_t pc = sp->start; pc < sp->end;) {
+			int used;
+
+			if ((err = reserve(c, MAX_INSN_CODE)))
+				return err;
+			c->pc = pc;
+			c->cur.start[pc] = (uint32_t)c->b.len;
+			used = translate_insn(c, &c->insns[pc]);
+			if (c->err)
+				return c->err;
+			for (int k = 1; k < used && pc + k < sp->end; k++)
+				c->cur.start[pc + k] = (uint32_t)c->b.len;
+			pc += used;
+		}
+		c->cur.bend[s] = (uint32_t)c->b.len;
+		if (s == 0 && c->has_callx) {
+			if ((err = reserve(c, MAX_INSN_CODE)))
+				return err;
+			c->cur.abort_off = (uint32_t)c->b.len;
+			emit_abort_stub(c);
+		}
+	}
+	c->cur.start[c->n] = (uint32_t)c->b.len;
+	c->cur.len = c->b.len;
+	if (c->b.len > UINT32_MAX / 2)
+		return bpfrt_err(-E2BIG, "jit: native image too large");
+	return 0;
+}
+
+static bool offsets_equal(const struct jit_ctx *c)
+{
+	uint32_t ns = c->prog->subprog_cnt;
+
+	return c->cur.len == c->prev.len && c->cur.abort_off == c->prev.abort_off &&
+	       !memcmp(c->cur.start, c->prev.start, (c->n + 1) * sizeof(uint32_t)) &&
+	       !memcmp(c->cur.fstart, c->prev.fstart, ns * sizeof(uint32_t)) &&
+	       !memcmp(c->cur.bend, c->prev.bend, ns * sizeof(uint32_t));
+}
+
+static void swap_offsets(struct jit_ctx *c)
+{
+	struct pass_offsets t = c->prev;
+
+	c->prev = c->cur;
+	c->cur = t;
+}
+
+/* Emits until the offsets stop changing. On return c->b holds the image
+ * of the converged pass. */
+static int converge(struct jit_ctx *c)
+{
+	int err;
+
+	for (int pass = 0; pass < MAX_PASSES; pass++) {
+		c->force_long = pass >= LONG_AFTER;
+		if ((err = emit_pass(c)))
+			return err;
+		bool done = offsets_equal(c);
+
+		swap_offsets(c);
+		if (done)
+			return 0;
+	}
+	return bpfrt_err(-EFAULT, "jit: %s: code size did not converge", c->prog->name);
+}
+
+static int alloc_offsets(struct pass_offsets *o, uint32_t n, uint32_t ns)
+{
+	o->start = calloc(n + 1, sizeof(uint32_t));
+	o->fstart = calloc(ns, sizeof(uint32_t));
+	o->bend = calloc(ns, sizeof(uint32_t));
+	return o->start && o->fstart && o->bend ? 0 : -ENOMEM;
+}
+
+static void free_offsets(struct pass_offsets *o)
+{
+	free(o->start);
+	free(o->fstart);
+	free(o->bend);
+}
+
+/* Starting estimate: every instruction long, so the first real pass only
+ * shrinks distances. */
+static void seed_offsets(struct jit_ctx *c)
+{
+	struct pass_offsets *o = &c->prev;
+	uint32_t pos = 0;
+
+	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
+
+		o->fstart[s] = pos;
+		pos += 64;
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			o->start[pc] = pos;
+			pos += MAX_INSN_CODE;
+		}
+		o->bend[s] = pos;
+		if (s == 0)
+			o->abort_off = pos;
+		pos += 64;
+	}
+	o->start[c->n] = pos;
+	o->len = (size_t)-1;
+}
+
+static int record_offsets(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+	uint32_t ns = prog->subprog_cnt;
+	uint32_t *off = calloc(bpfrt_jit_off_entries(prog), sizeof(uint32_t));
+
+	if (!off)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	memcpy(off, c->prev.start, (c->n + 1) * sizeof(uint32_t));
+	for (uint32_t s = 0; s < ns; s++) {
+		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s];
+		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s];
+	}
+	prog->jit_insn_off = off;
+	return 0;
+}
+
+static int rv_compile(struct bpfrt_prog *prog)
+{
+	uint64_t ext = detect_ext();
+	struct jit_ctx c = {
+		.prog = prog,
+		.insns = prog->insns,
+		.n = prog->insn_cnt,
+		.zba = ext & HWPROBE_EXT_ZBA,
+		.zbb = ext & HWPROBE_EXT_ZBB,
+		.tp_off = bpfrt_run_state_tp_offset(),
+	};
+	struct bpfrt_execmem *mem = NULL;
+	uint32_t ns = prog->subprog_cnt;
+	int err;
+
+	if (!prog->subprogs || !ns || !prog->insn_cnt)
+		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
+	c.frames = calloc(ns, sizeof(*c.frames));
+	if (!c.frames || alloc_offsets(&c.cur, c.n, ns) || alloc_offsets(&c.prev, c.n, ns)) {
+		err = bpfrt_err(-ENOMEM, "jit: out of memory");
+		goto out;
+	}
+	if ((err = prescan(&c)))
+		goto out;
+	seed_offsets(&c);
+	if ((err = converge(&c)))
+		goto out;
+	mem = bpfrt_execmem_alloc(c.prev.len);
+	if (!mem) {
+		err = bpfrt_err(-errno ? -errno : -ENOMEM,
+				"jit: %s: cannot allocate %zu bytes of executable memory",
+				prog->name, c.prev.len);
+		goto out;
+	}
+	/* copy makes the code visible to instruction fetch (fence.i) */
+	if ((err = bpfrt_execmem_copy(mem, 0, c.b.p, c.prev.len))) {
+		err = bpfrt_err(err, "jit: %s: cannot write the image", prog->name);
+		goto out;
+	}
+	if ((err = record_offsets(&c)))
+		goto out;
+	prog->jit_mem = mem;
+	prog->jit_len = c.prev.len;
+	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)bpfrt_execmem_addr(mem);
+	mem = NULL;
+out:
+	bpfrt_execmem_free(mem);
+	free(c.b.p);
+	free(c.frames);
+	free_offsets(&c.cur);
+	free_offsets(&c.prev);
+	return err;
+}
+
+/* ebreak words; c.ebreak where only 2-byte alignment is left. */
+static void rv_fill_traps(void *dst, size_t len)
+{
+	uint8_t *p = dst;
+	const uint32_t ebreak = RV_EBREAK;
+	const uint16_t c_ebreak = RV_C_EBREAK;
+
+	if (((uintptr_t)p & 1) && len) {
+		*p++ = 0;
+		len--;
+	}
+	if (((uintptr_t)p & 2) && len >= 2) {
+		memcpy(p, &c_ebreak, 2);
+		p += 2;
+		len -= 2;
+	}
+	for (; len >= 4; p += 4, len -= 4)
+		memcpy(p, &ebreak, 4);
+	if (len >= 2) {
+		memcpy(p, &c_ebreak, 2);
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		*p = 0;
+}
+
+const struct bpfrt_jit_backend bpfrt_jit_riscv64 = {
+	.arch = "riscv64",
+	.compile = rv_compile,
+	.fill_traps = rv_fill_traps,
+#if defined(CS_API_MAJOR) && CS_API_MAJOR >= 5
+	.cs_arch = CS_ARCH_RISCV,
+	.cs_mode = CS_MODE_RISCV64 | CS_MODE_RISCVC,
+#else
+	/* capstone before 5.0 has no RISC-V: listings show raw words */
+	.cs_arch = -1,
+	.cs_mode = 0,
+#endif
+};
