@@ -67,6 +67,7 @@ struct pp_opts {
 	int spread;         /* programs of the spread scenario, 0: none */
 	int churn;          /* programs per load+JIT+free batch */
 	bool shuffle;       /* run in a random order, not load (= address) order */
+	const char *sweep;  /* comma-separated program counts, or NULL */
 	bool verbose;
 };
 
@@ -585,8 +586,8 @@ static const char *pp_fmt_rate(double v, char *buf, size_t len)
 	return buf;
 }
 
-/* Prints one scenario's table; returns the pack/no-pack ratio of the
- * median runs/s. */
+/* Prints one scenario's table; returns the median of the repetitions'
+ * pack/no-pack ratios. */
 static double pp_print_scenario(const struct pp_opts *o, const struct pp_scenario *sc,
 				const struct pp_result *r, int run_cnt)
 {
@@ -619,8 +620,6 @@ static double pp_print_scenario(const struct pp_opts *o, const struct pp_scenari
 		ratios[i] = r->s[PP_NOPACK][i].runs_per_s > 0 ?
 			    r->s[PP_PACK][i].runs_per_s / r->s[PP_NOPACK][i].runs_per_s : 0;
 	bench_stats_of(ratios, r->n, &ratio_st);
-	printf("  pack/no-pack runs/s: %.3fx (repetitions: %.3f..%.3f, median %.3f)\n", ratio,
-	       ratio_st.min, ratio_st.max, ratio_st.median);
 	if (o->verbose)
 		for (int i = 0; i < r->n; i++)
 			printf("    rep %d: pack %.1fM (CPU time %.1fM, wall %.1fM), "
@@ -629,7 +628,11 @@ static double pp_print_scenario(const struct pp_opts *o, const struct pp_scenari
 			       r->s[PP_PACK][i].wall_runs_per_s / 1e6,
 			       r->s[PP_NOPACK][i].runs_per_s / 1e6, r->s[PP_NOPACK][i].cpu_runs_per_s / 1e6,
 			       r->s[PP_NOPACK][i].wall_runs_per_s / 1e6);
-	return ratio;
+	/* Pack and no-pack trials of one repetition run back to back, under
+	 * the same outside load: their ratio is steadier than the medians'. */
+	printf("  pack/no-pack runs/s: %.3fx (median of the repetitions' ratios, %.3f..%.3f; "
+	       "ratio of medians %.3f)\n", ratio_st.median, ratio_st.min, ratio_st.max, ratio);
+	return ratio_st.median;
 }
 
 /* ---- entry ----------------------------------------------------------------- */
@@ -638,13 +641,15 @@ static void pp_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bpfrt-bench prog-pack [options]\n"
-		"  -r, --reps N      repetitions, median reported (default 5)\n"
-		"  -t, --ms MS       milliseconds per run trial and churn sample (default 300)\n"
+		"  -r, --reps N      repetitions, median reported (default 7)\n"
+		"  -t, --ms MS       milliseconds per run trial and churn sample (default 200)\n"
 		"  -j, --threads N   producer threads (default 2)\n"
 		"  -n, --many N      programs of the all-run scenario (default 1000)\n"
 		"  -s, --spread N    programs of the spread scenario, 0 for none (default 4000)\n"
 		"  -c, --churn N     programs per load+JIT+free batch (default 100)\n"
 		"  -S, --shuffle     run the programs in a random order (default: load order)\n"
+		"  -w, --sweep N,N.. only the all-run scenario for each program count: where\n"
+		"                    packing starts to pay (iTLB reach)\n"
 		"  -v, --verbose     every repetition's figures\n");
 }
 
@@ -658,15 +663,16 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		{ "spread", required_argument, NULL, 's' },
 		{ "churn", required_argument, NULL, 'c' },
 		{ "shuffle", no_argument, NULL, 'S' },
+		{ "sweep", required_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct pp_opts){ .reps = 5, .ms = 300, .threads = 2, .many = 1000,
+	*o = (struct pp_opts){ .reps = 7, .ms = 200, .threads = 2, .many = 1000,
 			       .spread = 4000, .churn = 100 };
-	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:Svh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:Sw:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->reps = atoi(optarg); break;
 		case 't': o->ms = atof(optarg); break;
@@ -675,6 +681,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		case 's': o->spread = atoi(optarg); break;
 		case 'c': o->churn = atoi(optarg); break;
 		case 'S': o->shuffle = true; break;
+		case 'w': o->sweep = optarg; break;
 		case 'v': o->verbose = true; break;
 		case 'h': pp_usage(stdout); exit(0);
 		default: pp_usage(stderr); return -EINVAL;
@@ -723,6 +730,66 @@ static void pp_print_setup(const struct pp_opts *o, const struct pp_code *code, 
 		printf("iTLB misses: not available (%s)\n", itlb_why);
 }
 
+/* One line per program count: runs/s with and without packing, and the
+ * 4 KiB pages the running code spans in each mode (the iTLB entries it
+ * needs). */
+static int pp_sweep(const struct pp_opts *o)
+{
+	int counts[64], ncount = 0, max = 0, err = 0;
+	struct pp_code *code;
+	char *list = strdup(o->sweep), *save = NULL;
+
+	for (char *t = strtok_r(list, ",", &save); t && ncount < 64; t = strtok_r(NULL, ",", &save)) {
+		counts[ncount] = atoi(t);
+		if (counts[ncount] < 1 || counts[ncount] > 100000) {
+			fprintf(stderr, "bpfrt-bench prog-pack: --sweep: bad count '%s'\n", t);
+			free(list);
+			return 2;
+		}
+		if (counts[ncount] > max)
+			max = counts[ncount];
+		ncount++;
+	}
+	free(list);
+	code = calloc((size_t)max, sizeof(*code));
+	if (!code)
+		return 1;
+	for (int i = 0; i < max; i++)
+		code[i].cnt = pp_gen_prog((uint32_t)i, code[i].insns);
+	printf("prog-pack sweep: %d threads, median of %d repetitions of %.0f ms%s\n", o->threads,
+	       o->reps, o->ms, o->shuffle ? ", random run order" : "");
+	printf("  %8s %12s %12s %9s %10s %12s\n", "programs", "pack runs/s", "no-pack", "ratio",
+	       "pack pages", "no-pack maps");
+	for (int c = 0; c < ncount && !err; c++) {
+		struct pp_scenario sc = { "sweep", counts[c], 0, 0, 0 };
+		static struct pp_result r;
+		struct bench_stats st[PP_MODES], ratio_st;
+		double ratios[PP_MAX_REPS];
+
+		for (int rep = 0; rep < o->reps && !err; rep++)
+			for (int k = 0; k < PP_MODES && !err; k++) {
+				int mode = rep % 2 ? PP_MODES - 1 - k : k;
+
+				err = pp_sample_scenario(o, &sc, code, mode, rep == 0, &r.s[mode][rep]);
+			}
+		if (err)
+			break;
+		r.n = o->reps;
+		for (int m = 0; m < PP_MODES; m++)
+			st[m] = pp_stat(&r, m, offsetof(struct pp_sample, runs_per_s));
+		for (int i = 0; i < r.n; i++)
+			ratios[i] = r.s[PP_PACK][i].runs_per_s / r.s[PP_NOPACK][i].runs_per_s;
+		bench_stats_of(ratios, r.n, &ratio_st);
+		printf("  %8d %11.1fM %11.1fM %8.3fx %10llu %12u\n", counts[c], st[PP_PACK].median / 1e6,
+		       st[PP_NOPACK].median / 1e6, ratio_st.median,
+		       (unsigned long long)((r.s[PP_PACK][0].bytes_used + 4095) / 4096),
+		       r.s[PP_NOPACK][0].own);
+		fflush(stdout);
+	}
+	free(code);
+	return err ? 1 : 0;
+}
+
 static int bench_prog_pack_run(int argc, char **argv)
 {
 	static struct pp_result results[3];
@@ -741,6 +808,11 @@ static int bench_prog_pack_run(int argc, char **argv)
 
 	if (pp_parse(argc, argv, &o))
 		return 2;
+	if (o.sweep) {
+		err = pp_sweep(&o);
+		bpfrt_execmem_set_packing(restore_packing);
+		return err;
+	}
 	sc[1].loaded = o.many;
 	if (o.spread) {
 		sc[2].loaded = o.spread;
