@@ -223,6 +223,11 @@ TEST(array_semantics)
 	CHECK(bpfrt_map_prog_update(map, &key, val, BPF_EXIST) == 0);
 	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0 && !memcmp(out, val, 12));
 	CHECK(bpfrt_map_prog_delete(map, &key) == -EINVAL);
+	CHECK(bpfrt_map_lookup_elem(map, NULL, out) == -EINVAL);
+	CHECK(bpfrt_map_lookup_elem(map, &key, NULL) == -EINVAL);
+	CHECK(bpfrt_map_update_elem(NULL, &key, val, 0) == -EINVAL);
+	CHECK(bpfrt_map_delete_elem(map, NULL) == -EINVAL);
+	CHECK(bpfrt_map_get_next_key(map, NULL, NULL) == -EINVAL);
 	bpfrt_map_free(map);
 }
 

@@ -16,7 +16,11 @@
  * Threads register on their first read_lock and unregister when they exit
  * (pthread key destructor). A thread must not exit inside a read section,
  * and must not call synchronize()/barrier() inside one (that would wait for
- * itself: the process is aborted with a message). Read sections nest. */
+ * itself: the process is aborted with a message). Read sections nest.
+ * A thread's first read_lock registers it under the lock a grace period
+ * holds while it waits, so a read section must not wait for a thread that
+ * has never entered one (it would wait for the grace period it blocks).
+ * Deferred callbacks run on a background thread started on first use. */
 #ifndef BPFRT_RCU_H
 #define BPFRT_RCU_H
 

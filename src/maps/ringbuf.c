@@ -57,7 +57,11 @@ static char *ring_data(struct ringbuf *rb)
 
 static size_t page_size(void)
 {
-	return (size_t)sysconf(_SC_PAGESIZE);
+	static size_t cached;  /* racy but idempotent */
+
+	if (!__atomic_load_n(&cached, __ATOMIC_RELAXED))
+		__atomic_store_n(&cached, (size_t)sysconf(_SC_PAGESIZE), __ATOMIC_RELAXED);
+	return __atomic_load_n(&cached, __ATOMIC_RELAXED);
 }
 
 static int ringbuf_alloc_check(const struct bpfrt_map *attr)
