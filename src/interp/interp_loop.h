@@ -304,6 +304,7 @@ ld_imm64:
 			/* On failure `old` receives the current value, on    \
 			 * success it already holds it: r0 = old either way. */\
 			type old_ = (type)reg[BPF_R0];                         \
+			CMPXCHG_EXPECTED_FIXUP(old_);                          \
 			__atomic_compare_exchange_n(p_, &old_, v_, false,      \
 						    __ATOMIC_SEQ_CST,          \
 						    __ATOMIC_SEQ_CST);         \
@@ -314,6 +315,15 @@ ld_imm64:
 			goto bad_opcode;                                       \
 		}                                                              \
 	} while (0)
+/* GCC 12 for riscv64 compares lr.w's sign-extended value with the expected
+ * value's register as is, without sign-extending a 32-bit truncation of r0:
+ * the CAS fails whenever r0's upper half differs from bit 31's sign. A trip
+ * through memory makes it load (and extend) the value properly. */
+#if defined(__riscv)
+#define CMPXCHG_EXPECTED_FIXUP(v) do { volatile __typeof__(v) t_ = (v); (v) = t_; } while (0)
+#else
+#define CMPXCHG_EXPECTED_FIXUP(v) do { } while (0)
+#endif
 atomic_w:
 	ATOMIC_OPS(uint32_t);
 	NEXT();
@@ -321,6 +331,7 @@ atomic_dw:
 	ATOMIC_OPS(uint64_t);
 	NEXT();
 #undef ATOMIC_OPS
+#undef CMPXCHG_EXPECTED_FIXUP
 
 	/* ---- calls -------------------------------------------------------- */
 jmp_call:
