@@ -458,6 +458,14 @@ static void engine_reload(struct cpu_env *env, struct prog_result *r, enum engin
 	engine_sample(env, id, e->batch / 4 + 1, &ret);
 }
 
+static void print_samples(const struct prog_result *r, enum engine_id id, int reps)
+{
+	fprintf(stderr, "%s, %s, sorted ns/run:", r->cp->name, engine_names[id]);
+	for (int i = 0; i < reps; i++)
+		fprintf(stderr, " %.0f", r->eng[id].samples[i]);
+	fprintf(stderr, "\n");
+}
+
 static void run_prog(struct cpu_env *env, struct prog_result *r)
 {
 	const struct cpu_opts *o = env->o;
@@ -529,10 +537,13 @@ static void run_prog(struct cpu_env *env, struct prog_result *r)
 	for (int id = 0; id < ENG_CNT; id++) {
 		struct engine *e = &r->eng[id];
 
-		if (e->ok)
+		if (e->ok) {
 			bench_stats_of(e->samples, o->reps, &e->st);
-		else if (strstr(e->why, "reference"))
+			if (o->verbose)
+				print_samples(r, id, o->reps);
+		} else if (strstr(e->why, "reference")) {
 			r->mismatch = true;
+		}
 	}
 
 	bpfrt_prog_free(env->interp);
@@ -714,7 +725,7 @@ static void cpu_usage(FILE *f)
 		"                      NAME.kernel-jited.txt into DIR\n"
 		"  -R, --no-reload     keep one JIT image per engine instead of loading the\n"
 		"                      program afresh (new image placement) every repetition\n"
-		"  -v, --verbose       libbpf's messages\n"
+		"  -v, --verbose       libbpf's messages and every sample (stderr)\n"
 		"programs:\n");
 	for (int i = 0; i < CPU_PROG_CNT; i++)
 		fprintf(f, "  %-10s %s\n", cpu_progs[i].name, cpu_progs[i].what);
