@@ -107,12 +107,15 @@ long bpfrt_probe_read(void *dst, const void *src, size_t n)
 long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
 {
 	char *out = dst;
+	char bounce[256];
 	size_t done = 0;
 
 	if (size == 0)
 		return 0;
-	/* Page-sized steps: a string ending just before an unmapped page
-	 * must not fail because the next page is unreadable. */
+	/* Small steps that never cross a page: a string ending just before
+	 * an unmapped page must not fail because the next page is
+	 * unreadable. The bounce buffer keeps bytes after the NUL out of
+	 * dst, which holds exactly the string. */
 	while (done < size - 1) {
 		uintptr_t a = (uintptr_t)src + done;
 		size_t chunk = PROBE_PAGE - (a & (PROBE_PAGE - 1));
@@ -121,14 +124,19 @@ long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
 
 		if (chunk > size - 1 - done)
 			chunk = size - 1 - done;
-		r = read_some(out + done, (const void *)a, chunk);
+		if (chunk > sizeof(bounce))
+			chunk = sizeof(bounce);
+		r = read_some(bounce, (const void *)a, chunk);
 		if (r <= 0) {
 			memset(dst, 0, size);
 			return -EFAULT;
 		}
-		nul = memchr(out + done, 0, (size_t)r);
-		if (nul)
-			return (long)(nul - out) + 1;
+		nul = memchr(bounce, 0, (size_t)r);
+		if (nul) {
+			memcpy(out + done, bounce, (size_t)(nul - bounce) + 1);
+			return (long)(done + (size_t)(nul - bounce)) + 1;
+		}
+		memcpy(out + done, bounce, (size_t)r);
 		done += (size_t)r;
 	}
 	out[done] = 0;
