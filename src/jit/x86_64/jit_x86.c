@@ -57,6 +57,9 @@ static const uint8_t saved_order[] = { RBX, R12, R13, R14, R15 };
 #define MAX_INSN_CODE   160 /* room reserved per BPF instruction */
 #define MAX_PASSES      40
 #define REL32_AFTER     24  /* passes before all jumps go rel32 to force convergence */
+#ifndef LOOP_ALIGN
+#define LOOP_ALIGN      16 /* loop heads start a fetch block */
+#endif
 
 struct func_frame {
 	uint16_t saved_mask;    /* bit x86 reg: callee-saved register to save */
@@ -79,6 +82,8 @@ enum {
 	F_LOOP = 2,     /* a backward branch lands here */
 	F_SWAP = 4,     /* "d op= s" is emitted as "s op= d" (see coalesce()) */
 	F_ELIDE = 8,    /* the "mov s, d" that F_SWAP made redundant */
+	F_SKIP = 16,    /* part of a copy whose only reader uses the source (subst()) */
+	F_SUBST = 32,   /* reads a source register in place of a skipped copy */
 };
 
 struct jit_ctx {
@@ -90,10 +95,13 @@ struct jit_ctx {
 	uint64_t base;          /* image address, 0 while not allocated */
 	bool bmi2;
 	bool force_rel32;
+	bool no_align;          /* loop heads unaligned (a retry after growth) */
 	bool has_callx;
 	int err;                /* first error of this pass */
 	uint8_t *flags;         /* per insn F_* */
 	uint16_t *live_out;     /* per insn: BPF registers live after it */
+	int8_t *dst_sub, *src_sub; /* per insn: BPF reg read instead of dst/src, or -1 */
+	uint8_t *skip_len;      /* per F_SKIP group start: instructions in the group */
 	bool bmi1;
 	struct func_frame *frames;
 	struct pass_offsets cur, prev;
@@ -365,6 +373,12 @@ static int prescan(struct jit_ctx *c)
 	return 0;
 }
 
+static bool is_alu64_k(const struct bpf_insn *insn, uint8_t op, uint8_t dst, int32_t imm)
+{
+	return insn && insn->code == (BPF_ALU64 | op | BPF_K) && insn->dst_reg == dst &&
+	       insn->imm == imm && insn->off == 0;
+}
+
 /* ---- register liveness ------------------------------------------------ */
 
 #define RBIT(r)  ((uint16_t)(1u << (r)))
@@ -519,6 +533,154 @@ static void coalesce(struct jit_ctx *c)
 					j++;
 			}
 		}
+	}
+}
+
+/* Copies that only feed one reader which can take the copy's source:
+ *	d = (u32)s  (mov32, or mov + lsh 32 + rsh 32)  read by a conditional
+ *	            jump that can compare s's low half instead;
+ *	d = s & m   (m covering the shift mask)  read as a shift count, which
+ *	            x86 masks itself.
+ * The copy is skipped (F_SKIP) and the reader marked (F_SUBST). */
+enum copy_kind { COPY_ZEXT, COPY_MASK };
+
+static bool is_cond_jump(const struct bpf_insn *insn)
+{
+	return insn_is_branch(insn) && insn_op(insn) != BPF_JA;
+}
+
+static bool jump_takes_zext_source(const struct bpf_insn *j, bool as_dst)
+{
+	uint8_t op = insn_op(j);
+	bool unsigned_op = op == BPF_JEQ || op == BPF_JNE || op == BPF_JGT || op == BPF_JGE ||
+			   op == BPF_JLT || op == BPF_JLE || op == BPF_JSET;
+
+	if (insn_class(j) == BPF_JMP32)
+		return true;
+	if (insn_src(j) == BPF_K)
+		return as_dst && unsigned_op && (j->imm >= 0 || op == BPF_JSET);
+	/* 64-bit register compare: both sides must become 32-bit (checked
+	 * once all copies are known) */
+	return unsigned_op && j->dst_reg != j->src_reg;
+}
+
+static int copy_group(const struct jit_ctx *c, uint32_t pc, uint32_t end, enum copy_kind *kind,
+		      int32_t *mask)
+{
+	const struct bpf_insn *i0 = &c->insns[pc], *i1 = pc + 1 < end ? i0 + 1 : NULL;
+	const struct bpf_insn *i2 = pc + 2 < end ? i0 + 2 : NULL;
+	uint8_t d = i0->dst_reg;
+
+	if ((i0->code != (BPF_ALU | BPF_MOV | BPF_X) && i0->code != (BPF_ALU64 | BPF_MOV | BPF_X)) ||
+	    i0->off != 0 || d == i0->src_reg || d >= BPF_R10 || i0->src_reg >= BPF_R10)
+		return 0;
+	for (uint32_t k = 1; k <= 2 && pc + k < end; k++)
+		if (c->flags[pc + k] & (F_TARGET | F_SWAP | F_ELIDE | F_SKIP | F_SUBST))
+			return 0;
+	if (i1 && i1->code == (insn_class(i0) | BPF_AND | BPF_K) && i1->dst_reg == d &&
+	    (i1->imm & 31) == 31) {
+		*kind = COPY_MASK;
+		*mask = i1->imm;
+		return 2;
+	}
+	if (insn_class(i0) == BPF_ALU) {
+		*kind = COPY_ZEXT;
+		return 1;
+	}
+	if (is_alu64_k(i1, BPF_LSH, d, 32) && is_alu64_k(i2, BPF_RSH, d, 32)) {
+		*kind = COPY_ZEXT;
+		return 3;
+	}
+	return 0;
+}
+
+static void subst(struct jit_ctx *c, uint32_t *grp_of_dst, uint32_t *grp_of_src)
+{
+	for (uint32_t sp_i = 0; sp_i < c->prog->subprog_cnt; sp_i++) {
+		const struct bpfrt_subprog *sp = &c->prog->subprogs[sp_i];
+
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			enum copy_kind kind;
+			int32_t mask = 0;
+			int len;
+			uint8_t d, s;
+
+			if (insn_is_lddw(&c->insns[pc])) {
+				pc++;
+				continue;
+			}
+			if (c->flags[pc] & (F_SWAP | F_ELIDE | F_SKIP | F_SUBST) ||
+			    !(len = copy_group(c, pc, sp->end, &kind, &mask)))
+				continue;
+			d = c->insns[pc].dst_reg;
+			s = c->insns[pc].src_reg;
+			for (uint32_t j = pc + (uint32_t)len; j < sp->end; j++) {
+				const struct bpf_insn *nj = &c->insns[j];
+				uint16_t u, df;
+
+				if (c->flags[j] & (F_TARGET | F_SWAP | F_ELIDE | F_SKIP))
+					break;
+				insn_use_def(nj, &u, &df);
+				if (u & RBIT(d)) {
+					bool ok = !(c->live_out[j] & RBIT(d));
+
+					if (kind == COPY_ZEXT && is_cond_jump(nj) && ok) {
+						bool as_dst = nj->dst_reg == d;
+
+						if ((as_dst ? c->dst_sub[j] : c->src_sub[j]) >= 0 ||
+						    (insn_src(nj) == BPF_X && nj->dst_reg == nj->src_reg) ||
+						    !jump_takes_zext_source(nj, as_dst))
+							break;
+						if (as_dst) {
+							c->dst_sub[j] = (int8_t)s;
+							grp_of_dst[j] = pc;
+						} else {
+							c->src_sub[j] = (int8_t)s;
+							grp_of_src[j] = pc;
+						}
+					} else if (kind == COPY_MASK && ok && insn_src(nj) == BPF_X &&
+						   (nj->code & 0x07) >= BPF_ALU &&
+						   (insn_op(nj) == BPF_LSH || insn_op(nj) == BPF_RSH ||
+						    insn_op(nj) == BPF_ARSH) &&
+						   nj->src_reg == d && nj->dst_reg != d &&
+						   (insn_class(nj) == BPF_ALU || (mask & 63) == 63)) {
+						c->src_sub[j] = (int8_t)s;
+						grp_of_src[j] = UINT32_MAX; /* never reverted */
+					} else {
+						break;
+					}
+					c->flags[j] |= F_SUBST;
+					c->flags[pc] |= F_SKIP;
+					c->skip_len[pc] = (uint8_t)len;
+					for (int k = 1; k < len; k++)
+						c->flags[pc + k] |= F_SKIP;
+					break;
+				}
+				if ((df & (RBIT(d) | RBIT(s))) || insn_is_jump_class(nj))
+					break;
+				if (insn_is_lddw(nj))
+					j++;
+			}
+		}
+	}
+	/* a 64-bit register compare needs both sides replaced; otherwise
+	 * put the copy back */
+	for (uint32_t j = 0; j < c->n; j++) {
+		const struct bpf_insn *nj = &c->insns[j];
+		bool one_sided;
+
+		if (!(c->flags[j] & F_SUBST) || !is_cond_jump(nj) || insn_class(nj) != BPF_JMP ||
+		    insn_src(nj) != BPF_X)
+			continue;
+		one_sided = (c->dst_sub[j] < 0) != (c->src_sub[j] < 0);
+		if (!one_sided)
+			continue;
+		uint32_t g = c->dst_sub[j] >= 0 ? grp_of_dst[j] : grp_of_src[j];
+
+		for (int k = 0; k < c->skip_len[g]; k++)
+			c->flags[g + k] &= (uint8_t)~F_SKIP;
+		c->dst_sub[j] = c->src_sub[j] = -1;
+		c->flags[j] &= (uint8_t)~F_SUBST;
 	}
 }
 
@@ -715,7 +877,7 @@ static void emit_shift(struct jit_ctx *c, const struct bpf_insn *insn, enum x86_
 			emit_zext(c, insn->dst_reg);
 		return;
 	}
-	int src = R(insn->src_reg);
+	int src = R(c->flags[c->pc] & F_SUBST ? (uint8_t)c->src_sub[c->pc] : insn->src_reg);
 
 	if (c->bmi2) {
 		int pp = op == SH_SHL ? 1 : op == SH_SAR ? 2 : 3;
@@ -836,7 +998,7 @@ static const struct bpf_insn *foldable_at(const struct jit_ctx *c, uint32_t k)
 		uint32_t next = c->pc + i;
 
 		if (next >= c->prog->subprogs[c->sub].end ||
-		    (c->flags[next] & (F_TARGET | F_SWAP | F_ELIDE)))
+		    (c->flags[next] & (F_TARGET | F_SWAP | F_ELIDE | F_SKIP | F_SUBST)))
 			return NULL;
 	}
 	return &c->insns[c->pc + k];
@@ -847,11 +1009,6 @@ static const struct bpf_insn *foldable_next(const struct jit_ctx *c)
 	return foldable_at(c, 1);
 }
 
-static bool is_alu64_k(const struct bpf_insn *insn, uint8_t op, uint8_t dst, int32_t imm)
-{
-	return insn && insn->code == (BPF_ALU64 | op | BPF_K) && insn->dst_reg == dst &&
-	       insn->imm == imm && insn->off == 0;
-}
 
 /* [mov dst, src;] lsh dst, 32; rsh|arsh dst, 32: the zero- or
  * sign-extension idiom of clang, one x86 instruction. at is the index
@@ -1070,6 +1227,55 @@ static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 
 /* ---- memory ----------------------------------------------------------- */
 
+/* ldx d, [b+off]; d op= s|imm; stx [b+off], d with d dead afterwards:
+ * one read-modify-write instruction on memory. */
+static int try_fold_mem_rmw(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	const struct bpf_insn *op = foldable_at(c, 1), *st = foldable_at(c, 2);
+	uint8_t size = insn_size(insn), d = insn->dst_reg, b = insn->src_reg;
+	static const int8_t grp1[16] = {
+		[BPF_ADD >> 4] = ALU_ADD, [BPF_SUB >> 4] = ALU_SUB, [BPF_OR >> 4] = ALU_OR,
+		[BPF_AND >> 4] = ALU_AND, [BPF_XOR >> 4] = ALU_XOR,
+	};
+	struct x86_buf *buf = &c->b;
+	bool byte = size == BPF_B, w = size == BPF_DW;
+	int alu;
+
+	if (insn_mode(insn) != BPF_MEM || !op || !st || b == d ||
+	    (insn_class(op) != BPF_ALU64 && (insn_class(op) != BPF_ALU || w)) ||
+	    op->dst_reg != d || op->off != 0 ||
+	    (insn_src(op) == BPF_X && (op->src_reg == d || op->src_reg == BPF_R10)) ||
+	    st->code != (BPF_STX | size | BPF_MEM) || st->dst_reg != b || st->src_reg != d ||
+	    st->off != insn->off || (c->live_out[c->pc + 2] & RBIT(d)))
+		return 0;
+	switch (insn_op(op)) {
+	case BPF_ADD: case BPF_SUB: case BPF_OR: case BPF_AND: case BPF_XOR:
+		alu = grp1[insn_op(op) >> 4];
+		break;
+	default:
+		return 0;
+	}
+	if (insn_src(op) == BPF_X) {
+		emit_rm(buf, size == BPF_H, w, (uint16_t)((alu << 3) | (byte ? 0 : 1)),
+			R(op->src_reg), R(b), insn->off, byte);
+		return 3;
+	}
+	if (byte) {
+		emit_rm(buf, false, false, 0x80, alu, R(b), insn->off, false);
+		emit1(buf, (uint8_t)op->imm);
+	} else if (is_imm8(op->imm)) {
+		emit_rm(buf, size == BPF_H, w, 0x83, alu, R(b), insn->off, false);
+		emit1(buf, (uint8_t)op->imm);
+	} else {
+		emit_rm(buf, size == BPF_H, w, 0x81, alu, R(b), insn->off, false);
+		if (size == BPF_H)
+			emit_u16(buf, (uint16_t)op->imm);
+		else
+			emit_u32(buf, (uint32_t)op->imm);
+	}
+	return 3;
+}
+
 static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	struct x86_buf *b = &c->b;
@@ -1224,12 +1430,13 @@ static int jmp_cc(uint8_t op)
  * it). cmp_reg >= 0 compares that x86 register's low 32 bits instead of
  * dst (its zero-extended copy, dead after the jump). Returns the number of
  * instructions consumed from jpc: 2 when "jcc +1; ja X" became "j!cc X". */
-static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int cmp_reg,
+static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int dst_sub, int src_sub,
 			  int prev_zf_reg, bool prev_zf_w32)
 {
 	const struct bpf_insn *insn = &c->insns[jpc];
 	struct x86_buf *b = &c->b;
-	bool is64 = insn_class(insn) == BPF_JMP && cmp_reg < 0;
+	int cmp_reg = dst_sub >= 0 ? R((uint8_t)dst_sub) : -1;
+	bool is64 = insn_class(insn) == BPF_JMP && dst_sub < 0 && src_sub < 0;
 	uint8_t op = insn_op(insn);
 	int cc = jmp_cc(op);
 	int dst = cmp_reg >= 0 ? cmp_reg : R(insn->dst_reg);
@@ -1254,7 +1461,7 @@ static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int cmp_reg,
 	}
 
 	if (insn_src(insn) == BPF_X) {
-		int src = R(insn->src_reg);
+		int src = R(src_sub >= 0 ? (uint8_t)src_sub : insn->src_reg);
 
 		if (op == BPF_JSET)
 			emit_test_rr(b, is64, dst, src);
@@ -1282,7 +1489,9 @@ static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int cmp_reg,
 static int translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
 			       int prev_zf_reg, bool prev_zf_w32)
 {
-	return emit_cond_jump(c, c->pc, -1, prev_zf_reg, prev_zf_w32);
+	if (c->flags[c->pc] & F_SUBST)
+		return emit_cond_jump(c, c->pc, c->dst_sub[c->pc], c->src_sub[c->pc], -1, false);
+	return emit_cond_jump(c, c->pc, -1, -1, prev_zf_reg, prev_zf_w32);
 }
 
 /* A zero-extending copy dst = (u32)src that only feeds the conditional
@@ -1303,7 +1512,7 @@ static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, ui
 	if (insn_class(j) == BPF_JMP &&
 	    (j->imm < 0 || op == BPF_JSGT || op == BPF_JSGE || op == BPF_JSLT || op == BPF_JSLE))
 		return 0;
-	return (int)at + emit_cond_jump(c, c->pc + at, R(src), -1, false);
+	return (int)at + emit_cond_jump(c, c->pc + at, src, -1, -1, false);
 }
 
 static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1451,6 +1660,11 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 		prev_zf = -1;
 		c->zext = 0;
 	}
+	if ((c->flags[c->pc] & F_SKIP) && c->skip_len[c->pc]) {
+		/* its only reader reads the source instead */
+		c->zext &= (uint16_t)~RBIT(insn->dst_reg);
+		return c->skip_len[c->pc];
+	}
 	if (c->flags[c->pc] & F_ELIDE) {
 		/* s = d after "s op= d": s already holds the value */
 		update_zext(c, insn);
@@ -1482,7 +1696,10 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 		consumed = translate_alu(c, insn);
 		break;
 	case BPF_LDX:
-		translate_ldx(c, insn);
+		if (!(consumed = try_fold_mem_rmw(c, insn))) {
+			consumed = 1;
+			translate_ldx(c, insn);
+		}
 		break;
 	case BPF_ST:
 		translate_st(c, insn);
@@ -1579,6 +1796,14 @@ static int emit_pass(struct jit_ctx *c)
 			if ((err = reserve(c, MAX_INSN_CODE)))
 				return err;
 			c->pc = pc;
+			if ((c->flags[pc] & F_LOOP) && !c->no_align && LOOP_ALIGN > 1) {
+				/* worst case until the address is known, so the
+				 * image only shrinks once it is */
+				size_t pad = c->base ? (size_t)(-(c->base + c->b.len)) & (LOOP_ALIGN - 1)
+						     : LOOP_ALIGN - 1;
+
+				emit_nops(&c->b, (unsigned)pad);
+			}
 			c->cur.start[pc] = (uint32_t)c->b.len;
 			used = translate_insn(c, &c->insns[pc]);
 			if (c->err)
@@ -1715,8 +1940,15 @@ static int x86_compile(struct bpfrt_prog *prog)
 		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
 	c.flags = calloc(c.n + 1, 1);
 	c.live_out = calloc(c.n + 1, sizeof(*c.live_out));
+	c.dst_sub = malloc(c.n + 1);
+	c.src_sub = malloc(c.n + 1);
+	c.skip_len = calloc(c.n + 1, 1);
+	if (c.dst_sub && c.src_sub) {
+		memset(c.dst_sub, -1, c.n + 1);
+		memset(c.src_sub, -1, c.n + 1);
+	}
 	c.frames = calloc(ns, sizeof(*c.frames));
-	if (!c.flags || !c.frames || !c.live_out || alloc_offsets(&c.cur, c.n, ns) ||
+	if (!c.flags || !c.frames || !c.live_out || !c.dst_sub || !c.src_sub || !c.skip_len || alloc_offsets(&c.cur, c.n, ns) ||
 	    alloc_offsets(&c.prev, c.n, ns)) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
 		goto out;
@@ -1724,6 +1956,19 @@ static int x86_compile(struct bpfrt_prog *prog)
 	if ((err = prescan(&c)) || (err = compute_liveness(&c)))
 		goto out;
 	coalesce(&c);
+	{
+		uint32_t *gd = calloc(c.n + 1, sizeof(uint32_t)), *gs = calloc(c.n + 1, sizeof(uint32_t));
+
+		if (!gd || !gs) {
+			free(gd);
+			free(gs);
+			err = bpfrt_err(-ENOMEM, "jit: out of memory");
+			goto out;
+		}
+		subst(&c, gd, gs);
+		free(gd);
+		free(gs);
+	}
 
 	/* sizes with unknown addresses, then again at the real address
 	 * (helper calls may shrink to rel32); shrinking keeps it in the
@@ -1747,6 +1992,7 @@ static int x86_compile(struct bpfrt_prog *prog)
 			break;
 		bpfrt_execmem_free(mem);
 		mem = NULL;
+		c.no_align = true;
 		if (attempt == 3) {
 			err = bpfrt_err(-EFAULT, "jit: %s: image keeps growing", prog->name);
 			goto out;
@@ -1767,6 +2013,9 @@ out:
 	free(c.b.p);
 	free(c.flags);
 	free(c.live_out);
+	free(c.dst_sub);
+	free(c.src_sub);
+	free(c.skip_len);
 	free(c.frames);
 	free_offsets(&c.cur);
 	free_offsets(&c.prev);
