@@ -57,6 +57,7 @@ static const uint8_t saved_order[] = { RBX, R12, R13, R14, R15 };
 #define MAX_INSN_CODE   160 /* room reserved per BPF instruction */
 #define MAX_PASSES      40
 #define REL32_AFTER     24  /* passes before all jumps go rel32 to force convergence */
+#define IMAGE_ALIGN     64
 #ifndef LOOP_ALIGN
 #define LOOP_ALIGN      16 /* loop heads start a fetch block */
 #endif
@@ -112,6 +113,7 @@ struct jit_ctx {
 	bool zf_w32;            /* that value came from a 32-bit ALU op */
 	uint16_t zext;          /* BPF regs whose upper 32 bits are known zero */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+	uint32_t head_pad;      /* trap bytes before the first function */
 };
 
 static bool cpu_has_bmi1(void)
@@ -1779,6 +1781,14 @@ static int emit_pass(struct jit_ctx *c)
 
 	c->b.len = 0;
 	c->err = 0;
+	/* execmem starts images at a random 16-byte offset; trap padding up
+	 * to a 64-byte boundary makes the code's cache-line layout, and so
+	 * its speed, the same for every load */
+	if ((err = reserve(c, IMAGE_ALIGN)))
+		return err;
+	c->head_pad = c->base ? (uint32_t)(-c->base & (IMAGE_ALIGN - 1)) : IMAGE_ALIGN - 1;
+	memset(c->b.p, 0xcc, c->head_pad);
+	c->b.len = c->head_pad;
 	c->cur.abort_off = 0;
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
@@ -1912,10 +1922,11 @@ static int record_offsets(struct jit_ctx *c)
 
 	if (!off)
 		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	memcpy(off, c->prev.start, (c->n + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i <= c->n; i++)
+		off[i] = c->prev.start[i] - c->head_pad;
 	for (uint32_t s = 0; s < ns; s++) {
-		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s];
-		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s];
+		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s] - c->head_pad;
+		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s] - c->head_pad;
 	}
 	prog->jit_insn_off = off;
 	return 0;
@@ -2005,8 +2016,8 @@ static int x86_compile(struct bpfrt_prog *prog)
 	if ((err = record_offsets(&c)))
 		goto out;
 	prog->jit_mem = mem;
-	prog->jit_len = c.prev.len;
-	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)c.base;
+	prog->jit_len = c.prev.len - c.head_pad;
+	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)(c.base + c.head_pad);
 	mem = NULL;
 out:
 	bpfrt_execmem_free(mem);
