@@ -27,11 +27,12 @@ uint64_t bench_now_ns(void);
  * as the kernel's BPF_PROG_TEST_RUN timer does. */
 uint64_t bench_thread_ns(void);
 
-/* Median and range of n samples (sorted in place). */
+/* Median, range and 10%-trimmed mean of n samples (sorted in place). */
 struct bench_stats {
 	double median;
 	double min;
 	double max;
+	double tmean; /* mean without the lowest and highest n/10 samples */
 };
 void bench_stats_of(double *samples, int n, struct bench_stats *out);
 /* Half the min-max range as a percentage of the median. */

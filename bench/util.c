@@ -40,14 +40,20 @@ static int cmp_double(const void *a, const void *b)
 
 void bench_stats_of(double *samples, int n, struct bench_stats *out)
 {
+	int trim = n / 10;
+	double sum = 0;
+
 	if (n <= 0) {
-		out->median = out->min = out->max = 0;
+		out->median = out->min = out->max = out->tmean = 0;
 		return;
 	}
 	qsort(samples, (size_t)n, sizeof(*samples), cmp_double);
 	out->min = samples[0];
 	out->max = samples[n - 1];
 	out->median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+	for (int i = trim; i < n - trim; i++)
+		sum += samples[i];
+	out->tmean = sum / (n - 2 * trim);
 }
 
 double bench_spread_pct(const struct bench_stats *s)
