@@ -856,26 +856,46 @@ TEST(bpf_loop_forged_callback_aborts)
 	bpfrt_run_state.abort_err = 0;
 }
 
-/* bpf_loop's callback counts per-run: a callback aborting stops the loop. */
+/* A callback that aborts (callx to an unregistered helper) aborts the run
+ * and stops the loop; in the JIT the abort unwinds through bpf_loop's C
+ * frame, and later runs must still be able to nest callbacks. */
 TEST(bpf_loop_stops_when_the_callback_aborts)
 {
 	static const struct bpf_insn insns[] = {
+		MOV64_REG(BPF_R3, BPF_R1),
 		MOV64_IMM(BPF_R1, 1000),
 		LDDW_FUNC(BPF_R2, 4),                   /* -> 7 */
-		MOV64_IMM(BPF_R3, 0),
 		MOV64_IMM(BPF_R4, 0),
 		CALL_HELPER(BPF_FUNC_loop),
 		EXIT(),
-		/* 7: callx to an unregistered helper id aborts */
+		/* 7: callback(i, ctx): (*ctx)++, then callx 499 aborts */
+		LDX(BPF_DW, BPF_R3, BPF_R2, 0),
+		ALU64_IMM(BPF_ADD, BPF_R3, 1),
+		STX(BPF_DW, BPF_R2, BPF_R3, 0),
 		MOV64_IMM(BPF_R0, 499),
 		CALLX(BPF_R0),
 		EXIT(),
 	};
-	uint64_t r0 = 0;
 
 	bpfrt_helper_unregister(499);
-	CHECK(run(insns, ARRAY_LEN(insns), BPFRT_EXEC_INTERP, 0, 0, &r0) == -EINVAL,
-	      "%s", bpfrt_last_error());
+	FOR_EACH_MODE(m) {
+		for (int i = 0; i < BPFRT_MAX_CALLBACK_DEPTH + 2; i++) {
+			uint64_t calls = 0, r0 = 0;
+			int err = run(insns, ARRAY_LEN(insns), modes[m], (uintptr_t)&calls, 0, &r0);
+
+			CHECK(err == -EINVAL && calls == 1, "%s: err %d calls %llu: %s",
+			      mode_names[m], err, (unsigned long long)calls, bpfrt_last_error());
+		}
+		{
+			struct loop_ctx ctx = { 0, ~0ull, 0, 0 };
+			uint64_t r0 = 0;
+
+			CHECK(run(loop_prog, ARRAY_LEN(loop_prog), modes[m], 3, (uintptr_t)&ctx,
+				  &r0) == 0 && r0 == 3 && ctx.count == 3,
+			      "%s: callbacks broken after aborts: %s", mode_names[m],
+			      bpfrt_last_error());
+		}
+	}
 }
 
 /* ---- tail calls -------------------------------------------------------------- */

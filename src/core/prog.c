@@ -100,6 +100,8 @@ void bpfrt_prog_free(struct bpfrt_prog *prog)
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
 {
+	uint32_t callback_depth = bpfrt_run_state.callback_depth;
+
 	if (!prog || !retval)
 		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
 	if (mode == BPFRT_EXEC_DEFAULT)
@@ -116,6 +118,8 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	else
 		*retval = bpfrt_interp_run(prog, arg1, arg2);
 	bpfrt_rcu_read_unlock();
+	/* a JIT abort unwinds past bpfrt_callback_invoke's bookkeeping */
+	bpfrt_run_state.callback_depth = callback_depth;
 	if (bpfrt_run_state.abort_err) {
 		int e = bpfrt_run_state.abort_err;
 
