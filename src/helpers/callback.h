@@ -56,4 +56,25 @@ extern __thread uint64_t bpfrt_tail_call_fallbacks;
  * shuffling. Must run inside the run's RCU read section. */
 bpfrt_jit_fn bpfrt_tail_call_jit_target(uint64_t ctx, uint64_t map, uint64_t index);
 
+/* JIT contract for tail calls (what the interpreter does, in native code).
+ * At `call imm` where helpers[imm].fn == bpfrt_helper_tail_call:
+ *
+ *	call  bpfrt_tail_call_jit_target  ; rdi/rsi/rdx = r1-r3 already, as
+ *	                                  ; for any helper call
+ *	test  rax, rax
+ *	jz    .fail
+ *	mov   r11, rax                    ; target's jit_func
+ *	mov   rdi, [run_state.tail_call_ctx]  ; r1 = ctx
+ *	xor   esi, esi                    ; r2 = 0
+ *	<this function's epilogue without the ret: pop the callee-saved
+ *	 registers it pushed, then leave / add rsp>
+ *	jmp   r11                         ; target returns to our caller
+ * .fail:
+ *	mov   rax, -ENOENT                ; r0, then continue with the next insn
+ *
+ * The count lives in bpfrt_run_state.tail_call_cnt (bpfrt_prog_run zeroes
+ * it), so the target is entered at its normal entry, not past a prologue.
+ * From a subprogram this replaces the subprogram's frame only: the
+ * target's r0 comes back to the subprogram's caller, as in Linux. */
+
 #endif
