@@ -33,6 +33,18 @@ static bool interp_callback_valid(const struct bpfrt_prog *prog, uint64_t cb)
 	return prog->subprogs[prog->insn_subprog[start]].start == start;
 }
 
+/* Out of line so that bpfrt_callback_invoke has no stack arrays: a JIT
+ * abort unwinds past its frame without running any epilogue, which would
+ * leave ASan's redzones around such arrays poisoned. */
+static __attribute__((noinline)) uint64_t
+invoke_interp(const struct bpfrt_prog *prog, uint64_t cb, uint64_t a1, uint64_t a2,
+	      uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	const uint64_t args[5] = { a1, a2, a3, a4, a5 };
+
+	return bpfrt_interp_run_subprog(prog, (uint32_t)(cb & ~BPFRT_CALLBACK_INTERP_TAG), args);
+}
+
 uint64_t bpfrt_callback_invoke(uint64_t cb, uint64_t a1, uint64_t a2, uint64_t a3,
 			       uint64_t a4, uint64_t a5)
 {
@@ -41,22 +53,15 @@ uint64_t bpfrt_callback_invoke(uint64_t cb, uint64_t a1, uint64_t a2, uint64_t a
 
 	if (rs->callback_depth >= BPFRT_MAX_CALLBACK_DEPTH)
 		return callback_abort(E2BIG, cb);
-	rs->callback_depth++;
 	if (cb & BPFRT_CALLBACK_INTERP_TAG) {
-		const struct bpfrt_prog *prog = rs->cur_prog;
-		const uint64_t args[5] = { a1, a2, a3, a4, a5 };
-
-		if (!interp_callback_valid(prog, cb)) {
-			rs->callback_depth--;
+		if (!interp_callback_valid(rs->cur_prog, cb))
 			return callback_abort(EINVAL, cb);
-		}
-		r0 = bpfrt_interp_run_subprog(prog, (uint32_t)(cb & ~BPFRT_CALLBACK_INTERP_TAG),
-					      args);
+		rs->callback_depth++;
+		r0 = invoke_interp(rs->cur_prog, cb, a1, a2, a3, a4, a5);
 	} else {
-		if (!cb) {
-			rs->callback_depth--;
+		if (!cb)
 			return callback_abort(EINVAL, cb);
-		}
+		rs->callback_depth++;
 		r0 = ((native_callback_fn)(uintptr_t)cb)(a1, a2, a3, a4, a5);
 	}
 	rs->callback_depth--;
