@@ -68,6 +68,7 @@ struct pp_opts {
 	int churn;          /* programs per load+JIT+free batch */
 	bool shuffle;       /* run in a random order, not load (= address) order */
 	const char *sweep;  /* comma-separated program counts, or NULL */
+	bool direct;        /* call the native images, not bpfrt_prog_run */
 	bool verbose;
 };
 
@@ -294,12 +295,16 @@ struct pp_result {
  * average over thread CPU time still carries those refills (the machine
  * is shared with compilers). */
 #define PP_BATCH_RUNS   2000
+
+/* The native entry of a JIT image: r1, r2 in, r0 out. */
+typedef uint64_t (*pp_native_fn)(uint64_t r1, uint64_t r2);
 #define PP_MAX_BATCHES  (1 << 17)
 
 struct pp_worker {
 	pthread_t tid;
 	struct bpfrt_prog *const *run;
 	int run_cnt;
+	bool direct;
 	int start;
 	atomic_bool *stop;
 	pthread_barrier_t *barrier;
@@ -328,8 +333,12 @@ static void *pp_worker_main(void *arg)
 		uint64_t b0 = bench_now_ns();
 
 		for (int k = passes * w->run_cnt; k > 0; k--) {
-			if (bpfrt_prog_run(w->run[i], BPFRT_EXEC_JIT, (uintptr_t)pp_ctx,
-					   sizeof(pp_ctx), &r0)) {
+			if (w->direct) {
+				pp_native_fn fn = (pp_native_fn)bpfrt_prog_jited(w->run[i], NULL);
+
+				r0 += fn((uintptr_t)pp_ctx, sizeof(pp_ctx));
+			} else if (bpfrt_prog_run(w->run[i], BPFRT_EXEC_JIT, (uintptr_t)pp_ctx,
+						  sizeof(pp_ctx), &r0)) {
 				w->err = -EINVAL;
 				goto out;
 			}
@@ -365,7 +374,7 @@ static int pp_run_trial(const struct pp_opts *o, struct bpfrt_prog *const *run, 
 
 	pthread_barrier_init(&barrier, NULL, (unsigned)o->threads + 1);
 	for (int t = 0; t < o->threads; t++) {
-		w[t] = (struct pp_worker){ .run = run, .run_cnt = run_cnt,
+		w[t] = (struct pp_worker){ .run = run, .run_cnt = run_cnt, .direct = o->direct,
 					   .start = (int)((long)run_cnt * t / o->threads),
 					   .stop = &stop, .barrier = &barrier,
 					   .batch_ns = malloc(PP_MAX_BATCHES * sizeof(double)) };
@@ -651,6 +660,9 @@ static void pp_usage(FILE *f)
 		"  -S, --shuffle     run the programs in a random order (default: load order)\n"
 		"  -w, --sweep N,N.. only the all-run scenario for each program count: where\n"
 		"                    packing starts to pay (iTLB reach)\n"
+		"  -d, --direct      call each native image directly instead of through\n"
+		"                    bpfrt_prog_run (no RCU read section: its fence per run\n"
+		"                    serialises the CPU and hides code-placement effects)\n"
 		"  -v, --verbose     every repetition's figures\n");
 }
 
@@ -665,6 +677,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		{ "churn", required_argument, NULL, 'c' },
 		{ "shuffle", no_argument, NULL, 'S' },
 		{ "sweep", required_argument, NULL, 'w' },
+		{ "direct", no_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -673,7 +686,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 
 	*o = (struct pp_opts){ .reps = 7, .ms = 200, .threads = 2, .many = 1000,
 			       .spread = 4000, .churn = 100 };
-	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:Sw:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:Sw:dvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->reps = atoi(optarg); break;
 		case 't': o->ms = atof(optarg); break;
@@ -683,6 +696,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		case 'c': o->churn = atoi(optarg); break;
 		case 'S': o->shuffle = true; break;
 		case 'w': o->sweep = optarg; break;
+		case 'd': o->direct = true; break;
 		case 'v': o->verbose = true; break;
 		case 'h': pp_usage(stdout); exit(0);
 		default: pp_usage(stderr); return -EINVAL;
@@ -725,6 +739,8 @@ static void pp_print_setup(const struct pp_opts *o, const struct pp_code *code, 
 	printf("timing: median of %d repetitions of %.0f ms per trial; runs/s = sum over threads of\n"
 	       "        the rate of their median batch of ~%d runs (preemption not counted)%s\n",
 	       o->reps, o->ms, PP_BATCH_RUNS, o->shuffle ? "; random run order" : "");
+	printf("runs: %s\n", o->direct ? "native images called directly (--direct)" :
+	       "bpfrt_prog_run(BPFRT_EXEC_JIT), the public API");
 	if (itlb_ok)
 		printf("iTLB misses: perf_event_open ITLB read misses, user mode, per 1,000 runs\n");
 	else
@@ -757,8 +773,9 @@ static int pp_sweep(const struct pp_opts *o)
 		return 1;
 	for (int i = 0; i < max; i++)
 		code[i].cnt = pp_gen_prog((uint32_t)i, code[i].insns);
-	printf("prog-pack sweep: %d threads, median of %d repetitions of %.0f ms%s\n", o->threads,
-	       o->reps, o->ms, o->shuffle ? ", random run order" : "");
+	printf("prog-pack sweep: %d threads, median of %d repetitions of %.0f ms%s%s\n", o->threads,
+	       o->reps, o->ms, o->shuffle ? ", random run order" : "",
+	       o->direct ? ", native images called directly" : ", through bpfrt_prog_run");
 	printf("  %8s %12s %12s %9s %10s %12s\n", "programs", "pack runs/s", "no-pack", "ratio",
 	       "pack pages", "no-pack maps");
 	for (int c = 0; c < ncount && !err; c++) {
