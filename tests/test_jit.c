@@ -872,3 +872,251 @@ TEST(dump_jited_listing)
 	free(text);
 	bpfrt_prog_free(pr);
 }
+
+/* ---- randomized fold patterns -------------------------------------------- */
+
+/* The JIT fuses instruction patterns (zero/sign-extension idioms, copies
+ * feeding compares or shift counts, rotates, andn, accumulator copies,
+ * memory read-modify-write, lea) when liveness allows. Random programs made
+ * of those patterns, with conditional skips and loops, must agree with the
+ * interpreter on r0 and on memory. r1 is the memory pointer and r9 the loop
+ * counter; neither is picked at random. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static uint8_t rreg(void)
+{
+	static const uint8_t regs[] = { 0, 2, 3, 4, 5, 6, 7, 8 };
+
+	return regs[rnd() % ARRAY_LEN(regs)];
+}
+
+static uint8_t rreg_not(uint8_t r)
+{
+	uint8_t x;
+
+	do
+		x = rreg();
+	while (x == r);
+	return x;
+}
+
+static int32_t rimm(void)
+{
+	switch (rnd() % 4) {
+	case 0: return (int32_t)(rnd() % 64);
+	case 1: return -(int32_t)(rnd() % 64);
+	case 2: return (int32_t)rnd();
+	default: return (int32_t)(rnd() % 2 ? 0xff : 0x7fffffff);
+	}
+}
+
+static void gen_snippet(struct pb *p)
+{
+	static const uint8_t ops[] = { BPF_ADD, BPF_SUB, BPF_MUL, BPF_DIV, BPF_OR, BPF_AND,
+				       BPF_LSH, BPF_RSH, BPF_MOD, BPF_XOR, BPF_MOV, BPF_ARSH };
+	static const uint8_t rmw_ops[] = { BPF_ADD, BPF_SUB, BPF_OR, BPF_AND, BPF_XOR };
+	static const uint8_t sizes[] = { BPF_B, BPF_H, BPF_W, BPF_DW };
+	uint8_t d = rreg(), s = rreg_not(d), t = rreg_not(d);
+	uint8_t cls = rnd() % 2 ? BPF_ALU64 : BPF_ALU;
+
+	switch (rnd() % 12) {
+	case 0:
+		pb_lddw(p, d, rnd());
+		break;
+	case 1: {
+		uint8_t op = ops[rnd() % sizeof(ops)];
+		int32_t imm = rimm();
+
+		if (op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH)
+			imm &= cls == BPF_ALU64 ? 63 : 31;
+		if (rnd() % 2)
+			pb_add(p, INSN(cls | op | BPF_K, d, 0, 0, imm));
+		else
+			pb_add(p, INSN(cls | op | BPF_X, d, s, 0, 0));
+		break;
+	}
+	case 2: /* extension idioms */
+		if (rnd() % 3)
+			pb_add(p, MOV64_REG(d, s));
+		pb_add(p, ALU64_IMM(BPF_LSH, d, 32));
+		pb_add(p, ALU64_IMM(rnd() % 2 ? BPF_RSH : BPF_ARSH, d, 32));
+		break;
+	case 3: /* masked copy as a shift count */
+		pb_add(p, INSN(cls | BPF_MOV | BPF_X, t, s, 0, 0));
+		pb_add(p, INSN(cls | BPF_AND | BPF_K, t, 0, 0, rnd() % 2 ? 63 : rnd() % 2 ? 31 : 0xff));
+		pb_add(p, INSN((rnd() % 2 ? BPF_ALU64 : BPF_ALU) |
+			       (rnd() % 3 == 0 ? BPF_LSH : rnd() % 2 ? BPF_RSH : BPF_ARSH) | BPF_X,
+			       d, t, 0, 0));
+		break;
+	case 4: { /* rotate */
+		int k = 1 + (int)(rnd() % 63);
+
+		pb_add(p, MOV64_REG(t, d));
+		pb_add(p, ALU64_IMM(BPF_RSH, t, k));
+		pb_add(p, ALU64_IMM(BPF_LSH, d, 64 - k));
+		pb_add(p, ALU64_REG(BPF_OR, d, t));
+		break;
+	}
+	case 5: /* andn */
+		pb_add(p, MOV64_REG(d, s));
+		pb_add(p, ALU64_IMM(BPF_XOR, d, -1));
+		pb_add(p, ALU64_IMM(BPF_AND, d, rimm()));
+		break;
+	case 6: { /* accumulator copy */
+		static const uint8_t cops[] = { BPF_ADD, BPF_AND, BPF_OR, BPF_XOR, BPF_MUL };
+		uint8_t u = rreg_not(d);
+
+		pb_add(p, ALU64_REG(cops[rnd() % sizeof(cops)], d, s));
+		if (u != s && rnd() % 2)
+			pb_add(p, ALU64_IMM(BPF_ADD, u, 3));
+		pb_add(p, MOV64_REG(s, d));
+		if (rnd() % 2)
+			pb_lddw(p, d, rnd()); /* d dead: the copy may go */
+		break;
+	}
+	case 7: { /* memory read-modify-write */
+		uint8_t sz = sizes[rnd() % 4];
+		int16_t off = (int16_t)((rnd() % 8) * 8);
+		uint8_t op = rmw_ops[rnd() % sizeof(rmw_ops)];
+
+		pb_add(p, LDX(sz, d, 1, off));
+		if (rnd() % 2)
+			pb_add(p, INSN((sz == BPF_DW ? BPF_ALU64 : cls) | op | BPF_X, d, s, 0, 0));
+		else
+			pb_add(p, INSN((sz == BPF_DW ? BPF_ALU64 : cls) | op | BPF_K, d, 0, 0, rimm()));
+		pb_add(p, STX(sz, 1, d, off));
+		if (rnd() % 2)
+			pb_add(p, MOV64_IMM(d, 1)); /* d dead */
+		break;
+	}
+	case 8: /* lea shapes */
+		pb_add(p, INSN(cls | BPF_MOV | BPF_X, d, s, 0, 0));
+		pb_add(p, INSN(cls | (rnd() % 2 ? BPF_ADD : BPF_SUB) | BPF_K, d, 0, 0, rimm()));
+		if (rnd() % 2)
+			pb_add(p, INSN(cls | BPF_ADD | BPF_X, d, t, 0, 0));
+		break;
+	case 9: /* stack round trip */
+		pb_add(p, STX(BPF_DW, 10, d, -8 * (int16_t)(1 + rnd() % 8)));
+		pb_add(p, LDX(sizes[rnd() % 4], s, 10, -8 * (int16_t)(1 + rnd() % 8)));
+		break;
+	case 10: /* zero-extended copy compared right away */
+		if (rnd() % 2) {
+			pb_add(p, MOV32_REG(t, s));
+		} else {
+			pb_add(p, MOV64_REG(t, s));
+			pb_add(p, ALU64_IMM(BPF_LSH, t, 32));
+			pb_add(p, ALU64_IMM(BPF_RSH, t, 32));
+		}
+		break;
+	default:
+		pb_add(p, INSN(cls | BPF_NEG, d, 0, 0, 0));
+	}
+}
+
+static void gen_cond_jump(struct pb *p, int16_t off)
+{
+	static const uint8_t jops[] = { BPF_JEQ, BPF_JNE, BPF_JGT, BPF_JGE, BPF_JLT, BPF_JLE,
+					BPF_JSET, BPF_JSGT, BPF_JSGE, BPF_JSLT, BPF_JSLE };
+	uint8_t cls = rnd() % 2 ? BPF_JMP : BPF_JMP32, op = jops[rnd() % sizeof(jops)];
+	uint8_t d = rreg(), s = rreg();
+
+	if (rnd() % 2) {
+		/* compare zero-extended copies, the shape clang emits */
+		uint8_t a = rreg(), b = rreg_not(a);
+
+		pb_add(p, MOV32_REG(a, d));
+		pb_add(p, MOV32_REG(b, s));
+		d = a;
+		s = b;
+	}
+	if (rnd() % 2)
+		pb_add(p, INSN(cls | op | BPF_K, d, 0, off, rnd() % 2 ? (int32_t)(rnd() % 100) : rimm()));
+	else
+		pb_add(p, INSN(cls | op | BPF_X, d, s, off, 0));
+}
+
+static void gen_program(struct pb *p, int snippets)
+{
+	for (int r = 0; r <= 9; r++)
+		if (r != 1)
+			pb_lddw(p, (uint8_t)r, rnd());
+	for (int16_t off = -64; off < 0; off += 8)
+		pb_add(p, STX(BPF_DW, 10, 0, off));
+	for (int k = 0; k < snippets; k++) {
+		struct pb body = { 0 };
+		int shape = (int)(rnd() % 6);
+
+		gen_snippet(&body);
+		if (shape == 0) {
+			/* if (cond) skip the snippet */
+			gen_cond_jump(p, (int16_t)body.n);
+		} else if (shape == 1) {
+			/* if (cond) run it, else jump over: jcc +1; ja +n */
+			gen_cond_jump(p, 1);
+			pb_add(p, JA((int16_t)body.n));
+		} else if (shape == 2) {
+			/* a short counted loop around it */
+			size_t head;
+
+			pb_add(p, MOV64_IMM(9, 1 + (int32_t)(rnd() % 4)));
+			head = p->n;
+			for (size_t i = 0; i < body.n; i++)
+				pb_add(p, body.i[i]);
+			pb_add(p, ALU64_IMM(BPF_SUB, 9, 1));
+			pb_add(p, JMP_IMM(BPF_JNE, 9, 0, (int16_t)-(int)(p->n + 1 - head)));
+			pb_free(&body);
+			continue;
+		}
+		for (size_t i = 0; i < body.n; i++)
+			pb_add(p, body.i[i]);
+		pb_free(&body);
+	}
+	/* every register counts */
+	for (int r = 2; r <= 8; r++) {
+		pb_add(p, ALU64_IMM(BPF_MUL, 0, 31));
+		pb_add(p, ALU64_REG(BPF_ADD, 0, r));
+	}
+	pb_add(p, EXIT());
+}
+
+TEST(random_fold_patterns_match_interpreter)
+{
+	for (int iter = 0; iter < 3000; iter++) {
+		struct pb p = { 0 };
+		struct bpfrt_prog *pr;
+		uint8_t mj[64], mi[64];
+		uint64_t rj = 0, ri = 0;
+		uint64_t seed = rng_state;
+
+		gen_program(&p, 4 + (int)(rnd() % 24));
+		pr = load(p.i, p.n, true);
+		if (!pr) {
+			CHECK(0, "iter %d (seed %#" PRIx64 "): %s", iter, seed, bpfrt_last_error());
+			pb_free(&p);
+			return;
+		}
+		for (int k = 0; k < 64; k++)
+			mj[k] = mi[k] = (uint8_t)(k * 37 + iter);
+		CHECK(bpfrt_prog_run(pr, BPFRT_EXEC_JIT, (uintptr_t)mj, 64, &rj) == 0);
+		CHECK(bpfrt_prog_run(pr, BPFRT_EXEC_INTERP, (uintptr_t)mi, 64, &ri) == 0);
+		CHECK(rj == ri, "iter %d (seed %#" PRIx64 "): jit %#" PRIx64 " interp %#" PRIx64,
+		      iter, seed, rj, ri);
+		CHECK(!memcmp(mj, mi, 64), "iter %d (seed %#" PRIx64 "): memory differs", iter, seed);
+		if (tl_failed()) {
+			bpfrt_disasm(p.i, p.n, stdout);
+			bpfrt_prog_dump_jited(pr, stdout);
+		}
+		bpfrt_prog_free(pr);
+		pb_free(&p);
+		if (tl_failed())
+			return;
+	}
+}
