@@ -26,10 +26,16 @@
 #include "isa/isa.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
+#include "helpers/callback.h"
 #include "jit/jit.h"
 #include "verifier/validate.h"
 
+#ifndef BPFRT_NO_CAPSTONE
 #include <capstone/capstone.h>
+#else
+#define CS_ARCH_X86 3 /* capstone's numbers, for listings made elsewhere */
+#define CS_MODE_64 8
+#endif
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -717,7 +723,7 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 		emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
 }
 
-static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
@@ -728,8 +734,14 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
 		emit1(&c->b, 0xc9); /* leave */
 	else if (f->sub)
 		emit_alu_ri(&c->b, true, ALU_ADD, RSP, (int32_t)f->sub);
+}
+
+static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+{
+	emit_frame_teardown(c, s);
 	emit1(&c->b, 0xc3);
 }
+
 
 /* Unwinds an aborted run from any call depth: back to main's frame, then
  * main's epilogue; bpfrt_prog_run reads the reason from the run state. */
@@ -1545,6 +1557,26 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	patch_local(c, j_done);
 }
 
+/* Tail call (helpers/callback.h has the contract): ask for the target,
+ * then replace this function's frame with it; on failure r0 = -ENOENT and
+ * the program goes on. */
+static void translate_tail_call(struct jit_ctx *c)
+{
+	struct x86_buf *b = &c->b;
+	size_t j_fail;
+
+	emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_tail_call_jit_target);
+	emit_test_rr(b, true, RAX, RAX);
+	j_fail = emit_local_jcc(c, CC_E);
+	emit_mov_rr(b, true, TMP, RAX);
+	emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, tail_call_ctx), RDI);
+	emit_rr(b, false, 0x31, RSI, RSI);
+	emit_frame_teardown(c, c->sub);
+	emit_rr(b, false, 0xff, 4, TMP); /* jmp r11 */
+	patch_local(c, j_fail);
+	emit_mov_imm64(b, RAX, (uint64_t)(int64_t)-ENOENT);
+}
+
 static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
@@ -1557,6 +1589,11 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 		}
 		emit1(&c->b, 0xe8);
 		emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->prev.fstart[s] - (prev_pos(c) + 4)));
+		return;
+	}
+	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+	    c->prog->helpers[insn->imm].fn == bpfrt_helper_tail_call) {
+		translate_tail_call(c);
 		return;
 	}
 	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
