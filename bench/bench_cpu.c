@@ -269,24 +269,33 @@ static void engine_calibrate(struct cpu_env *env, enum engine_id id, struct engi
 
 /* ---- loading ---------------------------------------------------------- */
 
-static void kernel_log_tail(const char *log, char *out, size_t out_len)
+/* The verifier's verdict: the last line of its log that is not the
+ * closing "processed N insns ..." statistics. */
+static void kernel_log_verdict(const char *log, char *out, size_t out_len)
 {
-	size_t len = strlen(log);
-	const char *p;
+	const char *end = log + strlen(log), *start;
 
-	while (len && log[len - 1] == '\n')
-		len--;
-	p = log + len;
-	/* the last two lines carry the verdict */
-	for (int lines = 0; p > log && lines < 2; )
-		if (*--p == '\n')
-			lines++;
-	if (*p == '\n')
-		p++;
-	snprintf(out, out_len, "%.*s", (int)(log + len - p), p);
-	for (char *c = out; *c; c++)
-		if (*c == '\n')
-			*c = ' ';
+	for (;;) {
+		while (end > log && end[-1] == '\n')
+			end--;
+		start = end;
+		while (start > log && start[-1] != '\n')
+			start--;
+		if (start == log || strncmp(start, "processed ", 10))
+			break;
+		end = start;
+	}
+	snprintf(out, out_len, "%.*s", (int)(end - start), start);
+}
+
+static size_t kernel_jited_len(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return 0;
+	return info.jited_prog_len;
 }
 
 static int kernel_load(struct cpu_env *env, struct prog_result *r, const struct bpf_insn *insns)
@@ -297,19 +306,19 @@ static int kernel_load(struct cpu_env *env, struct prog_result *r, const struct 
 		.log_size = KERNEL_LOG_SIZE,
 		.log_level = 0,
 	);
-	int fd;
+	int fd, e;
 
 	env->kernel_log[0] = '\0';
 	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, r->cp->name, "GPL", insns, r->insn_cnt, &lopts);
-	if (fd < 0 && errno != EPERM && errno != ENOSYS) {
-		/* retry with the verifier log on to say why */
+	e = errno;
+	if (fd < 0 && e != EPERM && e != ENOSYS) {
+		/* again with the verifier log on, to say why (keeping the first
+		 * errno: a long log may fail with ENOSPC instead) */
 		lopts.log_level = 1;
 		fd = bpf_prog_load(BPF_PROG_TYPE_XDP, r->cp->name, "GPL", insns, r->insn_cnt, &lopts);
 	}
 	if (fd < 0) {
-		int e = errno;
-
-		kernel_log_tail(env->kernel_log, tail, sizeof(tail));
+		kernel_log_verdict(env->kernel_log, tail, sizeof(tail));
 		if (e == EPERM)
 			engine_fail(&r->eng[ENG_KERNEL], "not permitted (needs root or CAP_BPF+CAP_NET_ADMIN)");
 		else if (e == ENOSYS)
@@ -321,13 +330,7 @@ static int kernel_load(struct cpu_env *env, struct prog_result *r, const struct 
 	}
 	env->kernel_fd = fd;
 	r->eng[ENG_KERNEL].ok = true;
-	{
-		struct bpf_prog_info info = {};
-		__u32 info_len = sizeof(info);
-
-		if (!bpf_obj_get_info_by_fd(fd, &info, &info_len))
-			r->kernel_jit_bytes = info.jited_prog_len;
-	}
+	r->kernel_jit_bytes = kernel_jited_len(fd);
 	return 0;
 }
 
@@ -600,11 +603,14 @@ static void print_header(const struct cpu_opts *o, int cpu)
 	printf("bpfrt-bench cpu: interpreter vs JIT vs Linux JIT (XDP, BPF_PROG_TEST_RUN)\n");
 	printf("machine: %s, %ld CPUs, pinned to cpu %d; %s %s; load average %.2f\n",
 	       model, sysconf(_SC_NPROCESSORS_ONLN), cpu, u.sysname, u.release, load[0]);
-	if (o->kernel)
-		printf("kernel: bpf_jit_enable=%ld bpf_jit_harden=%ld bpf_stats_enabled=%ld\n",
-		       bench_read_sysctl("/proc/sys/net/core/bpf_jit_enable"),
-		       bench_read_sysctl("/proc/sys/net/core/bpf_jit_harden"),
-		       bench_read_sysctl("/proc/sys/kernel/bpf_stats_enabled"));
+	if (o->kernel) {
+		long jit = bench_read_sysctl("/proc/sys/net/core/bpf_jit_enable");
+
+		printf("kernel: bpf_jit_enable=%ld bpf_jit_harden=%ld bpf_stats_enabled=%ld%s\n",
+		       jit, bench_read_sysctl("/proc/sys/net/core/bpf_jit_harden"),
+		       bench_read_sysctl("/proc/sys/kernel/bpf_stats_enabled"),
+		       jit == 0 ? " (the kernel column is the kernel's interpreter)" : "");
+	}
 	printf("%d repetitions x ~%.0f ms per engine, engines interleaved, %.0f ms warm-up,"
 	       " %s;\n%s +-half the min..max range\n\n", o->reps, o->ms, o->warmup_ms,
 	       o->reload ? "JIT images reloaded every repetition" : "one JIT image per engine",
