@@ -539,6 +539,7 @@ static double pp_churn(const struct pp_opts *o, const struct pp_code *code, int 
 	double result = 0;
 	int batches = 0;
 
+	*cpu = 0;
 	if (!progs || !batch_ns)
 		goto out;
 	bpfrt_execmem_set_packing(mode == PP_PACK);
@@ -796,7 +797,8 @@ static int pp_sweep(const struct pp_opts *o)
 		for (int m = 0; m < PP_MODES; m++)
 			st[m] = pp_stat(&r, m, offsetof(struct pp_sample, runs_per_s));
 		for (int i = 0; i < r.n; i++)
-			ratios[i] = r.s[PP_PACK][i].runs_per_s / r.s[PP_NOPACK][i].runs_per_s;
+			ratios[i] = r.s[PP_NOPACK][i].runs_per_s > 0 ?
+				    r.s[PP_PACK][i].runs_per_s / r.s[PP_NOPACK][i].runs_per_s : 0;
 		bench_stats_of(ratios, r.n, &ratio_st);
 		printf("  %8d %11.1fM %11.1fM %8.3fx %10llu %12u\n", counts[c], st[PP_PACK].median / 1e6,
 		       st[PP_NOPACK].median / 1e6, ratio_st.median,
