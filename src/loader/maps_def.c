@@ -97,6 +97,23 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 	return 0;
 }
 
+/* clang leaves DATASEC offsets 0 (libbpf fixes them up at open): a map's
+ * place in .maps is its ELF symbol's value. */
+static size_t map_sym_offset(const struct bpfrt_object *obj, size_t sec_idx,
+			     const char *name, size_t btf_off)
+{
+	for (size_t i = 1; i < obj->sym_cnt; i++) {
+		GElf_Sym sym;
+
+		if (obj_sym(obj, i, &sym))
+			break;
+		if (sym.st_shndx == sec_idx && GELF_ST_TYPE(sym.st_info) != STT_SECTION &&
+		    !strcmp(obj_sym_name(obj, &sym), name))
+			return sym.st_value;
+	}
+	return btf_off;
+}
+
 static int collect_btf_maps(struct bpfrt_object *obj, size_t sec_idx)
 {
 	const struct btf_type *ds;
@@ -123,7 +140,7 @@ static int collect_btf_maps(struct bpfrt_object *obj, size_t sec_idx)
 		if (!m || !(m->name = strdup(name ? name : "")))
 			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->name);
 		m->sec_idx = sec_idx;
-		m->sec_off = vs->offset;
+		m->sec_off = map_sym_offset(obj, sec_idx, m->name, vs->offset);
 		err = parse_btf_map(obj, m->name, var->type, m);
 		if (err)
 			return err;
