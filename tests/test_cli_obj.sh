@@ -24,3 +24,27 @@ check "prog list: a non-BPF ELF is rejected" '[ $rc -eq 1 ] && echo "$out" | gre
 
 out=$("$B/bpfrt" prog run "$obj" 2>&1); rc=$?
 check "prog run without --prog prints usage" '[ $rc -eq 2 ] && echo "$out" | grep -q usage'
+
+helpers=$B/tests/progs/helpers.bpf.o
+maps=$B/tests/progs/maps.bpf.o
+for mode in --jit --interp; do
+	out=$("$B/bpfrt" prog run "$helpers" --prog printk $mode 2>&1); rc=$?
+	check "prog run $mode prints the bpf_printk lines after the result" \
+		'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^retval 0 " &&
+		 echo "$out" | grep -q "bpf_trace_printk: progs: hello 42 world$" &&
+		 echo "$out" | grep -q "bpf_trace_printk: progs: four 1 2 3 42$"'
+done
+
+out=$("$B/bpfrt" prog run "$maps" --prog write_entry 2>&1); rc=$?
+check "prog run: no trace lines when the program printed nothing" \
+	'[ $rc -eq 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ]'
+
+out=$("$B/bpfrt" map dump "$maps" hash --after write_entry 2>&1); rc=$?
+check "map dump --after shows the entry the program wrote" \
+	'[ $rc -eq 0 ] && echo "$out" | grep -q "^map hash (hash, key 4, value 16, max_entries 4)" &&
+	 echo "$out" | grep -q "key: 2a 00 00 00  value: 22 11 00 00 00 00 00 00 33 00 00 00 00 00 00 00" &&
+	 echo "$out" | grep -q "1 entries"'
+
+out=$("$B/bpfrt" map dump "$maps" hash 2>&1); rc=$?
+check "map dump without --after: the map as loaded (empty)" \
+	'[ $rc -eq 0 ] && echo "$out" | grep -q "0 entries"'

@@ -206,6 +206,9 @@ static int prog_run(int argc, char **argv)
 	printf("retval %" PRIu64 " (0x%" PRIx64 "), %.1f ns per run over %ld runs (%s)\n", r0, r0,
 	       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / repeat, repeat,
 	       jit ? "jit" : "interpreter");
+	/* what bpf_printk wrote, as trace_pipe would show it */
+	fflush(stdout);
+	bpfrt_trace_pipe(stdout);
 	for (int i = 0; i < ndumps; i++) {
 		struct bpfrt_map *m = bpfrt_object_find_map(obj, dumps[i]);
 
