@@ -42,7 +42,7 @@ struct {
 } churn SEC(".maps");
 
 long failures;    /* lookups that failed right after an insert */
-long torn;        /* churn values whose two words disagree */
+long torn;        /* churn values whose two words disagree (reported) */
 __u64 churn_seen; /* churn values found (so the reads are not optimised away) */
 
 static __always_inline int bump(void *map, __u32 key)
@@ -89,9 +89,9 @@ int churn_write(struct bpf_raw_tracepoint_args *ctx)
 	struct churn_val nv = { .seq = ctx->args[0], .check = ~ctx->args[0] };
 	struct churn_val *cur = bpf_map_lookup_elem(&churn, &key);
 
-	/* bpfrt replaces hash elements instead of writing them in place and
-	 * frees them only after RCU readers are gone, so a value a program
-	 * holds is never torn (Linux's preallocated maps may reuse it). */
+	/* Replaced elements wait for RCU readers before reuse unless the
+	 * pool runs dry (then, as Linux's preallocated maps, they are reused
+	 * at once): torn values are rare and only counted. */
 	if (cur) {
 		if (cur->seq != ~cur->check)
 			__sync_fetch_and_add(&torn, 1);
