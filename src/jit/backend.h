@@ -24,6 +24,7 @@ struct bpfrt_jit_backend {
 const struct bpfrt_jit_backend *bpfrt_jit_native_backend(void);
 
 extern const struct bpfrt_jit_backend bpfrt_jit_x86_64;
+extern const struct bpfrt_jit_backend bpfrt_jit_arm64;
 extern const struct bpfrt_jit_backend bpfrt_jit_riscv64;
 
 #endif

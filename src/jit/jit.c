@@ -20,6 +20,8 @@ const struct bpfrt_jit_backend *bpfrt_jit_native_backend(void)
 {
 #if defined(__x86_64__)
 	return &bpfrt_jit_x86_64;
+#elif defined(__aarch64__)
+	return &bpfrt_jit_arm64;
 #elif defined(__riscv) && __riscv_xlen == 64
 	return &bpfrt_jit_riscv64;
 #else

@@ -1,0 +1,1249 @@
+/* AArch64 backend of the BPF JIT.
+ *
+ * Same shape as the x86-64 backend: one register table, encoders in
+ * emit.h, one switch over opcodes (translate_insn) and a driver that
+ * re-emits the program until no instruction's offset changes. Almost every
+ * A64 sequence has a size independent of its position; only branches
+ * whose converged distance exceeds the short forms' reach (b.cond, cbz:
+ * +-1 MiB, tbz: +-32 KiB) grow into an inverted short branch over `b`.
+ *
+ * Register mapping (the one place that knows it):
+ *
+ *	BPF   A64      why
+ *	r0    x7       result; copied from x0 after every call
+ *	r1-r5 x0-x4    AAPCS64 argument registers: helper calls need no moves
+ *	r6-r9 x19-x22  callee-saved, survive helper calls
+ *	r10   x25      callee-saved frame pointer of the BPF stack
+ *	-     x9       address/offset scratch, helper address for blr
+ *	-     x10-x12  scratch (caller-saved, never live across instructions)
+ *	-     x29/x30  AAPCS64 frame record (fp, lr), saved by every function
+ *
+ * Every subprogram is an AAPCS64 function taking r1-r5 in x0-x4 and
+ * returning r0 in x0, so a BPF-to-BPF call is `bl` + `mov x7, x0` and a
+ * function address loaded by lddw (BPF_PSEUDO_FUNC) is directly callable
+ * from C (callbacks).
+ *
+ * Frame of one function (stack grows down, sp 16-byte aligned throughout):
+ *	x29, x30              <- x29
+ *	saved x19-x22/x25     (only those the function writes; pairs)
+ *	BPF stack             [x25 - depth, x25)  (depth rounded up to 16)
+ *
+ * Atomics use LSE (ldaddal, ldclral, ldeoral, ldsetal, swpal, casal) when
+ * HWCAP_ATOMICS says the CPU has them, exclusive ldaxr/stlxr loops
+ * otherwise; BPFRT_ARM64_NO_LSE=1 in the environment forces the loops. */
+#include "jit/arm64/emit.h"
+
+#include "core/error.h"
+#include "core/run.h"
+#include "isa/isa.h"
+#include "jit/backend.h"
+#include "jit/execmem.h"
+#include "jit/jit.h"
+
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
+
+static const uint8_t reg_map[BPF_NREGS] = {
+	[BPF_R0] = 7,
+	[BPF_R1] = 0, [BPF_R2] = 1, [BPF_R3] = 2, [BPF_R4] = 3, [BPF_R5] = 4,
+	[BPF_R6] = 19, [BPF_R7] = 20, [BPF_R8] = 21, [BPF_R9] = 22,
+	[BPF_R10] = 25,
+};
+#define ADDR 9
+#define TMP  10
+#define TMP2 11
+#define TMP3 12
+
+/* Callee-saved registers a function may have to save, in push order. */
+static const uint8_t saved_order[] = { 19, 20, 21, 22, 25 };
+
+#define A64_HWCAP_ATOMICS (1ul << 8)
+#define MAX_INSN_CODE   256 /* bytes reserved per BPF instruction */
+#define MAX_PASSES      40
+#define LONG_AFTER      24  /* passes before every branch goes long to force convergence */
+
+struct func_frame {
+	uint8_t saved[sizeof(saved_order)];
+	uint32_t saved_cnt;
+	bool uses_fp;           /* sets x25 */
+	uint32_t stack;         /* BPF stack bytes, 16-aligned */
+};
+
+struct pass_offsets {
+	uint32_t *start;        /* n + 1: start of each instruction's code */
+	uint32_t *fstart;       /* per subprogram: function (prologue) start */
+	uint32_t *bend;         /* per subprogram: end of the body */
+	uint32_t abort_off;     /* abort stub (programs with callx) */
+	size_t len;
+};
+
+struct jit_ctx {
+	struct bpfrt_prog *prog;
+	const struct bpf_insn *insns;
+	uint32_t n;
+	uint8_t *p;             /* pass buffer */
+	size_t len, cap;        /* bytes */
+	uint64_t base;          /* image address, 0 while not allocated */
+	bool lse;
+	bool force_long;
+	bool has_callx;
+	int err;                /* first error of this pass */
+	struct func_frame *frames;
+	struct pass_offsets cur, prev;
+	uint32_t sub;           /* subprogram being emitted */
+	uint32_t pc;            /* instruction being emitted */
+	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+};
+
+static bool cpu_has_lse(void)
+{
+	const char *no = getenv("BPFRT_ARM64_NO_LSE");
+
+	if (no && *no && strcmp(no, "0"))
+		return false;
+#if defined(__aarch64__)
+	return (getauxval(AT_HWCAP) & A64_HWCAP_ATOMICS) != 0;
+#else
+	return true; /* not run here: listings only */
+#endif
+}
+
+static inline int R(uint8_t bpf_reg) { return reg_map[bpf_reg]; }
+
+static void emit(struct jit_ctx *c, uint32_t insn)
+{
+	memcpy(c->p + c->len, &insn, 4);
+	c->len += 4;
+}
+
+static void set_err(struct jit_ctx *c, int err, const char *what)
+{
+	if (!c->err)
+		c->err = bpfrt_err(err, "jit: insn %u: %s", c->pc, what);
+}
+
+/* ---- positions and branches ------------------------------------------- */
+
+/* Position of the code being emitted as it was in the previous pass; branch
+ * displacements use previous-pass positions on both ends, so the final
+ * (converged) pass is exact. */
+static int64_t prev_pos(const struct jit_ctx *c)
+{
+	return (int64_t)c->prev.start[c->pc] + (int64_t)(c->len - c->cur.start[c->pc]);
+}
+
+static int64_t disp_to(const struct jit_ctx *c, int64_t target)
+{
+	return (target - prev_pos(c)) / 4;
+}
+
+static void emit_b_to(struct jit_ctx *c, int64_t target)
+{
+	int64_t d = disp_to(c, target);
+
+	if (!a64_fits_signed(d, 26))
+		set_err(c, -E2BIG, "branch beyond 128 MiB");
+	emit(c, a64_b((int32_t)d));
+}
+
+/* b.cond, or b.!cond over b when the target is out of the +-1 MiB reach. */
+static void emit_bcond_to(struct jit_ctx *c, enum a64_cond cond, int64_t target)
+{
+	int64_t d = disp_to(c, target);
+
+	if (!c->force_long && a64_fits_signed(d, 19)) {
+		emit(c, a64_bcond(cond, (int32_t)d));
+		return;
+	}
+	emit(c, a64_bcond((enum a64_cond)(cond ^ 1), 2));
+	emit_b_to(c, target);
+}
+
+static void emit_cbz_to(struct jit_ctx *c, bool sf, bool nonzero, int rt, int64_t target)
+{
+	int64_t d = disp_to(c, target);
+
+	if (!c->force_long && a64_fits_signed(d, 19)) {
+		emit(c, a64_cbz(sf, nonzero, rt, (int32_t)d));
+		return;
+	}
+	emit(c, a64_cbz(sf, !nonzero, rt, 2));
+	emit_b_to(c, target);
+}
+
+static void emit_tbz_to(struct jit_ctx *c, bool nonzero, int rt, unsigned bit, int64_t target)
+{
+	int64_t d = disp_to(c, target);
+
+	if (!c->force_long && a64_fits_signed(d, 14)) {
+		emit(c, a64_tbz(nonzero, rt, bit, (int32_t)d));
+		return;
+	}
+	emit(c, a64_tbz(!nonzero, rt, bit, 2));
+	emit_b_to(c, target);
+}
+
+/* Forward branch inside one instruction's code: emit a placeholder, then
+ * patch_local() once the label is reached (word holds the opcode). */
+static size_t emit_local(struct jit_ctx *c, uint32_t insn_without_disp)
+{
+	size_t at = c->len;
+
+	emit(c, insn_without_disp);
+	return at;
+}
+
+static void patch_local(struct jit_ctx *c, size_t at)
+{
+	uint32_t insn, d = (uint32_t)((c->len - at) / 4);
+
+	memcpy(&insn, c->p + at, 4);
+	if ((insn & 0x7c000000) == 0x14000000)          /* b */
+		insn |= d & 0x3ffffff;
+	else if ((insn & 0x7e000000) == 0x36000000)     /* tbz/tbnz */
+		insn |= (d & 0x3fff) << 5;
+	else                                            /* b.cond, cbz/cbnz */
+		insn |= (d & 0x7ffff) << 5;
+	memcpy(c->p + at, &insn, 4);
+}
+
+/* ---- immediates ------------------------------------------------------- */
+
+/* rd = v (zero-extended from 32 bits when !sf), in as few words as it takes. */
+static void emit_mov_imm(struct jit_ctx *c, bool sf, int rd, uint64_t v)
+{
+	unsigned chunks = sf ? 4 : 2, zeros = 0, ones = 0;
+	bool first = true;
+
+	if (!sf)
+		v = (uint32_t)v;
+	for (unsigned i = 0; i < chunks; i++) {
+		uint16_t h = (uint16_t)(v >> (16 * i));
+
+		zeros += h == 0;
+		ones += h == 0xffff;
+	}
+	if (chunks - zeros > 1 && chunks - ones > 1) {
+		int32_t nimms = a64_encode_logic_imm(v, sf ? 64 : 32);
+
+		if (nimms >= 0) {
+			emit(c, a64_logic_imm(sf, A64_ORR, rd, A64_ZR, (uint32_t)nimms));
+			return;
+		}
+	}
+	if (ones > zeros) {
+		/* movn sets every other chunk to 0xffff */
+		for (unsigned i = 0; i < chunks; i++) {
+			uint16_t h = (uint16_t)(v >> (16 * i));
+
+			if (h == 0xffff && !(first && i == chunks - 1))
+				continue;
+			emit(c, first ? a64_movw(sf, A64_MOVN, rd, (uint16_t)~h, i)
+				      : a64_movw(sf, A64_MOVK, rd, h, i));
+			first = false;
+		}
+		return;
+	}
+	for (unsigned i = 0; i < chunks; i++) {
+		uint16_t h = (uint16_t)(v >> (16 * i));
+
+		if (h == 0 && !(first && i == chunks - 1))
+			continue;
+		emit(c, a64_movw(sf, first ? A64_MOVZ : A64_MOVK, rd, h, i));
+		first = false;
+	}
+}
+
+/* Four words whatever the value: for addresses known only in late passes. */
+static void emit_mov_imm64_fixed(struct jit_ctx *c, int rd, uint64_t v)
+{
+	emit(c, a64_movw(true, A64_MOVZ, rd, (uint16_t)v, 0));
+	for (unsigned i = 1; i < 4; i++)
+		emit(c, a64_movw(true, A64_MOVK, rd, (uint16_t)(v >> (16 * i)), i));
+}
+
+/* add/sub #a when a has an imm12 form (plain or shifted); false otherwise. */
+static bool try_addsub_imm(struct jit_ctx *c, bool sf, bool sub, bool setflags, int rd, int rn,
+			   uint64_t a)
+{
+	if (a < 4096)
+		emit(c, a64_addsub_imm(sf, sub, setflags, rd, rn, (uint32_t)a, false));
+	else if (!(a & 0xfff) && a < (1u << 24))
+		emit(c, a64_addsub_imm(sf, sub, setflags, rd, rn, (uint32_t)(a >> 12), true));
+	else
+		return false;
+	return true;
+}
+
+/* rd = rn + imm for any imm, through `scratch` when imm12 forms fail. */
+static void emit_add_imm(struct jit_ctx *c, bool sf, int rd, int rn, int64_t imm, int scratch)
+{
+	bool sub = imm < 0;
+	uint64_t a = sub ? (uint64_t)0 - (uint64_t)imm : (uint64_t)imm;
+
+	if (try_addsub_imm(c, sf, sub, false, rd, rn, a))
+		return;
+	emit_mov_imm(c, sf, scratch, (uint64_t)imm);
+	emit(c, a64_addsub_reg(sf, false, false, rd, rn, scratch));
+}
+
+/* Flags of rn - imm (imm sign-extended for 64 bits). cmn #-imm only for
+ * negative imm: it sets C differently from cmp when imm is 0, and V when
+ * imm is the most negative value. */
+static void emit_cmp_imm(struct jit_ctx *c, bool sf, int rn, int32_t imm, int scratch)
+{
+	if (imm >= 0 && try_addsub_imm(c, sf, true, true, A64_ZR, rn, (uint64_t)imm))
+		return;
+	if (imm < 0 && imm != INT32_MIN &&
+	    try_addsub_imm(c, sf, false, true, A64_ZR, rn, (uint64_t)-(int64_t)imm))
+		return;
+	emit_mov_imm(c, sf, scratch, sf ? (uint64_t)(int64_t)imm : (uint32_t)imm);
+	emit(c, a64_addsub_reg(sf, true, true, A64_ZR, rn, scratch));
+}
+
+/* ---- thread-local run state ------------------------------------------- */
+
+/* reg = &bpfrt_run_state (TPIDR_EL0 + the initial-exec offset) */
+static void emit_run_state_addr(struct jit_ctx *c, int reg, int scratch)
+{
+	emit(c, a64_mrs_tpidr(reg));
+	emit_add_imm(c, true, reg, reg, (int64_t)c->tp_off, scratch);
+}
+
+/* ---- prescan ---------------------------------------------------------- */
+
+static int prescan(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+
+	for (uint32_t pc = 0; pc < c->n; pc++) {
+		const struct bpf_insn *insn = &c->insns[pc];
+
+		if (insn_is_lddw(insn)) {
+			pc++;
+			continue;
+		}
+		if (insn_is_branch(insn)) {
+			int64_t t = insn_branch_target(insn, pc);
+
+			if (t < 0 || t >= c->n)
+				return bpfrt_err(-EINVAL, "jit: insn %u: jump out of range", pc);
+		}
+		if (insn_is_callx(insn))
+			c->has_callx = true;
+	}
+
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+		struct func_frame *f = &c->frames[s];
+		uint16_t used = 0;
+
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			const struct bpf_insn *insn = &c->insns[pc];
+
+			if (insn->dst_reg < BPF_NREGS)
+				used |= (uint16_t)(1u << insn->dst_reg);
+			if (!insn_is_lddw(insn) && !insn_is_call(insn) && insn->src_reg < BPF_NREGS)
+				used |= (uint16_t)(1u << insn->src_reg);
+			if (insn_is_lddw(insn))
+				pc++;
+		}
+		if (sp->stack_depth)
+			used |= 1u << BPF_R10;
+		/* The abort stub unwinds through subprogram frames without
+		 * their epilogues: main restores every callee-saved register. */
+		if (s == 0 && c->has_callx)
+			used |= 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 | 1u << BPF_R9 |
+				1u << BPF_R10;
+		f->uses_fp = used & (1u << BPF_R10);
+		for (unsigned k = 0; k < sizeof(saved_order); k++) {
+			uint8_t bpf_reg = (uint8_t)(k < 4 ? BPF_R6 + k : BPF_R10);
+
+			if (used & (1u << bpf_reg))
+				f->saved[f->saved_cnt++] = saved_order[k];
+		}
+		f->stack = (sp->stack_depth + 15) & ~15u;
+		if (f->stack > 4095)
+			return bpfrt_err(-E2BIG, "jit: subprogram %u: stack of %u bytes", s,
+					 sp->stack_depth);
+	}
+	return 0;
+}
+
+/* ---- prologue / epilogue --------------------------------------------- */
+
+/* str xt, [sp, #-16]! and ldr xt, [sp], #16 for an odd register out */
+static uint32_t a64_push_one(int rt) { return 0xf81f0fe0 | (uint32_t)rt; }
+static uint32_t a64_pop_one(int rt) { return 0xf84107e0 | (uint32_t)rt; }
+
+static void emit_push_saved(struct jit_ctx *c, const struct func_frame *f)
+{
+	uint32_t k = 0;
+
+	for (; k + 1 < f->saved_cnt; k += 2)
+		emit(c, a64_push_pair(f->saved[k], f->saved[k + 1]));
+	if (k < f->saved_cnt)
+		emit(c, a64_push_one(f->saved[k]));
+}
+
+static void emit_pop_saved(struct jit_ctx *c, const struct func_frame *f)
+{
+	uint32_t k = f->saved_cnt;
+
+	if (k & 1)
+		emit(c, a64_pop_one(f->saved[--k]));
+	for (; k; k -= 2)
+		emit(c, a64_pop_pair(f->saved[k - 2], f->saved[k - 1]));
+}
+
+static void emit_prologue(struct jit_ctx *c, uint32_t s)
+{
+	const struct func_frame *f = &c->frames[s];
+
+	emit(c, a64_push_pair(A64_FP, A64_LR));
+	emit(c, a64_mov_sp(A64_FP, A64_SP));
+	emit_push_saved(c, f);
+	if (s == 0 && c->has_callx) {
+		emit_run_state_addr(c, ADDR, TMP);
+		emit(c, a64_mov_sp(TMP, A64_SP));
+		emit(c, a64_ldst_uimm(A64_X, A64_STORE, TMP, ADDR,
+				      offsetof(struct bpfrt_run_state, entry_sp) / 8));
+	}
+	if (f->uses_fp)
+		emit(c, a64_mov_sp(R(BPF_R10), A64_SP));
+	if (f->stack)
+		emit(c, a64_addsub_imm(true, true, false, A64_SP, A64_SP, f->stack, false));
+}
+
+static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+{
+	const struct func_frame *f = &c->frames[s];
+
+	if (f->stack)
+		emit(c, a64_addsub_imm(true, false, false, A64_SP, A64_SP, f->stack, false));
+	emit_pop_saved(c, f);
+	emit(c, a64_pop_pair(A64_FP, A64_LR));
+	emit(c, a64_mov_reg(true, 0, R(BPF_R0)));
+	emit(c, A64_RET);
+}
+
+/* Unwinds an aborted run from any call depth: sp back to where main's
+ * prologue left it, then main's epilogue; bpfrt_prog_run reads the reason
+ * from the run state. */
+static void emit_abort_stub(struct jit_ctx *c)
+{
+	emit_run_state_addr(c, ADDR, TMP);
+	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, TMP, ADDR,
+			      offsetof(struct bpfrt_run_state, entry_sp) / 8));
+	emit(c, a64_mov_sp(A64_SP, TMP));
+	emit_pop_saved(c, &c->frames[0]);
+	emit(c, a64_pop_pair(A64_FP, A64_LR));
+	emit(c, a64_movw(true, A64_MOVZ, 0, 0, 0));
+	emit(c, A64_RET);
+}
+
+/* ---- ALU -------------------------------------------------------------- */
+
+/* Second operand of a K-form ALU op as a register: imm in TMP. */
+static int imm_operand(struct jit_ctx *c, bool is64, int32_t imm)
+{
+	emit_mov_imm(c, is64, TMP, is64 ? (uint64_t)(int64_t)imm : (uint32_t)imm);
+	return TMP;
+}
+
+static void emit_logic(struct jit_ctx *c, bool is64, enum a64_logic opc, int dst, bool k,
+		       int32_t imm, int src)
+{
+	if (k) {
+		uint64_t v = is64 ? (uint64_t)(int64_t)imm : (uint32_t)imm;
+		int32_t nimms = a64_encode_logic_imm(v, is64 ? 64 : 32);
+
+		if (nimms >= 0) {
+			emit(c, a64_logic_imm(is64, opc, dst, dst, (uint32_t)nimms));
+			return;
+		}
+		src = imm_operand(c, is64, imm);
+	}
+	emit(c, a64_logic_reg(is64, opc, false, dst, dst, src));
+}
+
+static void emit_div_mod(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	enum a64_dp2 op = insn->off == 1 ? A64_SDIV : A64_UDIV;
+	int dst = R(insn->dst_reg);
+	int src = insn_src(insn) == BPF_K ? imm_operand(c, is64, insn->imm) : R(insn->src_reg);
+
+	/* A64 division never traps: x / 0 = 0 and INT_MIN / -1 = INT_MIN,
+	 * both RFC 9669's answers. The remainder dst - (dst / src) * src then
+	 * gives x % 0 = x and INT_MIN % -1 = 0 as required. */
+	if (insn_op(insn) == BPF_DIV) {
+		emit(c, a64_dp2(is64, op, dst, dst, src));
+		return;
+	}
+	emit(c, a64_dp2(is64, op, TMP2, dst, src));
+	emit(c, a64_madd(is64, true, dst, TMP2, src, dst));
+}
+
+static void emit_shift(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	unsigned width = is64 ? 64 : 32;
+	int dst = R(insn->dst_reg);
+	uint8_t op = insn_op(insn);
+
+	if (insn_src(insn) == BPF_X) {
+		enum a64_dp2 v = op == BPF_LSH ? A64_LSLV : op == BPF_RSH ? A64_LSRV : A64_ASRV;
+
+		emit(c, a64_dp2(is64, v, dst, dst, R(insn->src_reg)));
+		return;
+	}
+	unsigned n = (unsigned)insn->imm & (width - 1);
+
+	if (n == 0) {
+		if (!is64)
+			emit(c, a64_mov_reg(false, dst, dst));
+		return;
+	}
+	if (op == BPF_LSH)
+		emit(c, a64_bfm(is64, true, dst, dst, width - n, width - 1 - n));
+	else
+		emit(c, a64_bfm(is64, op == BPF_RSH, dst, dst, n, width - 1));
+}
+
+static void emit_endian(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int dst = R(insn->dst_reg);
+	/* ALU64 END is the unconditional bswap; ALU END|TO_BE swaps too */
+	bool swap = insn_class(insn) == BPF_ALU64 || insn_src(insn) == BPF_X;
+
+	switch (insn->imm) {
+	case 16:
+		if (swap)
+			emit(c, a64_rev(false, 1, dst, dst));
+		emit(c, a64_bfm(false, true, dst, dst, 0, 15)); /* uxth */
+		break;
+	case 32:
+		emit(c, swap ? a64_rev(false, 2, dst, dst) : a64_mov_reg(false, dst, dst));
+		break;
+	case 64:
+		if (swap)
+			emit(c, a64_rev(true, 3, dst, dst));
+		break;
+	default:
+		set_err(c, -EINVAL, "bad byte-swap width");
+	}
+}
+
+static void emit_mov(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	int dst = R(insn->dst_reg);
+
+	if (insn_src(insn) == BPF_K) {
+		emit_mov_imm(c, is64, dst, is64 ? (uint64_t)(int64_t)insn->imm : (uint32_t)insn->imm);
+		return;
+	}
+	int src = R(insn->src_reg);
+
+	switch (insn->off) {
+	case 0:
+		if (dst != src || !is64)
+			emit(c, a64_mov_reg(is64, dst, src));
+		break;
+	case 8:
+	case 16:
+		/* sxtb/sxth; the W form zero-extends the upper half */
+		emit(c, a64_bfm(is64, false, dst, src, 0, (unsigned)insn->off - 1));
+		break;
+	case 32:
+		emit(c, is64 ? a64_bfm(true, false, dst, src, 0, 31) : a64_mov_reg(false, dst, src));
+		break;
+	default:
+		set_err(c, -EINVAL, "bad movsx width");
+	}
+}
+
+static void translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool is64 = insn_class(insn) == BPF_ALU64;
+	bool k = insn_src(insn) == BPF_K;
+	int dst = R(insn->dst_reg);
+	int src = k ? -1 : R(insn->src_reg);
+
+	switch (insn_op(insn)) {
+	case BPF_ADD:
+	case BPF_SUB: {
+		bool sub = insn_op(insn) == BPF_SUB;
+
+		if (!k) {
+			emit(c, a64_addsub_reg(is64, sub, false, dst, dst, src));
+		} else if (insn->imm == INT32_MIN) {
+			emit(c, a64_addsub_reg(is64, sub, false, dst, dst,
+					       imm_operand(c, is64, insn->imm)));
+		} else {
+			emit_add_imm(c, is64, dst, dst, sub ? -(int64_t)insn->imm : insn->imm, TMP);
+		}
+		return;
+	}
+	case BPF_AND:
+		emit_logic(c, is64, A64_AND, dst, k, insn->imm, src);
+		return;
+	case BPF_OR:
+		emit_logic(c, is64, A64_ORR, dst, k, insn->imm, src);
+		return;
+	case BPF_XOR:
+		emit_logic(c, is64, A64_EOR, dst, k, insn->imm, src);
+		return;
+	case BPF_MUL:
+		if (k)
+			src = imm_operand(c, is64, insn->imm);
+		emit(c, a64_madd(is64, false, dst, dst, src, A64_ZR));
+		return;
+	case BPF_DIV:
+	case BPF_MOD:
+		emit_div_mod(c, insn);
+		return;
+	case BPF_LSH:
+	case BPF_RSH:
+	case BPF_ARSH:
+		emit_shift(c, insn);
+		return;
+	case BPF_NEG:
+		emit(c, a64_addsub_reg(is64, true, false, dst, A64_ZR, dst));
+		return;
+	case BPF_MOV:
+		emit_mov(c, insn);
+		return;
+	case BPF_END:
+		emit_endian(c, insn);
+		return;
+	}
+	set_err(c, -EINVAL, "unknown ALU opcode");
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+/* One load or store of `size` at [rn + off]: scaled imm12, then unscaled
+ * imm9, then the offset in ADDR. */
+static void emit_ldst(struct jit_ctx *c, enum a64_size size, enum a64_ldst opc, int rt, int rn,
+		      int32_t off)
+{
+	int32_t unit = 1 << size;
+
+	if (off >= 0 && !(off & (unit - 1)) && off / unit < 4096) {
+		emit(c, a64_ldst_uimm(size, opc, rt, rn, (uint32_t)(off / unit)));
+	} else if (off >= -256 && off < 256) {
+		emit(c, a64_ldst_simm9(size, opc, rt, rn, off));
+	} else {
+		emit_mov_imm(c, true, ADDR, (uint64_t)(int64_t)off);
+		emit(c, a64_ldst_reg(size, opc, rt, rn, ADDR));
+	}
+}
+
+static enum a64_size a64_size_of(const struct bpf_insn *insn)
+{
+	switch (insn_size(insn)) {
+	case BPF_B: return A64_B;
+	case BPF_H: return A64_H;
+	case BPF_W: return A64_W;
+	default:    return A64_X;
+	}
+}
+
+static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool sx = insn_mode(insn) == BPF_MEMSX && insn_size(insn) != BPF_DW;
+
+	emit_ldst(c, a64_size_of(insn), sx ? A64_LOAD_SX64 : A64_LOAD, R(insn->dst_reg),
+		  R(insn->src_reg), insn->off);
+}
+
+static void translate_st(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int val = A64_ZR;
+
+	if (insn->imm) {
+		emit_mov_imm(c, true, TMP, (uint64_t)(int64_t)insn->imm);
+		val = TMP;
+	}
+	emit_ldst(c, a64_size_of(insn), A64_STORE, val, R(insn->dst_reg), insn->off);
+}
+
+static void translate_stx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	emit_ldst(c, a64_size_of(insn), A64_STORE, R(insn->src_reg), R(insn->dst_reg), insn->off);
+}
+
+/* LSE: one instruction per operation. */
+static void emit_atomic_lse(struct jit_ctx *c, const struct bpf_insn *insn, int addr)
+{
+	bool is64 = insn_size(insn) == BPF_DW;
+	int src = R(insn->src_reg);
+	int op = insn->imm & ~BPF_FETCH;
+	enum a64_lse lse;
+
+	if (insn->imm == BPF_CMPXCHG) {
+		emit(c, a64_mov_reg(true, TMP2, R(BPF_R0)));
+		emit(c, a64_casal(is64, TMP2, src, addr));
+		emit(c, a64_mov_reg(is64, R(BPF_R0), TMP2));
+		return;
+	}
+	if (insn->imm == BPF_XCHG) {
+		emit(c, a64_lse_al(is64, A64_SWP, src, TMP2, addr));
+		emit(c, a64_mov_reg(is64, src, TMP2));
+		return;
+	}
+	switch (op) {
+	case BPF_ADD: lse = A64_LDADD; break;
+	case BPF_OR:  lse = A64_LDSET; break;
+	case BPF_XOR: lse = A64_LDEOR; break;
+	default:
+		/* and: clear the bits that are clear in src */
+		emit(c, a64_logic_reg(is64, A64_ORR, true, TMP, A64_ZR, src)); /* mvn */
+		emit(c, a64_lse_al(is64, A64_LDCLR, TMP, TMP2, addr));
+		if (insn->imm & BPF_FETCH)
+			emit(c, a64_mov_reg(is64, src, TMP2));
+		return;
+	}
+	emit(c, a64_lse_al(is64, lse, src, TMP2, addr));
+	if (insn->imm & BPF_FETCH)
+		emit(c, a64_mov_reg(is64, src, TMP2));
+}
+
+/* Without LSE: ldaxr/stlxr retry loops, then a full barrier so every
+ * operation is sequentially consistent like the LSE "al" forms. Old value
+ * in TMP2, status in TMP, new value in TMP3. */
+static void emit_atomic_llsc(struct jit_ctx *c, const struct bpf_insn *insn, int addr)
+{
+	bool is64 = insn_size(insn) == BPF_DW;
+	int src = R(insn->src_reg);
+	size_t loop = c->len, out = 0;
+
+	emit(c, a64_ldaxr(is64, TMP2, addr));
+	switch (insn->imm) {
+	case BPF_CMPXCHG:
+		emit(c, a64_addsub_reg(is64, true, true, A64_ZR, TMP2, R(BPF_R0)));
+		out = emit_local(c, a64_bcond(A64_NE, 0));
+		emit(c, a64_stlxr(is64, TMP, src, addr));
+		break;
+	case BPF_XCHG:
+		emit(c, a64_stlxr(is64, TMP, src, addr));
+		break;
+	default:
+		switch (insn->imm & ~BPF_FETCH) {
+		case BPF_ADD:
+			emit(c, a64_addsub_reg(is64, false, false, TMP3, TMP2, src));
+			break;
+		case BPF_OR:
+			emit(c, a64_logic_reg(is64, A64_ORR, false, TMP3, TMP2, src));
+			break;
+		case BPF_AND:
+			emit(c, a64_logic_reg(is64, A64_AND, false, TMP3, TMP2, src));
+			break;
+		default:
+			emit(c, a64_logic_reg(is64, A64_EOR, false, TMP3, TMP2, src));
+		}
+		emit(c, a64_stlxr(is64, TMP, TMP3, addr));
+	}
+	emit(c, a64_cbz(false, true, TMP, (int32_t)((int64_t)loop - (int64_t)c->len) / 4));
+	if (out)
+		patch_local(c, out);
+	emit(c, A64_DMB_ISH);
+	if (insn->imm == BPF_CMPXCHG)
+		emit(c, a64_mov_reg(is64, R(BPF_R0), TMP2));
+	else if (insn->imm & BPF_FETCH)
+		emit(c, a64_mov_reg(is64, src, TMP2));
+}
+
+static void translate_atomic(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int addr = R(insn->dst_reg);
+
+	switch (insn->imm) {
+	case BPF_ADD: case BPF_OR: case BPF_AND: case BPF_XOR:
+	case BPF_ADD | BPF_FETCH: case BPF_OR | BPF_FETCH:
+	case BPF_AND | BPF_FETCH: case BPF_XOR | BPF_FETCH:
+	case BPF_XCHG: case BPF_CMPXCHG:
+		break;
+	default:
+		set_err(c, -EINVAL, "unknown atomic operation");
+		return;
+	}
+	if (insn_size(insn) != BPF_W && insn_size(insn) != BPF_DW) {
+		set_err(c, -EINVAL, "atomic operation of a bad size");
+		return;
+	}
+	if (insn->off) {
+		emit_add_imm(c, true, ADDR, addr, insn->off, ADDR);
+		addr = ADDR;
+	}
+	if (c->lse)
+		emit_atomic_lse(c, insn, addr);
+	else
+		emit_atomic_llsc(c, insn, addr);
+}
+
+/* ---- jumps and calls -------------------------------------------------- */
+
+static int jmp_cond(uint8_t op)
+{
+	switch (op) {
+	case BPF_JEQ:  return A64_EQ;
+	case BPF_JNE:  return A64_NE;
+	case BPF_JSET: return A64_NE;
+	case BPF_JGT:  return A64_HI;
+	case BPF_JGE:  return A64_HS;
+	case BPF_JLT:  return A64_LO;
+	case BPF_JLE:  return A64_LS;
+	case BPF_JSGT: return A64_GT;
+	case BPF_JSGE: return A64_GE;
+	case BPF_JSLT: return A64_LT;
+	case BPF_JSLE: return A64_LE;
+	}
+	return -1;
+}
+
+static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	bool is64 = insn_class(insn) == BPF_JMP;
+	uint8_t op = insn_op(insn);
+	int cond = jmp_cond(op);
+	int dst = R(insn->dst_reg);
+	int64_t t = insn_branch_target(insn, c->pc);
+	int64_t target;
+
+	if (cond < 0) {
+		set_err(c, -EINVAL, "unknown jump opcode");
+		return;
+	}
+	if (t == c->pc + 1)
+		return; /* both ways lead to the next instruction; compares have no effects */
+	target = c->prev.start[t];
+
+	if (insn_src(insn) == BPF_X) {
+		int src = R(insn->src_reg);
+
+		if (op == BPF_JSET)
+			emit(c, a64_logic_reg(is64, A64_ANDS, false, A64_ZR, dst, src));
+		else
+			emit(c, a64_addsub_reg(is64, true, true, A64_ZR, dst, src));
+		emit_bcond_to(c, (enum a64_cond)cond, target);
+		return;
+	}
+
+	uint64_t v = is64 ? (uint64_t)(int64_t)insn->imm : (uint32_t)insn->imm;
+
+	if (op == BPF_JSET) {
+		int32_t nimms;
+
+		if (!v)
+			return; /* never taken */
+		if (!(v & (v - 1))) {
+			emit_tbz_to(c, true, dst, (unsigned)__builtin_ctzll(v), target);
+			return;
+		}
+		nimms = a64_encode_logic_imm(v, is64 ? 64 : 32);
+		if (nimms >= 0)
+			emit(c, a64_logic_imm(is64, A64_ANDS, A64_ZR, dst, (uint32_t)nimms));
+		else
+			emit(c, a64_logic_reg(is64, A64_ANDS, false, A64_ZR, dst,
+					      imm_operand(c, is64, insn->imm)));
+		emit_bcond_to(c, A64_NE, target);
+		return;
+	}
+	if (!v && (op == BPF_JEQ || op == BPF_JNE)) {
+		emit_cbz_to(c, is64, op == BPF_JNE, dst, target);
+		return;
+	}
+	emit_cmp_imm(c, is64, dst, insn->imm, TMP);
+	emit_bcond_to(c, (enum a64_cond)cond, target);
+}
+
+static void emit_call_abs(struct jit_ctx *c, uint64_t fn)
+{
+	emit_mov_imm(c, true, ADDR, fn);
+	emit(c, a64_blr(ADDR));
+	emit(c, a64_mov_reg(true, R(BPF_R0), 0));
+}
+
+static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int id = R(insn->dst_reg);
+	size_t j_bad1, j_bad2, j_done;
+
+	/* cmp id, #MAX-1; b.hi bad */
+	emit_cmp_imm(c, true, id, BPFRT_MAX_HELPER_ID - 1, TMP);
+	j_bad1 = emit_local(c, a64_bcond(A64_HI, 0));
+	emit_mov_imm(c, true, TMP, (uint64_t)(uintptr_t)c->prog->helpers);
+	emit_mov_imm(c, true, TMP2, sizeof(struct bpfrt_helper));
+	emit(c, a64_madd(true, false, TMP, id, TMP2, TMP));
+	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, ADDR, TMP,
+			      offsetof(struct bpfrt_helper, fn) / 8));
+	j_bad2 = emit_local(c, a64_cbz(true, false, ADDR, 0));
+	emit(c, a64_blr(ADDR));
+	emit(c, a64_mov_reg(true, R(BPF_R0), 0));
+	j_done = emit_local(c, a64_b(0));
+	patch_local(c, j_bad1);
+	patch_local(c, j_bad2);
+	/* the id register still holds the bad id: nothing ran */
+	emit_run_state_addr(c, ADDR, TMP);
+	emit_mov_imm(c, false, TMP, c->pc);
+	emit(c, a64_ldst_uimm(A64_W, A64_STORE, TMP, ADDR,
+			      offsetof(struct bpfrt_run_state, abort_pc) / 4));
+	emit(c, a64_ldst_uimm(A64_X, A64_STORE, id, ADDR,
+			      offsetof(struct bpfrt_run_state, abort_arg) / 8));
+	emit_mov_imm(c, false, TMP, ENOENT);
+	emit(c, a64_ldst_uimm(A64_W, A64_STORE, TMP, ADDR,
+			      offsetof(struct bpfrt_run_state, abort_err) / 4));
+	emit_b_to(c, c->prev.abort_off);
+	patch_local(c, j_done);
+}
+
+static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	if (insn->src_reg == BPF_PSEUDO_CALL) {
+		int64_t t = (int64_t)c->pc + 1 + insn->imm;
+		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+
+		if (s < 0) {
+			set_err(c, -EINVAL, "local call to a non-subprogram");
+			return;
+		}
+		emit(c, a64_bl((int32_t)disp_to(c, c->prev.fstart[s])));
+		emit(c, a64_mov_reg(true, R(BPF_R0), 0));
+		return;
+	}
+	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+	    c->prog->helpers[insn->imm].fn) {
+		emit_call_abs(c, (uint64_t)(uintptr_t)c->prog->helpers[insn->imm].fn);
+		return;
+	}
+	set_err(c, -EINVAL, "call to an unknown helper");
+}
+
+/* lddw; a BPF_PSEUDO_FUNC source loads the callee's native address. */
+static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int dst = R(insn->dst_reg);
+
+	if (insn->src_reg == BPF_PSEUDO_FUNC) {
+		int64_t t = (int64_t)c->pc + 1 + insn->imm;
+		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+
+		if (s < 0) {
+			set_err(c, -EINVAL, "function reference to a non-subprogram");
+			return;
+		}
+		emit_mov_imm64_fixed(c, dst, c->base + c->prev.fstart[s]);
+		return;
+	}
+	emit_mov_imm(c, true, dst, insn_lddw_imm(insn));
+}
+
+/* ---- one instruction -------------------------------------------------- */
+
+/* Returns the number of BPF instruction slots consumed. */
+static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	switch (insn_class(insn)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		translate_alu(c, insn);
+		return 1;
+	case BPF_LDX:
+		translate_ldx(c, insn);
+		return 1;
+	case BPF_ST:
+		translate_st(c, insn);
+		return 1;
+	case BPF_STX:
+		if (insn_mode(insn) == BPF_ATOMIC)
+			translate_atomic(c, insn);
+		else
+			translate_stx(c, insn);
+		return 1;
+	case BPF_LD:
+		if (!insn_is_lddw(insn) || c->pc + 1 >= c->n) {
+			set_err(c, -EINVAL, "unsupported load opcode");
+			return 1;
+		}
+		translate_lddw(c, insn);
+		return 2;
+	case BPF_JMP:
+	case BPF_JMP32:
+		switch (insn_op(insn)) {
+		case BPF_JA: {
+			int64_t t = insn_branch_target(insn, c->pc);
+
+			if (t != c->pc + 1)
+				emit_b_to(c, c->prev.start[t]);
+			return 1;
+		}
+		case BPF_CALL:
+			if (insn_src(insn) == BPF_X)
+				translate_callx(c, insn);
+			else
+				translate_call(c, insn);
+			return 1;
+		case BPF_EXIT:
+			emit_epilogue(c, c->sub);
+			return 1;
+		default:
+			translate_cond_jump(c, insn);
+			return 1;
+		}
+	}
+	set_err(c, -EINVAL, "unknown opcode");
+	return 1;
+}
+
+/* ---- passes ----------------------------------------------------------- */
+
+static int reserve(struct jit_ctx *c, size_t more)
+{
+	if (c->len + more <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 4096;
+
+	while (cap < c->len + more)
+		cap *= 2;
+	uint8_t *p = realloc(c->p, cap);
+
+	if (!p)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	c->p = p;
+	c->cap = cap;
+	return 0;
+}
+
+static int emit_pass(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+	int err;
+
+	c->len = 0;
+	c->err = 0;
+	c->cur.abort_off = 0;
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+
+		if ((err = reserve(c, MAX_INSN_CODE)))
+			return err;
+		c->sub = s;
+		c->pc = sp->start;
+		c->cur.fstart[s] = (uint32_t)c->len;
+		emit_prologue(c, s);
+		for (uint32_t pc = sp->start; pc < sp->end;) {
+			int used;
+
+			if ((err = reserve(c, MAX_INSN_CODE)))
+				return err;
+			c->pc = pc;
+			c->cur.start[pc] = (uint32_t)c->len;
+			used = translate_insn(c, &c->insns[pc]);
+			if (c->err)
+				return c->err;
+			for (int k = 1; k < used && pc + k < sp->end; k++)
+				c->cur.start[pc + k] = (uint32_t)c->len;
+			pc += (uint32_t)used;
+		}
+		c->cur.bend[s] = (uint32_t)c->len;
+		if (s == 0 && c->has_callx) {
+			if ((err = reserve(c, MAX_INSN_CODE)))
+				return err;
+			c->cur.abort_off = (uint32_t)c->len;
+			emit_abort_stub(c);
+		}
+	}
+	c->cur.start[c->n] = (uint32_t)c->len;
+	c->cur.len = c->len;
+	if (c->len > UINT32_MAX / 2)
+		return bpfrt_err(-E2BIG, "jit: native image too large");
+	return 0;
+}
+
+static bool offsets_equal(const struct jit_ctx *c)
+{
+	uint32_t ns = c->prog->subprog_cnt;
+
+	return c->cur.len == c->prev.len && c->cur.abort_off == c->prev.abort_off &&
+	       !memcmp(c->cur.start, c->prev.start, (c->n + 1) * sizeof(uint32_t)) &&
+	       !memcmp(c->cur.fstart, c->prev.fstart, ns * sizeof(uint32_t)) &&
+	       !memcmp(c->cur.bend, c->prev.bend, ns * sizeof(uint32_t));
+}
+
+static void swap_offsets(struct jit_ctx *c)
+{
+	struct pass_offsets t = c->prev;
+
+	c->prev = c->cur;
+	c->cur = t;
+}
+
+/* Emits until the offsets stop changing. On return c->p holds the image
+ * of the converged pass. */
+static int converge(struct jit_ctx *c)
+{
+	int err;
+
+	for (int pass = 0; pass < MAX_PASSES; pass++) {
+		c->force_long = pass >= LONG_AFTER;
+		if ((err = emit_pass(c)))
+			return err;
+		bool done = offsets_equal(c);
+
+		swap_offsets(c);
+		if (done)
+			return 0;
+	}
+	return bpfrt_err(-EFAULT, "jit: %s: code size did not converge", c->prog->name);
+}
+
+static int alloc_offsets(struct pass_offsets *o, uint32_t n, uint32_t ns)
+{
+	o->start = calloc(n + 1, sizeof(uint32_t));
+	o->fstart = calloc(ns, sizeof(uint32_t));
+	o->bend = calloc(ns, sizeof(uint32_t));
+	return o->start && o->fstart && o->bend ? 0 : -ENOMEM;
+}
+
+static void free_offsets(struct pass_offsets *o)
+{
+	free(o->start);
+	free(o->fstart);
+	free(o->bend);
+}
+
+/* Starting estimate: a few words per instruction. Short branches are
+ * chosen by the estimated distance and the passes correct it. */
+static void seed_offsets(struct jit_ctx *c)
+{
+	struct pass_offsets *o = &c->prev;
+	uint32_t pos = 0;
+
+	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
+
+		o->fstart[s] = pos;
+		pos += 64;
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			o->start[pc] = pos;
+			pos += 16;
+		}
+		o->bend[s] = pos;
+		if (s == 0)
+			o->abort_off = pos;
+		pos += 64;
+	}
+	o->start[c->n] = pos;
+	o->len = (size_t)-1;
+}
+
+static int record_offsets(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+	uint32_t ns = prog->subprog_cnt;
+	uint32_t *off = calloc(bpfrt_jit_off_entries(prog), sizeof(uint32_t));
+
+	if (!off)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	memcpy(off, c->prev.start, (c->n + 1) * sizeof(uint32_t));
+	for (uint32_t s = 0; s < ns; s++) {
+		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s];
+		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s];
+	}
+	prog->jit_insn_off = off;
+	return 0;
+}
+
+static int arm64_compile(struct bpfrt_prog *prog)
+{
+	struct jit_ctx c = {
+		.prog = prog,
+		.insns = prog->insns,
+		.n = prog->insn_cnt,
+		.lse = cpu_has_lse(),
+		.tp_off = bpfrt_run_state_tp_offset(),
+	};
+	struct bpfrt_execmem *mem = NULL;
+	uint32_t ns = prog->subprog_cnt;
+	int err;
+
+	if (!prog->subprogs || !ns || !prog->insn_cnt)
+		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
+	c.frames = calloc(ns, sizeof(*c.frames));
+	if (!c.frames || alloc_offsets(&c.cur, c.n, ns) || alloc_offsets(&c.prev, c.n, ns)) {
+		err = bpfrt_err(-ENOMEM, "jit: out of memory");
+		goto out;
+	}
+	if ((err = prescan(&c)))
+		goto out;
+
+	/* Sizes do not depend on the image address (lddw of a function
+	 * address is always four words), so one convergence gives the size
+	 * and a last pass at the real address gives the bytes. */
+	seed_offsets(&c);
+	if ((err = converge(&c)))
+		goto out;
+	mem = bpfrt_execmem_alloc(c.prev.len);
+	if (!mem) {
+		err = bpfrt_err(errno ? -errno : -ENOMEM,
+				"jit: %s: cannot allocate %zu bytes of executable memory",
+				prog->name, c.prev.len);
+		goto out;
+	}
+	c.base = (uint64_t)(uintptr_t)bpfrt_execmem_addr(mem);
+	if ((err = converge(&c)))
+		goto out;
+	if (c.prev.len > bpfrt_execmem_size(mem)) {
+		err = bpfrt_err(-EFAULT, "jit: %s: image grew at its address", prog->name);
+		goto out;
+	}
+	if ((err = bpfrt_execmem_copy(mem, 0, c.p, c.prev.len))) {
+		err = bpfrt_err(err, "jit: %s: cannot write the image", prog->name);
+		goto out;
+	}
+	if ((err = record_offsets(&c)))
+		goto out;
+	prog->jit_mem = mem;
+	prog->jit_len = c.prev.len;
+	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)c.base;
+	mem = NULL;
+out:
+	bpfrt_execmem_free(mem);
+	free(c.p);
+	free(c.frames);
+	free_offsets(&c.cur);
+	free_offsets(&c.prev);
+	return err;
+}
+
+/* brk #0x3e8, Linux's AARCH64_BREAK_FAULT: a stray jump into padding or a
+ * freed image stops with SIGTRAP. Whole words only: len is a multiple of 4
+ * wherever code can start. */
+static void arm64_fill_traps(void *dst, size_t len)
+{
+	uint32_t brk = a64_brk(0x3e8);
+	uint8_t *p = dst;
+	size_t i = 0;
+
+	for (; i + 4 <= len; i += 4)
+		memcpy(p + i, &brk, 4);
+	for (; i < len; i++)
+		p[i] = 0;
+}
+
+const struct bpfrt_jit_backend bpfrt_jit_arm64 = {
+	.arch = "arm64",
+	.compile = arm64_compile,
+	.fill_traps = arm64_fill_traps,
+	.cs_arch = CS_ARCH_ARM64,
+	.cs_mode = CS_MODE_ARM,
+};
