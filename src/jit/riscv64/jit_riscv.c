@@ -31,6 +31,7 @@
 
 #include "core/error.h"
 #include "core/run.h"
+#include "helpers/callback.h"
 #include "isa/isa.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
@@ -78,6 +79,7 @@ static const uint8_t saved_order[] = { RV_RA, RV_S1, RV_S2, RV_S3, RV_S4, RV_S5 
 struct func_frame {
 	uint32_t saved_mask;    /* bit rv reg: register to save */
 	uint32_t saved_cnt;
+	bool keeps_entry_sp;    /* main of a program with callx: see emit_prologue */
 	uint32_t depth;         /* BPF stack bytes below s5 */
 	uint32_t size;          /* whole frame, multiple of 16 */
 };
@@ -366,7 +368,8 @@ static int prescan(struct jit_ctx *c)
 				f->saved_mask |= 1u << saved_order[k];
 				f->saved_cnt++;
 			}
-		f->size = (f->depth + 8 * f->saved_cnt + 15) & ~15u;
+		f->keeps_entry_sp = s == 0 && c->has_callx;
+		f->size = (f->depth + 8 * f->saved_cnt + 8 * f->keeps_entry_sp + 15) & ~15u;
 		if (f->size > 2048)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: frame of %u bytes", s, f->size);
 	}
@@ -389,23 +392,38 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 		}
 	if (f->saved_mask & (1u << RV_S5))
 		emit_addi(&c->b, RV_S5, RV_SP, (int32_t)f->depth);
-	if (s == 0 && c->has_callx)
+	if (f->keeps_entry_sp) {
+		/* a helper may run another program on this thread: keep the
+		 * outer run's unwind point and put it back on the way out */
+		emit_load_run_state(c, offsetof(struct bpfrt_run_state, entry_sp), T1);
+		emit_store(&c->b, ST_D, T1, RV_SP, slot);
 		emit_store_run_state(c, offsetof(struct bpfrt_run_state, entry_sp), ST_D, RV_SP);
+	}
 }
 
-static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+/* Restores what the prologue saved and pops the frame (no return). */
+static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 	int32_t slot = (int32_t)f->depth;
 
-	emit_mv(&c->b, RV_A0, RV_A5);
 	for (unsigned k = 0; k < sizeof(saved_order); k++)
 		if (f->saved_mask & (1u << saved_order[k])) {
 			emit_load(&c->b, LD_D, saved_order[k], RV_SP, slot);
 			slot += 8;
 		}
+	if (f->keeps_entry_sp) {
+		emit_load(&c->b, LD_D, T1, RV_SP, slot);
+		emit_store_run_state(c, offsetof(struct bpfrt_run_state, entry_sp), ST_D, T1);
+	}
 	if (f->size)
 		emit_addi(&c->b, RV_SP, RV_SP, (int32_t)f->size);
+}
+
+static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+{
+	emit_mv(&c->b, RV_A0, RV_A5);
+	emit_frame_teardown(c, s);
 	emit_jalr(&c->b, RV_ZERO, RV_RA, 0);
 }
 
@@ -874,6 +892,27 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	patch_local(c, j_done);
 }
 
+/* Tail call (helpers/callback.h has the contract): ask for the target,
+ * then replace this function's frame with it; on failure r0 = -ENOENT and
+ * the program goes on. */
+static void translate_tail_call(struct jit_ctx *c)
+{
+	struct rv_buf *b = &c->b;
+	size_t j_fail;
+
+	/* r1-r3 are a0-a2 already */
+	emit_imm(b, T1, (int64_t)(uintptr_t)bpfrt_tail_call_jit_target);
+	emit_jalr(b, RV_RA, T1, 0);
+	j_fail = emit_local_branch(c, BR_EQ, RV_A0, RV_ZERO);
+	emit_mv(b, T4, RV_A0); /* the teardown may use T1 */
+	emit_load_run_state(c, offsetof(struct bpfrt_run_state, tail_call_ctx), RV_A0);
+	emit_addi(b, RV_A1, RV_ZERO, 0);
+	emit_frame_teardown(c, c->sub);
+	emit_jalr(b, RV_ZERO, T4, 0); /* the target returns to our caller */
+	patch_local(c, j_fail);
+	emit_addi(b, RV_A5, RV_ZERO, -ENOENT);
+}
+
 static int local_callee(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	int64_t t = (int64_t)c->pc + 1 + insn->imm;
@@ -897,6 +936,11 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 		else
 			emit_far(c, RV_RA, c->prev.fstart[s]);
 		emit_mv(&c->b, RV_A5, RV_A0);
+		return;
+	}
+	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+	    c->prog->helpers[insn->imm].fn == bpfrt_helper_tail_call) {
+		translate_tail_call(c);
 		return;
 	}
 	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
