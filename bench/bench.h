@@ -46,8 +46,10 @@ int bench_pin_cpu(int cpu);
 const char *bench_default_progs_dir(void);
 
 /* Copies the instructions of program prog_name out of the BPF ELF object
- * at path, unrelocated (the benchmark programs use no maps or calls).
- * Returns 0 with a malloc'd array, or -errno with a message on stderr. */
+ * at path: as they are in the ELF (libbpf, unrelocated) or, when the
+ * program makes local calls, linked with its subprograms (bpfrt's object
+ * loader). No maps. Returns 0 with a malloc'd array, or -errno with a
+ * message on stderr. */
 int bench_load_obj_insns(const char *path, const char *prog_name,
 			 struct bpf_insn **insns, size_t *cnt);
 

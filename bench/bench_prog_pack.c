@@ -954,6 +954,6 @@ out:
 
 const struct bench bench_prog_pack = {
 	.name = "prog-pack",
-	.summary = "JIT images in prog packs vs one mapping each: runs/s, mappings, RSS, load rate",
+	.summary = "prog packs vs a mapping per JIT image: runs/s, mappings, RSS, load rate",
 	.run = bench_prog_pack_run,
 };

@@ -2,6 +2,7 @@
  * reading instructions out of BPF ELF objects. */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "bpfrt/object.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -89,6 +90,54 @@ const char *bench_default_progs_dir(void)
 	return dir;
 }
 
+static bool has_local_calls(const struct bpf_insn *insns, size_t cnt)
+{
+	for (size_t i = 0; i < cnt; i++)
+		if (insns[i].code == (BPF_JMP | BPF_CALL) && insns[i].src_reg == BPF_PSEUDO_CALL)
+			return true;
+	return false;
+}
+
+/* Before load, libbpf's bpf_program__insns() lacks the subprograms that
+ * local calls reach (it appends them when it loads into the kernel), so
+ * such programs are linked by bpfrt's own object loader instead. */
+static int load_linked_insns(const char *path, const char *prog_name,
+			     struct bpf_insn **insns, size_t *cnt)
+{
+	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo) };
+	struct bpfrt_object *obj;
+	const struct bpf_insn *linked;
+	struct bpfrt_prog *prog;
+	int err;
+
+	err = bpfrt_object_open(path, NULL, &obj);
+	if (err) {
+		fprintf(stderr, "bpfrt-bench: %s: %s\n", path, bpfrt_last_error());
+		return err;
+	}
+	err = bpfrt_object_load(obj, &lo);
+	if (err) {
+		fprintf(stderr, "bpfrt-bench: %s: %s\n", path, bpfrt_last_error());
+		goto out;
+	}
+	prog = bpfrt_object_find_prog(obj, prog_name);
+	if (!prog) {
+		fprintf(stderr, "bpfrt-bench: %s: no program '%s'\n", path, prog_name);
+		err = -ENOENT;
+		goto out;
+	}
+	linked = bpfrt_prog_insns(prog, cnt);
+	*insns = malloc(*cnt * sizeof(**insns));
+	if (!*insns) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(*insns, linked, *cnt * sizeof(**insns));
+out:
+	bpfrt_object_close(obj);
+	return err;
+}
+
 int bench_load_obj_insns(const char *path, const char *prog_name,
 			 struct bpf_insn **insns, size_t *cnt)
 {
@@ -109,6 +158,10 @@ int bench_load_obj_insns(const char *path, const char *prog_name,
 		goto out;
 	}
 	*cnt = bpf_program__insn_cnt(prog);
+	if (has_local_calls(bpf_program__insns(prog), *cnt)) {
+		bpf_object__close(obj);
+		return load_linked_insns(path, prog_name, insns, cnt);
+	}
 	*insns = malloc(*cnt * sizeof(**insns));
 	if (!*insns) {
 		err = -ENOMEM;
