@@ -74,11 +74,13 @@ expect "execmem: 1,000 small programs share one pack" 0 \
 	'^packing: on$' '^packs: 1 \(' '^own mappings: 0$' '^images: 1000,' \
 	'^pack 0x[0-9a-f]+: (4k|thp-shmem|hugetlb), [0-9]+/32768 chunks used$' -- \
 	"$BPFRT" execmem --copies 1000 "$tmp/one.s"
-# one.s is a single chunk: 1,000 images use exactly 1,000 chunks
-if grep -q -E '^pack .*, 1000/32768 chunks used$' "$tmp/out"; then
-	report 1 "execmem: one chunk per small image"
+# 1,000 copies of one image take the same whole number of chunks each
+# (one here; more where calls need 64-bit addresses, as under ASan)
+used=$(sed -n 's|^pack .*, \([0-9]*\)/32768 chunks used$|\1|p' "$tmp/out")
+if [ -n "$used" ] && [ "$used" -gt 0 ] && [ $((used % 1000)) -eq 0 ] && [ "$used" -le 8000 ]; then
+	report 1 "execmem: whole chunks per small image"
 else
-	report 0 "execmem: one chunk per small image" "$(cat "$tmp/out")"
+	report 0 "execmem: whole chunks per small image" "$(cat "$tmp/out")"
 fi
 expect "execmem: two files, each listed" 0 \
 	"^$tmp/one.s: [0-9]+ bytes of native code at 0x" \
@@ -108,4 +110,23 @@ stdout: $(head -c 300 "$tmp/out")
 stderr: $(head -c 300 "$tmp/err")"
 	fi
 done
+# bpfrt-bench prog-pack, briefly: 50 programs share one pack, no-pack gives
+# each its own executable mapping, and the targets are judged.
+BENCH=$BUILD/bpfrt-bench
+if [ -x "$BENCH" ]; then
+	expect "bpfrt-bench prog-pack: short run" 0 \
+		'^all run, 50 programs: 50 loaded, 50 run round-robin' \
+		'^  pack +[0-9.]+[kM]? .* +1 +0 +[0-9]+ ' \
+		'^  no-pack +[0-9.]+[kM]? .* 0 +50 +[0-9]+ ' \
+		'^  pack/no-pack runs/s: [0-9.]+x' \
+		'^  pack +[0-9.]+k? .*[0-9.]+k?$' \
+		'^    1 packs for 50 programs: n/a' \
+		'programs/s \(pack\): (met|not met)$' -- \
+		"$BENCH" prog-pack -r 1 -t 20 -n 50 -s 0 -c 10
+	expect "bpfrt-bench prog-pack --direct --sweep" 0 \
+		'^ +30 +[0-9.]+M +[0-9.]+M +[0-9.]+x +[0-9]+ +30$' -- \
+		"$BENCH" prog-pack --direct --sweep 30 -r 1 -t 20
+else
+	report 0 "$BENCH exists" "not built"
+fi
 exit 0
