@@ -735,8 +735,8 @@ static void pp_print_setup(const struct pp_opts *o, const struct pp_code *code, 
 	       sysconf(_SC_PAGESIZE));
 	printf("shmem THP: %s; hugetlb pages reserved: %ld\n", thp,
 	       bench_read_sysctl("/proc/sys/vm/nr_hugepages"));
-	printf("programs: %.1f BPF insns on average (ALU work, forward jumps, two loads), each different\n",
-	       insns / ncode);
+	printf("programs: %.1f BPF insns on average (ALU work, forward jumps, two loads), "
+	       "each different\n", insns / ncode);
 	printf("timing: median of %d repetitions of %.0f ms per trial; runs/s = sum over threads of\n"
 	       "        the rate of their median batch of ~%d runs (preemption not counted)%s\n",
 	       o->reps, o->ms, PP_BATCH_RUNS, o->shuffle ? "; random run order" : "");
