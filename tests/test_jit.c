@@ -765,6 +765,58 @@ TEST(callx_valid_and_invalid)
 	bpfrt_prog_free(pb);
 }
 
+/* A helper that runs another program whose callx aborts; the outer
+ * program's own abort afterwards must still unwind to the outer entry. */
+static struct bpfrt_prog *nested_prog;
+#define NESTED_ID 303
+
+static uint64_t nested_helper(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+{
+	uint64_t r = 0;
+	int err = bpfrt_prog_run(nested_prog, BPFRT_EXEC_JIT, UNREG_ID, 0, &r);
+
+	return (uint64_t)(int64_t)err;
+}
+
+TEST(callx_abort_in_nested_run)
+{
+	struct bpf_insn inner[] = {
+		MOV64_IMM(6, 1),
+		CALLX(1),
+		EXIT(),
+	};
+	struct bpf_insn outer[] = {
+		MOV64_REG(7, 1),
+		MOV64_IMM(6, 5),
+		CALL_HELPER(NESTED_ID),
+		MOV64_REG(8, 0),                 /* the inner run's result */
+		JMP_IMM(BPF_JEQ, 7, 0, 2),
+		CALLX(7),                        /* aborts when r1 was unregistered */
+		EXIT(),
+		MOV64_REG(0, 8),
+		EXIT(),
+	};
+	struct bpfrt_helper h = { .name = "jit_nested", .fn = nested_helper,
+				  .ret = BPFRT_RET_INTEGER };
+	struct bpfrt_prog *po;
+	uint64_t r = 0;
+
+	register_helpers();
+	h.args[0] = BPFRT_ARG_ANYTHING;
+	REQUIRE(bpfrt_helper_register(NESTED_ID, &h) == 0, "%s", bpfrt_last_error());
+	nested_prog = load(inner, ARRAY_LEN(inner), true);
+	po = load(outer, ARRAY_LEN(outer), true);
+	REQUIRE(nested_prog && po, "%s", bpfrt_last_error());
+	for (int i = 0; i < 20; i++) {
+		CHECK(bpfrt_prog_run(po, BPFRT_EXEC_JIT, UNREG_ID, 0, &r) == -EINVAL);
+		CHECK(bpfrt_prog_run(nested_prog, BPFRT_EXEC_JIT, UNREG_ID, 0, &r) == -EINVAL);
+	}
+	bpfrt_prog_free(po);
+	bpfrt_prog_free(nested_prog);
+	nested_prog = NULL;
+	bpfrt_helper_unregister(NESTED_ID);
+}
+
 /* ---- image size, W^X, listing ------------------------------------------ */
 
 TEST(image_larger_than_64k)

@@ -374,7 +374,7 @@ static int prescan(struct jit_ctx *c)
 			}
 		f->sub = (sp->stack_depth + 7) & ~7u;
 		/* entry rsp is 8 mod 16; calls need 0 mod 16 */
-		total = 8 * f->uses_fp + f->sub + 8 * f->saved_cnt;
+		total = 8 * f->uses_fp + f->sub + 8 * f->saved_cnt + 8 * (s == 0 && c->has_callx);
 		if (f->has_calls && total % 16 != 8)
 			f->sub += 8;
 	}
@@ -719,14 +719,23 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 	for (unsigned k = 0; k < sizeof(saved_order); k++)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_push(&c->b, saved_order[k]);
-	if (s == 0 && c->has_callx)
+	if (s == 0 && c->has_callx) {
+		/* a helper may run another program on this thread: keep the
+		 * outer run's unwind point and put it back on the way out */
+		emit_fs_prefix_modrm(c, false, false, 0xff, 6); /* push fs:[entry_sp] */
+		emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
 		emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
+	}
 }
 
 static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
+	if (s == 0 && c->has_callx) {
+		emit_fs_prefix_modrm(c, false, false, 0x8f, 0); /* pop fs:[entry_sp] */
+		emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
+	}
 	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_pop(&c->b, saved_order[k]);
@@ -750,7 +759,8 @@ static void emit_abort_stub(struct jit_ctx *c)
 	const struct func_frame *f = &c->frames[0];
 
 	emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
-	emit_lea(&c->b, true, RBP, RSP, (int32_t)(f->sub + 8 * f->saved_cnt));
+	/* past the saved outer entry_sp and the callee-saved registers */
+	emit_lea(&c->b, true, RBP, RSP, (int32_t)(8 + f->sub + 8 * f->saved_cnt));
 	emit_epilogue(c, 0);
 }
 
