@@ -74,4 +74,4 @@ test: deps
 clean:
 	rm -rf build build-san
 
--include $(shell find build build-san -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
