@@ -100,7 +100,11 @@ void bpfrt_prog_free(struct bpfrt_prog *prog)
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
 {
-	uint32_t callback_depth = bpfrt_run_state.callback_depth;
+	/* Runs nest (a helper or kfunc may run another program): the outer
+	 * run's state comes back intact whatever the inner one did, including
+	 * a JIT abort that unwound past other bookkeeping. */
+	const struct bpfrt_run_state outer = bpfrt_run_state;
+	struct bpfrt_run_state inner;
 
 	if (!prog || !retval)
 		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
@@ -118,18 +122,14 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	else
 		*retval = bpfrt_interp_run(prog, arg1, arg2);
 	bpfrt_rcu_read_unlock();
-	/* a JIT abort unwinds past bpfrt_callback_invoke's bookkeeping */
-	bpfrt_run_state.callback_depth = callback_depth;
-	if (bpfrt_run_state.abort_err) {
-		int e = bpfrt_run_state.abort_err;
-
-		if (e == ENOENT)
-			return bpfrt_err(-EINVAL, "%s: insn %u: callx to unregistered helper %llu",
-					 prog->name, bpfrt_run_state.abort_pc,
-					 (unsigned long long)bpfrt_run_state.abort_arg);
-		return bpfrt_err(-e, "%s: insn %u: run aborted", prog->name,
-				 bpfrt_run_state.abort_pc);
-	}
+	inner = bpfrt_run_state;
+	bpfrt_run_state = outer;
+	if (inner.abort_err == ENOENT)
+		return bpfrt_err(-EINVAL, "%s: insn %u: callx to unregistered helper %llu",
+				 prog->name, inner.abort_pc, (unsigned long long)inner.abort_arg);
+	if (inner.abort_err)
+		return bpfrt_err(-inner.abort_err, "%s: insn %u: run aborted", prog->name,
+				 inner.abort_pc);
 	return 0;
 }
 
