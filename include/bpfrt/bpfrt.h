@@ -14,6 +14,7 @@
 
 #include "bpfrt/map.h"
 #include "bpfrt/object.h"
+#include "bpfrt/attach.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -58,6 +58,11 @@ struct bpfrt_prog {
 	struct bpfrt_execmem *jit_mem;
 	size_t jit_len;
 	uint32_t *jit_insn_off; /* insn index -> byte offset in the image (insn_cnt+1 entries) */
+
+	/* attach/run.c: attached runs skipped by the recursion guard, and
+	 * attached runs that aborted. */
+	_Atomic uint64_t attach_misses;
+	_Atomic uint64_t attach_aborts;
 };
 
 /* Validates and optionally JIT-compiles insns into an allocated, named
