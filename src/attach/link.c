@@ -1,0 +1,214 @@
+/* Links: the process-wide list, detach/destroy and the attach dispatch. */
+#define _GNU_SOURCE
+#include "attach/link.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bpfrt_link *links_head;
+static uint32_t links_cnt;
+static uint32_t next_link_id = 1;
+
+
+int bpfrt_link_init(struct bpfrt_link *link, const struct bpfrt_link_ops *ops,
+		    struct bpfrt_prog *prog, const char *target, uint64_t cookie)
+{
+	memset(link, 0, sizeof(*link));
+	link->ops = ops;
+	link->prog = prog;
+	link->cookie = cookie;
+	link->target = strdup(target ? target : "");
+	if (!link->target)
+		return bpfrt_err(-ENOMEM, "attach: out of memory");
+	return 0;
+}
+
+void bpfrt_link_release(struct bpfrt_link *link)
+{
+	free(link->target);
+	link->target = NULL;
+}
+
+void bpfrt_link_publish(struct bpfrt_link *link)
+{
+	pthread_mutex_lock(&links_lock);
+	link->id = next_link_id++;
+	link->prev = NULL;
+	link->next = links_head;
+	if (links_head)
+		links_head->prev = link;
+	links_head = link;
+	links_cnt++;
+	link->published = true;
+	pthread_mutex_unlock(&links_lock);
+}
+
+static void link_unpublish(struct bpfrt_link *link)
+{
+	pthread_mutex_lock(&links_lock);
+	if (link->published) {
+		if (link->prev)
+			link->prev->next = link->next;
+		else
+			links_head = link->next;
+		if (link->next)
+			link->next->prev = link->prev;
+		links_cnt--;
+		link->published = false;
+	}
+	pthread_mutex_unlock(&links_lock);
+}
+
+int bpfrt_link_detach(struct bpfrt_link *link)
+{
+	int err;
+
+	if (!link)
+		return bpfrt_err(-EINVAL, "link_detach: NULL link");
+	if (link->detached)
+		return 0;
+	err = link->ops->detach(link);
+	if (err)
+		return err;
+	link->detached = true;
+	return 0;
+}
+
+void bpfrt_link_destroy(struct bpfrt_link *link)
+{
+	if (!link)
+		return;
+	bpfrt_link_detach(link);
+	link_unpublish(link);
+	link->ops->dealloc(link);
+}
+
+struct bpfrt_prog *bpfrt_link_prog(const struct bpfrt_link *link)
+{
+	return link ? link->prog : NULL;
+}
+
+uint32_t bpfrt_link_id(const struct bpfrt_link *link)
+{
+	return link ? link->id : 0;
+}
+
+const char *bpfrt_link_kind(const struct bpfrt_link *link)
+{
+	return link ? link->ops->kind : "";
+}
+
+const char *bpfrt_link_target(const struct bpfrt_link *link)
+{
+	return link && link->target ? link->target : "";
+}
+
+uint32_t bpfrt_link_count(void)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&links_lock);
+	n = links_cnt;
+	pthread_mutex_unlock(&links_lock);
+	return n;
+}
+
+int bpfrt_link_list(FILE *out)
+{
+	int n = 0;
+
+	if (!out)
+		return bpfrt_err(-EINVAL, "link_list: NULL stream");
+	pthread_mutex_lock(&links_lock);
+	/* Oldest first: the list is pushed at the head. */
+	struct bpfrt_link *last = links_head;
+
+	while (last && last->next)
+		last = last->next;
+	for (struct bpfrt_link *l = last; l; l = l->prev, n++) {
+		fprintf(out, "%u: %s  prog %s  target %s", l->id, l->ops->kind,
+			bpfrt_prog_name(l->prog), l->target);
+		if (l->cookie)
+			fprintf(out, "  cookie 0x%llx", (unsigned long long)l->cookie);
+		fprintf(out, "  misses %llu", (unsigned long long)bpfrt_prog_misses(l->prog));
+		if (l->detached)
+			fprintf(out, "  (detached)");
+		if (l->ops->show)
+			l->ops->show(l, out);
+		fputc('\n', out);
+	}
+	pthread_mutex_unlock(&links_lock);
+	return n;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+/* One entry per program kind that can attach in the host process. The
+ * trampoline kinds (fentry, fexit, fmod_ret, fentry.multi) and kprobes are
+ * filled in by their modules (trampoline.c, multi.c, kprobe.c): put the
+ * function here, with the bpfrt_attach_fn signature from link.h. */
+static const bpfrt_attach_fn attach_fns[] = {
+	[BPFRT_PROG_TRACEPOINT]     = bpfrt_tracepoint_attach_prog,
+	[BPFRT_PROG_RAW_TRACEPOINT] = bpfrt_tracepoint_attach_prog,
+	[BPFRT_PROG_FENTRY]         = NULL,
+	[BPFRT_PROG_FEXIT]          = NULL,
+	[BPFRT_PROG_FMOD_RET]       = NULL,
+	[BPFRT_PROG_FENTRY_MULTI]   = NULL,
+	[BPFRT_PROG_KPROBE]         = NULL,
+	[BPFRT_PROG_KRETPROBE]      = NULL,
+};
+
+static const char *const kind_names[] = {
+	[BPFRT_PROG_UNSPEC] = "unspec",
+	[BPFRT_PROG_TRACEPOINT] = "tp",
+	[BPFRT_PROG_RAW_TRACEPOINT] = "raw_tp",
+	[BPFRT_PROG_FENTRY] = "fentry",
+	[BPFRT_PROG_FEXIT] = "fexit",
+	[BPFRT_PROG_FMOD_RET] = "fmod_ret",
+	[BPFRT_PROG_FENTRY_MULTI] = "fentry.multi",
+	[BPFRT_PROG_KPROBE] = "kprobe",
+	[BPFRT_PROG_KRETPROBE] = "kretprobe",
+	[BPFRT_PROG_UPROBE] = "uprobe",
+	[BPFRT_PROG_SOCKET] = "socket",
+	[BPFRT_PROG_XDP] = "xdp",
+	[BPFRT_PROG_SYSCALL] = "syscall",
+};
+
+static const char *kind_name(unsigned int kind)
+{
+	if (kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind])
+		return kind_names[kind];
+	return "unknown";
+}
+
+int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *opts,
+		      struct bpfrt_link **link)
+{
+	unsigned int kind;
+	const char *target;
+	uint64_t cookie = 0;
+
+	bpfrt_err_clear();
+	if (!prog || !link)
+		return bpfrt_err(-EINVAL, "prog_attach: NULL argument");
+	*link = NULL;
+	if (opts && opts->sz < sizeof(size_t))
+		return bpfrt_err(-EINVAL, "prog_attach: opts->sz not set");
+	if (!prog->insns)
+		return bpfrt_err(-EINVAL, "prog_attach: %s is not loaded", prog->name);
+	kind = opts && opts->kind ? (unsigned int)opts->kind : (unsigned int)prog->kind;
+	target = opts && opts->target ? opts->target : prog->attach_target;
+	if (opts)
+		cookie = opts->cookie;
+	if (kind >= sizeof(attach_fns) / sizeof(attach_fns[0]) || !attach_fns[kind])
+		return bpfrt_err(-EOPNOTSUPP, "prog_attach: %s: kind %s cannot attach in this process",
+				 prog->name, kind_name(kind));
+	if (!target || !*target)
+		return bpfrt_err(-EINVAL, "prog_attach: %s: no attach target (SEC name or opts->target)",
+				 prog->name);
+	return attach_fns[kind](prog, (enum bpfrt_prog_kind)kind, target, cookie, link);
+}
