@@ -10,6 +10,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +470,88 @@ BOTH_ENGINES(ringbuf_output_fails_when_full)
 	*sent = 0;
 	CHECK(run(obj, "overflow", jit) == 0);
 	CHECK(*sent == 120, "%ld sent after draining", *sent);
+	bpfrt_object_close(obj);
+}
+
+struct poller {
+	struct bpfrt_map *rb;
+	int got;
+	uint64_t value;
+	uint64_t waited_ns;
+};
+
+static int take_u64(void *ctx, void *data, size_t len)
+{
+	struct poller *p = ctx;
+
+	if (len == 8)
+		memcpy(&p->value, data, 8);
+	return 0;
+}
+
+static uint64_t now_ns(clockid_t clock);
+
+static void *poll_thread(void *arg)
+{
+	struct poller *p = arg;
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
+	p->got = bpfrt_ringbuf_poll(p->rb, take_u64, p, 5000);
+	p->waited_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	return NULL;
+}
+
+/* A consumer blocked in poll wakes up when the program submits with
+ * BPF_RB_FORCE_WAKEUP, long before its timeout. */
+BOTH_ENGINES(ringbuf_submit_wakes_a_poller)
+{
+	struct bpfrt_object *obj = open_and_load("ringbuf.bpf.o", jit);
+	struct poller p = { 0 };
+	pthread_t t;
+
+	REQUIRE(obj);
+	p.rb = find_map(obj, "rb");
+	REQUIRE(p.rb);
+	CHECK(bpfrt_ringbuf_fd(p.rb) >= 0);
+	REQUIRE(pthread_create(&t, NULL, poll_thread, &p) == 0);
+	usleep(20000);
+	CHECK(run(obj, "notify", jit) == 0);
+	pthread_join(t, NULL);
+	CHECK(p.got == 1 && p.value == 0xfeed, "got %d value %llx", p.got,
+	      (unsigned long long)p.value);
+	CHECK(p.waited_ns < 2500000000ull, "poll waited %llu ns", (unsigned long long)p.waited_ns);
+	bpfrt_object_close(obj);
+}
+
+static bool fd_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/* BPF_RB_NO_WAKEUP leaves the consumer's eventfd quiet even when it has
+ * caught up; BPF_RB_FORCE_WAKEUP signals it. */
+BOTH_ENGINES(ringbuf_wakeup_flags)
+{
+	struct bpfrt_object *obj = open_and_load("ringbuf.bpf.o", jit);
+	struct poller p = { 0 };
+	uint64_t *flags;
+	int fd;
+
+	REQUIRE(obj);
+	p.rb = find_map(obj, "rb");
+	flags = GLOBAL(obj, "notify_flags", uint64_t);
+	REQUIRE(p.rb && flags);
+	fd = bpfrt_ringbuf_fd(p.rb);
+	REQUIRE(fd >= 0);
+	*flags = BPF_RB_NO_WAKEUP;
+	CHECK(run(obj, "notify", jit) == 0);
+	CHECK(!fd_readable(fd), "NO_WAKEUP signalled the consumer");
+	CHECK(bpfrt_ringbuf_consume(p.rb, take_u64, &p) == 1 && p.value == 0xfeed);
+	*flags = BPF_RB_FORCE_WAKEUP;
+	CHECK(run(obj, "notify", jit) == 0);
+	CHECK(fd_readable(fd), "FORCE_WAKEUP did not signal the consumer");
 	bpfrt_object_close(obj);
 }
 

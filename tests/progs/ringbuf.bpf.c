@@ -81,3 +81,18 @@ int overflow(void *ctx)
 	}
 	return 0;
 }
+
+/* One record, with a wakeup forced or suppressed by the test's choice. */
+__u64 notify_flags = BPF_RB_FORCE_WAKEUP;
+
+SEC("tp/bpfrt/notify")
+int notify(void *ctx)
+{
+	__u64 *v = bpf_ringbuf_reserve(&rb, sizeof(*v), 0);
+
+	if (!v)
+		return 1;
+	*v = 0xfeed;
+	bpf_ringbuf_submit(v, notify_flags);
+	return 0;
+}
