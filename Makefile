@@ -74,4 +74,6 @@ test: deps
 clean:
 	rm -rf build build-san
 
+-include mk/loaderqa.mk
+-include mk/cross.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -40,7 +40,7 @@ static int append(struct linker *l, size_t sec, size_t start, size_t len, size_t
 	const struct obj_sec *s = &l->obj->secs[sec];
 	struct range *r;
 
-	if (!s->data || (start + len) * 8 > s->data->d_size)
+	if (!s->data || start > s->data->d_size / 8 || len > s->data->d_size / 8 - start)
 		return bpfrt_err(-EINVAL, "%s: section %s: code range out of bounds",
 				 l->obj->name, s->name);
 	if (l->cnt + len > BPFRT_MAX_INSNS)
@@ -137,9 +137,12 @@ static int reloc_lddw(struct linker *l, size_t at, const GElf_Sym *sym, const ch
 	if (!insn_is_lddw(insn) || at + 1 >= l->cnt)
 		return bpfrt_err(-EINVAL, "%s: %s: 64-bit relocation on an instruction that is not lddw",
 				 obj->name, what);
-	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= obj->sec_cnt)
-		return bpfrt_err(-EOPNOTSUPP, "%s: %s: extern variables are not supported",
-				 obj->name, what);
+	if (sym->st_shndx == SHN_UNDEF)
+		return bpfrt_err(-ENOENT, "%s: %s: undefined (an extern map or variable that "
+				 "no section of this object defines)", obj->name, what);
+	if (sym->st_shndx >= obj->sec_cnt)
+		return bpfrt_err(-EINVAL, "%s: %s: symbol in section %u, which does not exist",
+				 obj->name, what, (unsigned)sym->st_shndx);
 	ts = &obj->secs[sym->st_shndx];
 	switch (ts->kind) {
 	case SEC_MAPS:
@@ -156,10 +159,14 @@ static int reloc_lddw(struct linker *l, size_t at, const GElf_Sym *sym, const ch
 		return bpfrt_err(-EINVAL, "%s: %s: no map at offset %llu of %s", obj->name, what,
 				 (unsigned long long)sym->st_value, ts->name);
 	case SEC_DATA: {
-		struct obj_map *m = &obj->maps[ts->map_idx];
+		struct obj_map *m;
 		uint64_t off = sym->st_value + (uint32_t)insn->imm;
 		char *base;
 
+		if (ts->map_idx < 0) /* an empty section has no map */
+			return bpfrt_err(-EINVAL, "%s: %s: reference into empty section %s",
+					 obj->name, what, ts->name);
+		m = &obj->maps[ts->map_idx];
 		if (insn->src_reg || insn[1].imm || off > m->value_size)
 			return bpfrt_err(-EINVAL, "%s: %s: offset %llu outside %s", obj->name, what,
 					 (unsigned long long)off, ts->name);
@@ -251,8 +258,12 @@ static int relocate_range(struct linker *l, size_t ri)
 
 		if (!gelf_getrel(rs->data, (int)i, &rel))
 			return bpfrt_err(-EINVAL, "%s: %s: bad relocation %zu", obj->name, rs->name, i);
-		if (rel.r_offset % 8 || rel.r_offset / 8 < r.start || rel.r_offset / 8 >= r.start + r.len)
+		if (rel.r_offset / 8 < r.start || rel.r_offset / 8 >= r.start + r.len)
 			continue;
+		if (rel.r_offset % 8)
+			return bpfrt_err(-EINVAL, "%s: %s: relocation %zu at offset %llu is not on "
+					 "an instruction", obj->name, rs->name, i,
+					 (unsigned long long)rel.r_offset);
 		at = r.pos + rel.r_offset / 8 - r.start;
 		if (obj_sym(obj, GELF_R_SYM(rel.r_info), &sym))
 			return bpfrt_err(-EINVAL, "%s: section %s offset %llu: bad symbol",

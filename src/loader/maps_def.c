@@ -98,20 +98,32 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 }
 
 /* clang leaves DATASEC offsets 0 (libbpf fixes them up at open): a map's
- * place in .maps is its ELF symbol's value. */
-static size_t map_sym_offset(const struct bpfrt_object *obj, size_t sec_idx,
-			     const char *name, size_t btf_off)
+ * place in .maps is its ELF symbol's value. A definition without a symbol
+ * could not be referenced, and one outside the section was not made by
+ * clang: both are refused, as libbpf refuses them. */
+static int map_sym_offset(const struct bpfrt_object *obj, size_t sec_idx,
+			  const char *name, size_t *off)
 {
+	const struct obj_sec *sec = &obj->secs[sec_idx];
+
 	for (size_t i = 1; i < obj->sym_cnt; i++) {
 		GElf_Sym sym;
 
 		if (obj_sym(obj, i, &sym))
-			break;
-		if (sym.st_shndx == sec_idx && GELF_ST_TYPE(sym.st_info) != STT_SECTION &&
-		    !strcmp(obj_sym_name(obj, &sym), name))
-			return sym.st_value;
+			return -EINVAL;
+		if (sym.st_shndx != sec_idx || GELF_ST_TYPE(sym.st_info) == STT_SECTION ||
+		    strcmp(obj_sym_name(obj, &sym), name))
+			continue;
+		if (sym.st_value >= sec->shdr.sh_size)
+			return bpfrt_err(-EINVAL, "%s: map %s: symbol offset %llu outside %s "
+					 "(%llu bytes)", obj->name, name,
+					 (unsigned long long)sym.st_value, sec->name,
+					 (unsigned long long)sec->shdr.sh_size);
+		*off = sym.st_value;
+		return 0;
 	}
-	return btf_off;
+	return bpfrt_err(-ENOENT, "%s: map %s: no ELF symbol for it in %s", obj->name,
+			 name, sec->name);
 }
 
 static int collect_btf_maps(struct bpfrt_object *obj, size_t sec_idx)
@@ -120,8 +132,12 @@ static int collect_btf_maps(struct bpfrt_object *obj, size_t sec_idx)
 	const struct btf_var_secinfo *vs;
 	int32_t id;
 
+	if (!obj->btf && !obj->has_btf_sec)
+		return bpfrt_err(-EINVAL, "%s: .maps needs BTF, and there is no .BTF section "
+				 "(build with clang -g)", obj->name);
 	if (!obj->btf)
-		return bpfrt_err(-EINVAL, "%s: .maps needs BTF (build with -g)", obj->name);
+		return bpfrt_err(-EINVAL, "%s: .maps needs BTF, and section .BTF is malformed "
+				 "(libbpf: %s)", obj->name, strerror(-obj->btf_err));
 	id = btf__find_by_name_kind(obj->btf, ".maps", BTF_KIND_DATASEC);
 	if (id < 0)
 		return bpfrt_err(-EINVAL, "%s: no BTF DATASEC for .maps", obj->name);
@@ -135,13 +151,18 @@ static int collect_btf_maps(struct bpfrt_object *obj, size_t sec_idx)
 
 		if (!var || !btf_is_var(var))
 			return bpfrt_err(-EINVAL, "%s: .maps entry %d is not a variable", obj->name, i);
+		/* An extern map is defined by another object: references to
+		 * it fail at load, naming it (link.c). */
+		if (btf_var(var)->linkage == BTF_VAR_GLOBAL_EXTERN)
+			continue;
 		name = btf__name_by_offset(obj->btf, var->name_off);
 		m = obj_push((void **)&obj->maps, &obj->map_cnt, sizeof(*m));
 		if (!m || !(m->name = strdup(name ? name : "")))
 			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->name);
 		m->sec_idx = sec_idx;
-		m->sec_off = map_sym_offset(obj, sec_idx, m->name, vs->offset);
-		err = parse_btf_map(obj, m->name, var->type, m);
+		err = map_sym_offset(obj, sec_idx, m->name, &m->sec_off);
+		if (!err)
+			err = parse_btf_map(obj, m->name, var->type, m);
 		if (err)
 			return err;
 	}
@@ -162,7 +183,8 @@ static int collect_legacy_maps(struct bpfrt_object *obj, size_t sec_idx)
 			return -EINVAL;
 		if (sym.st_shndx != sec_idx || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
 			continue;
-		if (!sec->data || sym.st_value + sizeof(def) > sec->data->d_size)
+		if (!sec->data || sec->data->d_size < sizeof(def) ||
+		    sym.st_value > sec->data->d_size - sizeof(def))
 			return bpfrt_err(-EINVAL, "%s: legacy map %s: definition out of section",
 					 obj->name, obj_sym_name(obj, &sym));
 		memcpy(def, (char *)sec->data->d_buf + sym.st_value, sizeof(def));

@@ -8,6 +8,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +23,19 @@ void *obj_push(void **arr, size_t *cnt, size_t elem)
 	*arr = n;
 	memset(n + *cnt * elem, 0, elem);
 	return n + (*cnt)++ * elem;
+}
+
+int obj_err_wrap(int err, const char *fmt, ...)
+{
+	char cause[512], prefix[512];
+	va_list ap;
+
+	/* The cause is bpfrt_err()'s own buffer: copy it before formatting. */
+	snprintf(cause, sizeof(cause), "%s", bpfrt_last_error());
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	return bpfrt_err(err, "%s: %s", prefix, cause);
 }
 
 int obj_sym(const struct bpfrt_object *obj, size_t idx, GElf_Sym *sym)
@@ -137,6 +152,8 @@ static int read_sections(struct bpfrt_object *obj)
 				return bpfrt_err(-EINVAL, "%s: section %s: no data", obj->path, s->name);
 		}
 		s->kind = classify(s->name, &s->shdr);
+		if (!strcmp(s->name, ".BTF"))
+			obj->has_btf_sec = true;
 		if (s->kind == SEC_SYMTAB) {
 			if (obj->symtab)
 				return bpfrt_err(-EINVAL, "%s: more than one symbol table", obj->path);
@@ -186,7 +203,8 @@ static int collect_progs(struct bpfrt_object *obj)
 			return bpfrt_err(-EOPNOTSUPP, "%s: program %s: unknown section name '%s'",
 					 obj->path, name, sec->name);
 		if (sym.st_value % 8 || sym.st_size % 8 || !sec->data || !sym.st_size ||
-		    sym.st_value + sym.st_size > sec->data->d_size)
+		    sym.st_value > sec->data->d_size ||
+		    sym.st_size > sec->data->d_size - sym.st_value)
 			return bpfrt_err(-EINVAL, "%s: program %s: bad bounds in section %s",
 					 obj->path, name, sec->name);
 		op = obj_push((void **)&obj->progs, &obj->prog_cnt, sizeof(*op));
@@ -263,6 +281,7 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 		libbpf_print_fn_t prev = libbpf_set_print(NULL);
 
 		obj->btf = btf__parse_elf(path, NULL);
+		obj->btf_err = obj->btf ? 0 : -errno;
 		libbpf_set_print(prev);
 	}
 	err = collect_progs(obj);
@@ -291,7 +310,7 @@ static int create_maps(struct bpfrt_object *obj)
 									.map_flags = m->map_flags },
 				       &m->map);
 		if (err)
-			return bpfrt_err(err, "%s: map %s: %s", obj->name, m->name, bpfrt_last_error());
+			return obj_err_wrap(err, "%s: map %s", obj->name, m->name);
 		if (m->init) {
 			void *v = bpfrt_map_value_ptr(m->map, 0);
 
@@ -322,8 +341,8 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		if (!err) {
 			err = bpfrt_prog_prepare(prog, insns, cnt, opts && opts->jit);
 			if (err)
-				err = bpfrt_err(err, "%s: program %s (section %s): %s", obj->name,
-						prog->name, prog->sec_name, bpfrt_last_error());
+				err = obj_err_wrap(err, "%s: program %s (section %s)", obj->name,
+						   prog->name, prog->sec_name);
 		}
 		free(insns);
 	}
@@ -448,10 +467,11 @@ void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size
 			break;
 		if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx >= obj->sec_cnt ||
 		    obj->secs[sym.st_shndx].kind != SEC_DATA ||
+		    obj->secs[sym.st_shndx].map_idx < 0 ||
 		    strcmp(obj_sym_name(obj, &sym), name))
 			continue;
 		m = &obj->maps[obj->secs[sym.st_shndx].map_idx];
-		if (sym.st_value + sym.st_size > m->value_size)
+		if (sym.st_value > m->value_size || sym.st_size > m->value_size - sym.st_value)
 			break;
 		base = obj->loaded ? bpfrt_map_value_ptr(m->map, 0) : m->init;
 		if (size)

@@ -54,6 +54,8 @@ struct bpfrt_object {
 	int fd;
 	Elf *elf;
 	struct btf *btf;
+	bool has_btf_sec;    /* a .BTF section exists (btf NULL: unparsable) */
+	int btf_err;         /* why btf__parse_elf failed (negative errno) */
 	size_t shstrndx;
 	struct obj_sec *secs;
 	size_t sec_cnt;
@@ -78,6 +80,9 @@ int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpf_insn **i
 
 const char *obj_sym_name(const struct bpfrt_object *obj, const GElf_Sym *sym);
 int obj_sym(const struct bpfrt_object *obj, size_t idx, GElf_Sym *sym);
+/* Sets the error "<fmt...>: <the current bpfrt_last_error()>" and returns
+ * err: context from the loader around a cause from maps or the verifier. */
+int obj_err_wrap(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends to a growing array; returns a pointer to the new zeroed slot. */
 void *obj_push(void **arr, size_t *cnt, size_t elem);
 

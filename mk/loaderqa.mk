@@ -1,0 +1,36 @@
+# Loader bad input and fuzzing (issue 3), included by the Makefile.
+#
+# $(BUILD)/tests/progs/maps_nobtf.bpf.o: tests/progs/maps.bpf.c built
+# without -g, so its .maps section has no BTF (test_loader_badinput).
+#
+# make fuzz-loader: the libFuzzer harness tests/fuzz/fuzz_loader.c with
+# bpfrt built by clang with ASan+UBSan and coverage, into $(FUZZ_BUILD);
+# the clang-built objects of tests/progs and bench/progs are its seed
+# corpus. make fuzz-loader-run FUZZ_TIME=240 runs it.
+FUZZ_CC    ?= $(firstword $(shell command -v clang-19 clang-14 clang 2>/dev/null) clang)
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME  ?= 240
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer -O1 -g
+
+all: $(BUILD)/tests/progs/maps_nobtf.bpf.o
+
+$(BUILD)/tests/progs/maps_nobtf.bpf.o: tests/progs/maps.bpf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) -O2 -target bpf $(BPF_CFLAGS) -Iinclude -I/usr/include/$(shell gcc -dumpmachine) -c $< -o $@
+
+.PHONY: fuzz-loader fuzz-loader-run
+fuzz-loader:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) SAN=1 \
+		CC="$(FUZZ_CC) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libbpfrt.a \
+		$(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(BPF_PROGS))
+	$(FUZZ_CC) $(FUZZ_FLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Isrc \
+		tests/fuzz/fuzz_loader.c $(FUZZ_BUILD)/libbpfrt.a $(LDLIBS) -o $(FUZZ_BUILD)/fuzz_loader
+	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds
+	cp $(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(BPF_PROGS)) $(FUZZ_BUILD)/seeds/
+
+# New inputs go to corpus/, crashes to $(FUZZ_BUILD)/crash-*.
+fuzz-loader-run: fuzz-loader
+	$(FUZZ_BUILD)/fuzz_loader -max_total_time=$(FUZZ_TIME) -rss_limit_mb=4096 \
+		-artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 \
+		$(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds
