@@ -7,6 +7,7 @@
 static const struct bench *const benches[] = {
 	&bench_cpu,
 	&bench_prog_pack,
+	&bench_hashmap,
 };
 
 #define BENCH_CNT (sizeof(benches) / sizeof(benches[0]))

@@ -20,6 +20,7 @@ struct bench {
 /* The registry (bench.c). Add new benchmarks there. */
 extern const struct bench bench_cpu;
 extern const struct bench bench_prog_pack;
+extern const struct bench bench_hashmap;
 
 /* ---- shared utilities (util.c) ---------------------------------------- */
 uint64_t bench_now_ns(void);
