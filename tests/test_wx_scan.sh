@@ -5,7 +5,7 @@
 # and the final line, with the mapping in the message.
 # Run by tests/run.sh with BUILD=<build dir>; prints "ok N - name" lines.
 BUILD=${BUILD:-build}
-BIN=$BUILD/tests/test_smoke
+BIN=$BUILD/tests/test_run
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
