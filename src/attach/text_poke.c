@@ -70,6 +70,10 @@ static bool is_nop(const uint8_t *b, size_t len)
 /* Sets the registers as if the thread had executed p's new instruction. */
 static bool poke_emulate(const struct bpfrt_poke *p, ucontext_t *uc)
 {
+#if !defined(__x86_64__)
+	(void)p; (void)uc; (void)is_nop;
+	return false; /* patched sites are x86-64 code (arm64 builds: make test-arm64) */
+#else
 	greg_t *r = uc->uc_mcontext.gregs;
 	uintptr_t next = p->addr + p->len;
 	int32_t rel32;
@@ -95,6 +99,7 @@ static bool poke_emulate(const struct bpfrt_poke *p, ucontext_t *uc)
 		}
 		return false; /* a kprobe's bytes: its trap handler decides */
 	}
+#endif
 }
 
 bool bpfrt_text_poke_trap(ucontext_t *uc, uintptr_t addr)

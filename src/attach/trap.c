@@ -101,6 +101,11 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 		errno = saved_errno;
 		return;
 	}
+#if !defined(__x86_64__)
+	(void)uc; (void)trap_get; /* int3 sites are x86-64 only (arm64: make test-arm64) */
+	trap_chain(sig, info, ucv);
+	errno = saved_errno;
+#else
 	uintptr_t addr = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
 
 	if (bpfrt_text_poke_trap(uc, addr))
@@ -126,6 +131,7 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 handled:
 	atomic_fetch_add_explicit(&trap_hits, 1, memory_order_relaxed);
 	errno = saved_errno;
+#endif
 }
 
 static void trap_install(void)
