@@ -1,0 +1,430 @@
+/* riscv64 JIT specifics (runs on riscv64 only, natively or under qemu-user;
+ * skipped elsewhere): the base-ISA and the Zba/Zbb code paths (forced with
+ * BPFRT_RISCV_EXT, the latter only where the CPU executes Zbb), RFC 9669
+ * division corner cases, 12-bit-overflowing offsets and immediates, jumps
+ * and calls past jal's 1 MiB reach, atomics from several threads, the trap
+ * fill and the listing. Arch-neutral JIT behaviour is covered by test_jit,
+ * test_conformance and test_differential. */
+#include "testlib.h"
+#include "insns.h"
+#include "bpfrt/bpfrt.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__riscv) && __riscv_xlen == 64
+
+#include "jit/backend.h"
+
+#include <setjmp.h>
+#include <signal.h>
+
+struct pb {
+	struct bpf_insn *i;
+	size_t n, cap;
+};
+
+static void pb_add(struct pb *p, struct bpf_insn insn)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 64;
+		p->i = realloc(p->i, p->cap * sizeof(*p->i));
+		if (!p->i)
+			abort();
+	}
+	p->i[p->n++] = insn;
+}
+
+static void pb_lddw(struct pb *p, uint8_t reg, uint64_t v)
+{
+	struct bpf_insn two[] = { LDDW(reg, v) };
+
+	pb_add(p, two[0]);
+	pb_add(p, two[1]);
+}
+
+static struct bpfrt_prog *load(const struct bpf_insn *insns, size_t n)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "riscv64", .jit = true };
+	struct bpfrt_prog *p = NULL;
+
+	if (bpfrt_prog_load(insns, n, &o, &p))
+		return NULL;
+	return p;
+}
+
+/* Runs in both engines on private copies of mem; both must agree. */
+static bool run_both(const struct bpf_insn *insns, size_t n, void *mem, size_t mem_len,
+		     uint64_t *r0)
+{
+	struct bpfrt_prog *p = load(insns, n);
+	uint8_t *mi = malloc(mem_len + 1), *mj = malloc(mem_len + 1);
+	uint64_t ri = 0, rj = 0;
+	int ei, ej;
+	bool ok;
+
+	if (!p || !mi || !mj) {
+		CHECK(0, "load: %s", bpfrt_last_error());
+		free(mi);
+		free(mj);
+		bpfrt_prog_free(p);
+		return false;
+	}
+	memcpy(mi, mem, mem_len);
+	memcpy(mj, mem, mem_len);
+	ej = bpfrt_prog_run(p, BPFRT_EXEC_JIT, (uint64_t)(uintptr_t)mj, mem_len, &rj);
+	ei = bpfrt_prog_run(p, BPFRT_EXEC_INTERP, (uint64_t)(uintptr_t)mi, mem_len, &ri);
+	ok = ej == 0 && ei == 0 && ri == rj && !memcmp(mi, mj, mem_len);
+	CHECK(ej == 0 && ei == 0, "run: jit %d interp %d: %s", ej, ei, bpfrt_last_error());
+	CHECK(ri == rj, "r0: interp %#" PRIx64 " jit %#" PRIx64, ri, rj);
+	CHECK(!memcmp(mi, mj, mem_len), "memory differs");
+	memcpy(mem, mj, mem_len);
+	*r0 = rj;
+	free(mi);
+	free(mj);
+	bpfrt_prog_free(p);
+	return ok;
+}
+
+/* Counts image words w with (w & mask) == match. */
+static size_t count_words(const struct bpfrt_prog *p, uint32_t mask, uint32_t match)
+{
+	size_t len, n = 0;
+	const uint8_t *img = bpfrt_prog_jited(p, &len);
+
+	for (size_t off = 0; img && off + 4 <= len; off += 4) {
+		uint32_t w;
+
+		memcpy(&w, img + off, 4);
+		n += (w & mask) == match;
+	}
+	return n;
+}
+
+#define REV8_MASK   0xfff0707fu
+#define REV8_MATCH  0x6b805013u
+#define ADDUW_MASK  0xfe00707fu
+#define ADDUW_MATCH 0x0800003bu
+
+/* ---- base ISA and Zba/Zbb paths --------------------------------------- */
+
+static sigjmp_buf probe_env;
+
+static void probe_sigill(int sig)
+{
+	siglongjmp(probe_env, 1);
+}
+
+/* Whether this CPU executes rev8 and add.uw (a kernel without hwprobe
+ * cannot say; qemu-user executes them). */
+static bool cpu_runs_zba_zbb(void)
+{
+	struct sigaction sa = { .sa_handler = probe_sigill }, old;
+	volatile bool ok = false;
+	unsigned long v = 0x0102030405060708ul;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGILL, &sa, &old);
+	if (!sigsetjmp(probe_env, 1)) {
+		__asm__ volatile(".insn i 0x13, 5, %0, %0, 0x6b8\n\t" /* rev8 */
+				 ".insn r 0x3b, 0, 4, %0, %0, zero"   /* add.uw */
+				 : "+r"(v));
+		ok = v == 0x04030201ul; /* zext.w(rev8(v)) */
+	}
+	sigaction(SIGILL, &old, NULL);
+	return ok;
+}
+
+/* 32-bit ALU results (zero-extension), movsx, every byte swap. */
+static void build_zext_swaps(struct pb *p)
+{
+	pb_lddw(p, 6, 0x8899aabbccddeeffull);
+	pb_add(p, MOV64_IMM(0, 0));
+	/* each step: r2 = r6 transformed, r0 = r0 * 31 + r2 */
+	static const struct bpf_insn ops[] = {
+		ALU32_IMM(BPF_ADD, 2, 1), ALU32_IMM(BPF_SUB, 2, 0x7fffffff),
+		ALU32_REG(BPF_MUL, 2, 6), ALU32_IMM(BPF_LSH, 2, 0), ALU32_IMM(BPF_ARSH, 2, 3),
+		ALU32_IMM(BPF_RSH, 2, 31), ALU32_IMM(BPF_NEG, 2, 0), MOV32_REG(2, 2),
+		ALU32_IMM(BPF_XOR, 2, -1), ALU32_IMM(BPF_OR, 2, 0x12345),
+		MOVSX64_REG(2, 2, 8), MOVSX64_REG(2, 2, 16), MOVSX64_REG(2, 2, 32),
+		MOVSX32_REG(2, 2, 8), MOVSX32_REG(2, 2, 16),
+		ENDIAN(BPF_TO_LE, 2, 16), ENDIAN(BPF_TO_LE, 2, 32), ENDIAN(BPF_TO_LE, 2, 64),
+		ENDIAN(BPF_TO_BE, 2, 16), ENDIAN(BPF_TO_BE, 2, 32), ENDIAN(BPF_TO_BE, 2, 64),
+		BSWAP(2, 16), BSWAP(2, 32), BSWAP(2, 64),
+	};
+	for (size_t k = 0; k < ARRAY_LEN(ops); k++) {
+		pb_add(p, MOV64_REG(2, 6));
+		pb_add(p, ops[k]);
+		pb_add(p, ALU64_IMM(BPF_MUL, 0, 31));
+		pb_add(p, ALU64_REG(BPF_ADD, 0, 2));
+	}
+	pb_add(p, EXIT());
+}
+
+static void check_ext_path(const char *ext, bool want_zb)
+{
+	struct pb p = { 0 };
+	struct bpfrt_prog *prog;
+	uint64_t r0, mem = 0;
+
+	setenv("BPFRT_RISCV_EXT", ext, 1);
+	build_zext_swaps(&p);
+	run_both(p.i, p.n, &mem, sizeof(mem), &r0);
+	prog = load(p.i, p.n);
+	REQUIRE(prog, "%s", bpfrt_last_error());
+	if (want_zb) {
+		CHECK(count_words(prog, REV8_MASK, REV8_MATCH) >= 6, "no rev8 with %s", ext);
+		CHECK(count_words(prog, ADDUW_MASK, ADDUW_MATCH) >= 10, "no zext.w with %s", ext);
+	} else {
+		CHECK(count_words(prog, REV8_MASK, REV8_MATCH) == 0, "rev8 with %s", ext);
+		CHECK(count_words(prog, ADDUW_MASK, ADDUW_MATCH) == 0, "zext.w with %s", ext);
+	}
+	bpfrt_prog_free(prog);
+	free(p.i);
+	unsetenv("BPFRT_RISCV_EXT");
+}
+
+TEST(base_isa_path)
+{
+	check_ext_path("none", false);
+}
+
+TEST(zba_zbb_path)
+{
+	if (!cpu_runs_zba_zbb())
+		SKIP("this CPU does not execute Zba/Zbb");
+	check_ext_path("zba,zbb", true);
+}
+
+/* ---- division ----------------------------------------------------------- */
+
+/* RISC-V divides by zero into all ones and leaves the remainder; BPF wants
+ * 0 and the (32-bit: zero-extended) dividend. */
+TEST(division_corner_cases)
+{
+	static const uint64_t vals[] = {
+		0, 1, 7, 0x80000000ull, 0xffffffffull, 0x8000000000000000ull, ~0ull,
+		0xffffffff80000000ull, 0x123456789abcdefull,
+	};
+	static const uint8_t ops[] = { BPF_DIV, BPF_MOD };
+
+	for (unsigned a = 0; a < ARRAY_LEN(vals); a++)
+		for (unsigned d = 0; d < ARRAY_LEN(vals); d++)
+			for (unsigned o = 0; o < 2; o++)
+				for (int cls = 0; cls < 2; cls++)
+					for (int16_t sign = 0; sign < 2; sign++) {
+						struct pb p = { 0 };
+						uint64_t r0, mem = 0;
+						uint8_t c = cls ? BPF_ALU64 : BPF_ALU;
+
+						pb_lddw(&p, 0, vals[a]);
+						pb_lddw(&p, 3, vals[d]);
+						pb_add(&p, INSN(c | ops[o] | BPF_X, 0, 3, sign, 0));
+						pb_lddw(&p, 4, vals[a]);
+						pb_add(&p, INSN(c | ops[o] | BPF_K, 4, 0, sign,
+								(int32_t)vals[d]));
+						pb_add(&p, ALU64_IMM(BPF_LSH, 0, 1));
+						pb_add(&p, ALU64_REG(BPF_XOR, 0, 4));
+						pb_add(&p, EXIT());
+						if (!run_both(p.i, p.n, &mem, sizeof(mem), &r0))
+							printf("# %#" PRIx64 " op %u cls %d sign %d by %#" PRIx64 "\n",
+							       vals[a], ops[o], cls, sign, vals[d]);
+						free(p.i);
+						if (tl_failed())
+							return;
+					}
+}
+
+/* ---- offsets and immediates --------------------------------------------- */
+
+/* Offsets beyond 12 bits go through a scratch register; so do immediates.
+ * Plain loads and stores may be misaligned, as in BPF. */
+TEST(large_offsets_and_immediates)
+{
+	static uint8_t mem[65536 + 64] __attribute__((aligned(8)));
+	static const int16_t offs[] = { -32768, -2049, -2048, -1, 0, 2047, 2048, 32760 };
+	struct pb p = { 0 };
+	uint64_t r0;
+
+	for (size_t i = 0; i < sizeof(mem); i++)
+		mem[i] = (uint8_t)(i * 13 + 1);
+	pb_add(&p, MOV64_REG(6, 1));
+	pb_add(&p, ALU64_IMM(BPF_ADD, 6, 32768));
+	pb_add(&p, MOV64_IMM(0, 0));
+	for (unsigned k = 0; k < ARRAY_LEN(offs); k++) {
+		int16_t off = offs[k];
+
+		pb_add(&p, ST(BPF_DW, 6, off, -123456789));
+		pb_add(&p, LDX(BPF_W, 2, 6, off));
+		pb_add(&p, ALU64_REG(BPF_ADD, 0, 2));
+		pb_add(&p, LDXSX(BPF_H, 2, 6, off + 2));
+		pb_add(&p, ALU64_REG(BPF_XOR, 0, 2));
+		pb_add(&p, STX(BPF_B, 6, 0, off + 5));
+		if (!(off & 7)) { /* atomics must be aligned */
+			pb_add(&p, MOV64_IMM(3, 0x1001));
+			pb_add(&p, ATOMIC(BPF_DW, BPF_ADD | BPF_FETCH, 6, 3, off));
+			pb_add(&p, ALU64_REG(BPF_ADD, 0, 3));
+		}
+		pb_add(&p, ALU64_IMM(BPF_ADD, 0, 0x7ff00801));
+		pb_add(&p, ALU64_IMM(BPF_AND, 0, -4097));
+		pb_add(&p, ALU64_IMM(BPF_SUB, 0, -2048));
+		pb_add(&p, JMP_IMM(BPF_JGT, 0, 0x12345678, 1));
+		pb_add(&p, ALU64_IMM(BPF_OR, 0, 0x800));
+	}
+	pb_add(&p, EXIT());
+	run_both(p.i, p.n, mem, sizeof(mem), &r0);
+	free(p.i);
+}
+
+/* ---- reach ---------------------------------------------------------------- */
+
+/* 300,000 4-byte instructions put targets past jal's +-1 MiB: auipc+jalr
+ * for the backward gotol, the forward gotol and the local call. */
+TEST(jumps_and_calls_beyond_1mib)
+{
+	const size_t fill = 300000;
+	struct pb p = { 0 };
+	uint64_t r0, mem = 0;
+	size_t loop, call;
+
+	pb_add(&p, MOV64_IMM(0, 7));
+	pb_add(&p, MOV64_IMM(7, 0));
+	loop = p.n;
+	pb_add(&p, ALU64_IMM(BPF_ADD, 7, 1));
+	pb_add(&p, JMP_IMM(BPF_JNE, 7, 2, 1));
+	pb_add(&p, GOTOL((int32_t)fill));     /* second round: forward over the fill */
+	for (size_t k = 0; k < fill; k++)
+		pb_add(&p, ALU64_IMM(BPF_ADD, 0, 1));
+	pb_add(&p, JMP_IMM(BPF_JGT, 7, 2, 1));
+	pb_add(&p, GOTOL((int32_t)loop - (int32_t)p.n - 1));
+	pb_add(&p, MOV64_REG(1, 7));
+	call = p.n;
+	pb_add(&p, CALL_LOCAL(0));
+	pb_add(&p, EXIT());
+	p.i[call].imm = (int32_t)(p.n - call - 1);
+	pb_add(&p, MOV64_REG(0, 1));
+	pb_add(&p, ALU64_IMM(BPF_MUL, 0, 3));
+	pb_add(&p, EXIT());
+	REQUIRE(run_both(p.i, p.n, &mem, sizeof(mem), &r0));
+	CHECK(r0 == 9, "r0 %#" PRIx64, r0);
+	free(p.i);
+}
+
+/* ---- atomics ----------------------------------------------------------- */
+
+#define THREADS 4
+#define ROUNDS  2000
+
+static struct bpfrt_prog *atomic_prog;
+
+/* r1 = counters: amoadd.d, amoadd.w, an lr/sc cmpxchg increment loop */
+static void *atomic_worker(void *arg)
+{
+	uint64_t *counters = arg, r0;
+
+	for (int i = 0; i < ROUNDS; i++)
+		if (bpfrt_prog_run(atomic_prog, BPFRT_EXEC_JIT, (uint64_t)(uintptr_t)counters, 0, &r0))
+			return (void *)1;
+	return NULL;
+}
+
+TEST(atomics_from_threads)
+{
+	struct bpf_insn prog[] = {
+		MOV64_IMM(2, 1),
+		ATOMIC(BPF_DW, BPF_ADD, 1, 2, 0),
+		ATOMIC(BPF_W, BPF_ADD | BPF_FETCH, 1, 2, 8),
+		/* retry: r0 = *(u32 *)(r1 + 16); r3 = r0 + 1; cmpxchg32 */
+		LDX(BPF_W, 0, 1, 16),
+		MOV64_REG(3, 0),
+		ALU64_IMM(BPF_ADD, 3, 1),
+		MOV64_REG(4, 0),
+		ATOMIC(BPF_W, BPF_CMPXCHG, 1, 3, 16),
+		JMP_REG(BPF_JNE, 0, 4, -6),
+		EXIT(),
+	};
+	static uint64_t counters[3] = { 0, 0x7ffffff0ull, 0xfffffff0ull - THREADS * ROUNDS };
+	uint32_t w1 = (uint32_t)counters[1], w2 = (uint32_t)counters[2];
+	pthread_t th[THREADS];
+
+	atomic_prog = load(prog, ARRAY_LEN(prog));
+	REQUIRE(atomic_prog, "%s", bpfrt_last_error());
+	for (int t = 0; t < THREADS; t++)
+		REQUIRE(pthread_create(&th[t], NULL, atomic_worker, counters) == 0);
+	for (int t = 0; t < THREADS; t++) {
+		void *res;
+
+		pthread_join(th[t], &res);
+		CHECK(res == NULL, "thread %d: %s", t, bpfrt_last_error());
+	}
+	CHECK(counters[0] == THREADS * ROUNDS, "%" PRIu64, counters[0]);
+	CHECK((uint32_t)counters[1] == w1 + THREADS * ROUNDS, "%#" PRIx64, counters[1]);
+	CHECK((uint32_t)counters[2] == w2 + THREADS * ROUNDS, "%#" PRIx64, counters[2]);
+	bpfrt_prog_free(atomic_prog);
+	atomic_prog = NULL;
+}
+
+/* ---- traps and listing ------------------------------------------------- */
+
+TEST(trap_fill_is_ebreak)
+{
+	uint8_t buf[40] __attribute__((aligned(8)));
+	uint32_t w;
+	uint16_t h;
+
+	memset(buf, 0xaa, sizeof(buf));
+	bpfrt_jit_riscv64.fill_traps(buf + 2, 35); /* 2-aligned start, odd tail */
+	memcpy(&h, buf + 2, 2);
+	CHECK(h == 0x9002, "c.ebreak expected, got %#x", h);
+	for (size_t off = 4; off + 4 <= 36; off += 4) {
+		memcpy(&w, buf + off, 4);
+		CHECK(w == 0x00100073u, "ebreak expected at %zu, got %#x", off, w);
+	}
+	CHECK(buf[36] == 0, "odd tail byte %#x", buf[36]);
+	CHECK(buf[0] == 0xaa && buf[1] == 0xaa && buf[37] == 0xaa, "wrote outside the range");
+}
+
+TEST(dump_jited_riscv64_listing)
+{
+	struct bpf_insn prog[] = {
+		MOV64_IMM(0, 1),
+		ST(BPF_DW, 10, -8, 5),
+		CALL_LOCAL(1),
+		EXIT(),
+		MOV64_IMM(0, 2),
+		EXIT(),
+	};
+	struct bpfrt_prog *p = load(prog, ARRAY_LEN(prog));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	REQUIRE(p, "%s", bpfrt_last_error());
+	f = open_memstream(&text, &len);
+	REQUIRE(f);
+	CHECK(bpfrt_prog_dump_jited(p, f) == 0, "%s", bpfrt_last_error());
+	fclose(f);
+	CHECK(strstr(text, "riscv64 code"), "%s", text);
+	CHECK(strstr(text, "subprog 1"), "%s", text);
+	CHECK(strstr(text, "0: mov %r0, 1"), "%s", text);
+	if (strstr(text, "raw instruction words")) {
+		/* ret = jalr zero, 0(ra); the store's sd ... (s5) */
+		CHECK(strstr(text, ".word    0x00008067"), "%s", text);
+		CHECK(!strstr(text, ".byte"), "odd bytes in a 4-byte-word image: %s", text);
+	} else {
+		CHECK(strstr(text, "ret") && strstr(text, "jal"), "%s", text);
+	}
+	free(text);
+	bpfrt_prog_free(p);
+}
+
+#else /* not riscv64 */
+
+TEST(riscv64_only)
+{
+	SKIP("the riscv64 JIT runs on riscv64 only (make test-riscv64 runs it under qemu-user)");
+}
+
+#endif
