@@ -434,6 +434,49 @@ TEST(corrupted_headers)
 #undef PATCHED
 }
 
+/* What fuzz_loader found (tests/fuzz): each crashed a sanitizer build. */
+TEST(fuzzer_findings)
+{
+	struct img im;
+	int idx;
+
+	/* An empty license section: memcpy from libelf's NULL buffer. */
+	REQUIRE(img_read(&im, "maps.bpf.o"));
+	idx = find_sec(&im, "license");
+	REQUIRE(idx > 0);
+	shdr(&im, (unsigned)idx)->sh_size = 0;
+	CHECK(open_load(img_write(&im, im.len), false) == 0, "%s", bpfrt_last_error());
+	img_free(&im);
+
+	/* A .BTF section of type NOBITS: Debian's libbpf 1.1 btf__parse_elf
+	 * copied from a NULL buffer. The loader parses the bytes itself. */
+	REQUIRE(img_read(&im, "maps.bpf.o"));
+	idx = find_sec(&im, ".BTF");
+	REQUIRE(idx > 0);
+	shdr(&im, (unsigned)idx)->sh_type = SHT_NOBITS;
+	EXPECT_FAIL(img_write(&im, im.len), -EINVAL, ".maps needs BTF");
+	img_free(&im);
+
+	/* A code section at an odd file offset (copied to the end of the
+	 * file): instructions were read through a misaligned pointer. */
+	register_kfunc("host_add");
+	REQUIRE(img_read(&im, "globals.bpf.o"));
+	idx = find_sec(&im, ".text");
+	REQUIRE(idx > 0 && shdr(&im, (unsigned)idx)->sh_size);
+	{
+		Elf64_Shdr sh = *shdr(&im, (unsigned)idx);
+		char *n = realloc(im.buf, im.len + 3 + sh.sh_size);
+
+		REQUIRE(n);
+		im.buf = n;
+		memcpy(im.buf + im.len + 3, im.buf + sh.sh_offset, sh.sh_size);
+		shdr(&im, (unsigned)idx)->sh_offset = im.len + 3;
+		im.len += 3 + sh.sh_size;
+	}
+	CHECK(open_load(img_write(&im, im.len), true) == 0, "%s", bpfrt_last_error());
+	img_free(&im);
+}
+
 TEST(truncated_at_every_section_boundary)
 {
 	const char *objs[] = { "maps.bpf.o", "legacy_maps.bpf.o", "subprogs.bpf.o",

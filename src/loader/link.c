@@ -59,7 +59,8 @@ static int append(struct linker *l, size_t sec, size_t start, size_t len, size_t
 			return bpfrt_err(-ENOMEM, "%s: out of memory", l->obj->name);
 		l->cap = cap;
 	}
-	memcpy(l->out + l->cnt, (struct bpf_insn *)s->data->d_buf + start, len * 8);
+	/* char arithmetic: a crafted file may leave the section misaligned */
+	memcpy(l->out + l->cnt, (const char *)s->data->d_buf + start * 8, len * 8);
 	memset(l->relocated + l->cnt, 0, len);
 	r = obj_push((void **)&l->ranges, &l->range_cnt, sizeof(*r));
 	if (!r)

@@ -152,8 +152,10 @@ static int read_sections(struct bpfrt_object *obj)
 				return bpfrt_err(-EINVAL, "%s: section %s: no data", obj->path, s->name);
 		}
 		s->kind = classify(s->name, &s->shdr);
-		if (!strcmp(s->name, ".BTF"))
+		if (!strcmp(s->name, ".BTF")) {
 			obj->has_btf_sec = true;
+			obj->btf_data = s->data;
+		}
 		if (s->kind == SEC_SYMTAB) {
 			if (obj->symtab)
 				return bpfrt_err(-EINVAL, "%s: more than one symbol table", obj->path);
@@ -167,7 +169,7 @@ static int read_sections(struct bpfrt_object *obj)
 		    s->data->d_size % sizeof(struct bpf_insn))
 			return bpfrt_err(-EINVAL, "%s: section %s: size %zu is not a multiple of 8",
 					 obj->path, s->name, s->data->d_size);
-		if (s->kind == SEC_LICENSE && s->data) {
+		if (s->kind == SEC_LICENSE && s->data && s->data->d_size) {
 			size_t len = s->data->d_size < sizeof(obj->license) - 1 ?
 				     s->data->d_size : sizeof(obj->license) - 1;
 			memcpy(obj->license, s->data->d_buf, len);
@@ -276,13 +278,18 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 	if (err)
 		goto fail;
 	/* BTF is optional for legacy objects; required for .maps, which
-	 * reports its absence. libbpf's own complaints stay quiet. */
-	{
+	 * reports its absence. Parsed from the section libelf already read:
+	 * btf__parse_elf would reopen the file, and Debian's libbpf 1.1
+	 * crashes on some malformed ELF headers (found by fuzz_loader). */
+	if (obj->btf_data && obj->btf_data->d_buf && obj->btf_data->d_size &&
+	    obj->btf_data->d_size <= UINT32_MAX) {
 		libbpf_print_fn_t prev = libbpf_set_print(NULL);
 
-		obj->btf = btf__parse_elf(path, NULL);
+		obj->btf = btf__new(obj->btf_data->d_buf, (uint32_t)obj->btf_data->d_size);
 		obj->btf_err = obj->btf ? 0 : -errno;
 		libbpf_set_print(prev);
+	} else {
+		obj->btf_err = -ENODATA;
 	}
 	err = collect_progs(obj);
 	if (!err)

@@ -55,6 +55,7 @@ struct bpfrt_object {
 	Elf *elf;
 	struct btf *btf;
 	bool has_btf_sec;    /* a .BTF section exists (btf NULL: unparsable) */
+	Elf_Data *btf_data;  /* its contents, if it has any */
 	int btf_err;         /* why btf__parse_elf failed (negative errno) */
 	size_t shstrndx;
 	struct obj_sec *secs;
