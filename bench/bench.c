@@ -7,6 +7,15 @@
 static const struct bench *const benches[] = {
 	&bench_cpu,
 	&bench_prog_pack,
+	&bench_trig_base,
+	&bench_trig_tp_disabled,
+	&bench_trig_tp,
+	&bench_trig_rawtp,
+	&bench_trig_kernel_base,
+	&bench_trig_kernel_tp,
+	&bench_trig_kernel_rawtp,
+	&bench_trig_uprobe_nop5,
+	&bench_trig_uprobe_push,
 	&bench_hashmap,
 };
 

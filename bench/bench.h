@@ -20,6 +20,10 @@ struct bench {
 /* The registry (bench.c). Add new benchmarks there. */
 extern const struct bench bench_cpu;
 extern const struct bench bench_prog_pack;
+/* Trigger benchmarks (bench_trigger.c). */
+extern const struct bench bench_trig_base, bench_trig_tp_disabled, bench_trig_tp,
+	bench_trig_rawtp, bench_trig_kernel_base, bench_trig_kernel_tp,
+	bench_trig_kernel_rawtp, bench_trig_uprobe_nop5, bench_trig_uprobe_push;
 extern const struct bench bench_hashmap;
 
 /* ---- shared utilities (util.c) ---------------------------------------- */
@@ -59,5 +63,45 @@ long bench_read_sysctl(const char *path);
 
 /* Geometric mean of the positive values among n (0 if there are none). */
 double bench_geomean(const double *v, int n);
+
+/* ---- producer/consumer harness (bench_trigger.c) --------------------- */
+/* As the kernel's bench: `-w warmup_s -d duration_s -p producers
+ * -c consumers -a`, a progress line per second, then
+ * "Summary: hits X ± Y M/s (Z M/prod), drops ...". */
+struct bench_env {
+	int warmup_s, duration_s, producers, consumers;
+	bool affinity;
+};
+extern struct bench_env bench_env;
+
+struct bench_res {
+	uint64_t hits, drops;
+};
+
+struct bench_harness {
+	const char *name;
+	/* Loads and attaches; returns 0 or bench_skip()'s value (the
+	 * benchmark then prints "Skipped: REASON" and exits 0). May be NULL. */
+	int (*setup)(void);
+	/* Thread body, arg = producer index; loops forever (the process
+	 * exits under it, as in the kernel's bench). */
+	void *(*producer)(void *arg);
+	/* Events since the last call (swap the counters to 0). */
+	void (*measure)(struct bench_res *res);
+	void (*teardown)(void);           /* may be NULL */
+};
+
+/* Parses the options, runs h, prints progress and summary; exits. */
+int bench_harness_main(const struct bench_harness *h, int argc, char **argv);
+/* Records why a benchmark cannot run (printed as "Skipped: ..."); returns
+ * err (negative) for setup() to return. */
+int bench_skip(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+extern char bench_skip_reason[256];
+/* Loads bench/progs/OBJ_FILE with bpfrt (JIT unless BPFRT_BENCH_INTERP is
+ * set), attaches prog_name and returns its `hits` global. 0 or
+ * bench_skip()'s value. */
+struct bpfrt_link;
+int bench_bpfrt_attach(const char *obj_file, const char *prog_name, long **hits,
+		       struct bpfrt_object **obj, struct bpfrt_link **link);
 
 #endif

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Prints the seed-004 trigger table: every trig-* benchmark bpfrt-bench
+# knows, bpfrt's and the kernel's side by side, in M events/s and ns per
+# event (per producer).
+# usage: bench/run_bench_trigger.sh [BUILD_DIR] [bpfrt-bench options...]
+#   options default to -w1 -d5 -a (the kernel's script uses -w2 -d5 -a)
+#   TRIG_BENCHES="base tp ..." limits the rows.
+# Kernel rows need root; the tp row also needs tracefs mounted (the script
+# mounts it at /sys/kernel/tracing when root and it is missing). Rows the
+# kernel refuses say why.
+set -e
+cd "$(dirname "$0")/.."
+build=build
+case "$1" in
+-*|"") ;;
+*) build=$1; shift ;;
+esac
+if [ ! -x "$build/bpfrt-bench" ]; then
+	make --no-print-directory BUILD="$build" all >/dev/null
+fi
+bench="$build/bpfrt-bench"
+opts="$*"
+[ -n "$opts" ] || opts="-w1 -d5 -a"
+
+if [ "$(id -u)" = 0 ] && [ ! -d /sys/kernel/tracing/events ] &&
+   [ ! -d /sys/kernel/debug/tracing/events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null &&
+		echo "(mounted tracefs at /sys/kernel/tracing for the kernel tp row)"
+fi
+
+# Every trig-* benchmark, in registry order.
+names=${TRIG_BENCHES:-$("$bench" list | awk '$1 ~ /^trig-/ { sub(/^trig-/, "", $1); print $1 }')}
+
+printf "%-18s %-28s %10s   %s\n" benchmark "hits (M/s)" "ns/event" "what"
+for n in $names; do
+	what=$("$bench" list | awk -v b="trig-$n" '$1 == b { $1 = ""; sub(/^ /, ""); print }')
+	out=$("$bench" "trig-$n" $opts 2>/dev/null | tail -n1)
+	case "$out" in
+	Summary:*)
+		# "Summary: hits   48.645 ± 1.445M/s (  48.645M/prod), drops ..."
+		hits=$(echo "$out" | cut -d'(' -f1 | cut -d' ' -f3- | sed 's/  */ /g; s/^ //')
+		prod=$(echo "$out" | sed 's/.*(\s*\([0-9.]*\)M\/prod.*/\1/')
+		ns=$(awk -v p="$prod" 'BEGIN { if (p > 0) printf "%.1f", 1000 / p; else print "-" }')
+		printf "%-18s %-28s %10s   %s\n" "$n" "$hits" "$ns" "$what"
+		;;
+	*)
+		printf "%-18s %-28s %10s   %s\n" "$n" "skipped" "-" "${out#Skipped: }"
+		;;
+	esac
+done
