@@ -8,7 +8,13 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __NR_membarrier
+#include <linux/membarrier.h>
+#endif
 
 __thread struct bpfrt_rcu_reader bpfrt_rcu_self
 	__attribute__((tls_model("initial-exec")));
@@ -19,11 +25,101 @@ _Atomic uint64_t bpfrt_rcu_gp_ctr = 1;
 /* Highest grace-period number known complete (see bpfrt_rcu_get_state). */
 static _Atomic uint64_t gp_completed = 1;
 
-/* Guards the reader list and serialises grace periods. */
+/* Fenced until the first registration chooses (see choose_mode). */
+_Atomic bool bpfrt_rcu_fenced_readers = true;
+
+/* Guards the reader list and serialises grace periods; the read-side mode
+ * only changes under it, so one grace period sees one mode. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bpfrt_rcu_reader *readers;
 static pthread_key_t reader_key;
 static pthread_once_t reader_key_once = PTHREAD_ONCE_INIT;
+
+/* ---- read-side mode: membarrier or fenced readers ------------------------ */
+
+static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
+static bool membarrier_registered;
+
+#ifdef __NR_membarrier
+static int membarrier(int cmd)
+{
+	return (int)syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* Registration is per process (per mm), once; a test call makes sure a
+ * seccomp filter does not refuse the command itself. */
+static bool register_membarrier(void)
+{
+	int cmds = membarrier(MEMBARRIER_CMD_QUERY);
+
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return false;
+	return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+	       membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+}
+
+/* A full barrier on every running thread of the process (a thread that is
+ * not running gets one from the context switch). */
+static void barrier_on_all_threads(void)
+{
+	if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+		return;
+	/* A forked child may have to register its new mm again. */
+	if (errno == EPERM && register_membarrier())
+		return;
+	/* Readers in fence-free sections are running now: there is no safe
+	 * way to carry on without the barrier (e.g. a seccomp filter
+	 * installed later refused membarrier). */
+	fprintf(stderr, "bpfrt: rcu: membarrier failed (%s) with fence-free readers "
+		"running; set BPFRT_RCU_MEMBARRIER=0 to use fenced readers\n",
+		strerror(errno));
+	abort();
+}
+#else
+static bool register_membarrier(void)
+{
+	return false;
+}
+
+static void barrier_on_all_threads(void)
+{
+	abort(); /* unreachable: readers stay fenced without membarrier */
+}
+#endif
+
+/* Before the first read section of any thread (registration calls it):
+ * readers read the flag only after that, and pthread_once orders it. */
+static void choose_mode(void)
+{
+	const char *env = getenv("BPFRT_RCU_MEMBARRIER");
+	bool want = !(env && !strcmp(env, "0"));
+
+	membarrier_registered = want && register_membarrier();
+	pthread_mutex_lock(&registry_lock);
+	atomic_store_explicit(&bpfrt_rcu_fenced_readers, !membarrier_registered,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+bool bpfrt_rcu_uses_membarrier(void)
+{
+	pthread_once(&mode_once, choose_mode);
+	return !atomic_load_explicit(&bpfrt_rcu_fenced_readers, memory_order_relaxed);
+}
+
+bool bpfrt_rcu_set_membarrier(bool want)
+{
+	pthread_once(&mode_once, choose_mode);
+	pthread_mutex_lock(&registry_lock);
+	if (want && !membarrier_registered)
+		membarrier_registered = register_membarrier();
+	if (!want || membarrier_registered)
+		atomic_store_explicit(&bpfrt_rcu_fenced_readers, !want, memory_order_relaxed);
+	pthread_mutex_unlock(&registry_lock);
+	return !want || membarrier_registered;
+}
+
+/* ---- reader registry ------------------------------------------------------ */
 
 static void unregister_thread(void *arg)
 {
@@ -57,6 +153,7 @@ void bpfrt_rcu_register_thread(void)
 {
 	struct bpfrt_rcu_reader *r = &bpfrt_rcu_self;
 
+	pthread_once(&mode_once, choose_mode);
 	pthread_once(&reader_key_once, create_reader_key);
 	pthread_mutex_lock(&registry_lock);
 	r->prev = NULL;
@@ -116,6 +213,58 @@ static void wait_for_reader(struct bpfrt_rcu_reader *r, uint64_t target)
 	}
 }
 
+/* Why fence-free readers are safe (membarrier mode).
+ *
+ * A grace period (GP), under registry_lock: (1) target = ++gp_ctr, a
+ * seq_cst RMW; (2) membarrier: a full barrier at some point P_t of every
+ * thread t's program order, P_t ordered after (1) and before (3); (3) read
+ * each registered reader's slot (acquire) until it is 0 or >= target;
+ * (4) publish gp_completed = target (release).
+ * A reader section S on thread t: load gp_ctr (acquire) = g; store g to
+ * the slot (release); compiler barrier; the section's loads; store 0
+ * (release). No CPU fence, but program order holds at the compiler level.
+ *
+ * Claim: once the GP returns (or poll_state() sees its target), no section
+ * can still use an object unlinked before the GP's cookie was taken. Let W
+ * be the unlinking store, ordered before (1): in synchronize() by program
+ * order and the seq_cst RMW; for a polled cookie by the full barrier
+ * get_state() issues (or the locked instruction of the spinlock that
+ * hashtab.c takes before get_state_after_barrier()) between W and its
+ * read of gp_ctr, which read a value below target, so that read came
+ * before the RMW (1): W was visible to every CPU before (1) and before
+ * every P_t. Take a section S on a thread t:
+ *  a) P_t before S's slot store in program order: S's loads come after
+ *     P_t, which comes after W reached every CPU, so S reads the new link
+ *     and never reaches the object. (S may or may not be waited for.)
+ *  b) P_t after S's slot store: the store is visible to (3), which sees g
+ *     or a later value of that slot. S's load of gp_ctr came before P_t,
+ *     so before the RMW (1) could be seen: g < target, and (3) waits
+ *     until the slot holds 0 or a newer section's value, both stored
+ *     after S ended.
+ *  c) Sections that load gp_ctr >= target are not waited for: their
+ *     acquire load read the RMW (1) or later, which comes after W, and
+ *     their loads come after that load: they see W.
+ * The other direction, S's accesses before the reclaim: every store to
+ * a slot is a release (unlock's 0, the next section's value, thread exit),
+ * and (3) reads it with acquire, so S's accesses happen before the GP ends
+ * and before whatever the caller frees or reuses next. With relaxed slot
+ * stores (liburcu) a second membarrier after (3) would be needed instead;
+ * on x86 the release store is the same mov.
+ *
+ * Fenced mode (no membarrier): (2) is skipped; the readers' store+fence
+ * and the RMW (1) / get_state()'s fence order W against S's slot store
+ * (store buffering: one side must see the other).
+ *
+ * (2) is also skipped when no thread but the caller is registered: a
+ * thread registers under registry_lock before its first section, so its
+ * sections start after this GP and see W as in c). The hashtab's early
+ * reuse of limbo elements (no GP at all) does not rely on any of this:
+ * its readers detect migrated elements with the nulls markers. */
+static bool other_readers_registered(void)
+{
+	return readers && (readers != &bpfrt_rcu_self || readers->next);
+}
+
 void bpfrt_rcu_synchronize(void)
 {
 	uint64_t target;
@@ -123,8 +272,11 @@ void bpfrt_rcu_synchronize(void)
 	if (bpfrt_rcu_in_read_section())
 		die_in_read_section("bpfrt_rcu_synchronize");
 	pthread_mutex_lock(&registry_lock);
-	/* seq_cst RMW: pairs with the readers' fence (store ctr; fence; load). */
+	/* seq_cst RMW: in fenced mode pairs with the readers' fence. */
 	target = atomic_fetch_add(&bpfrt_rcu_gp_ctr, 1) + 1;
+	if (!atomic_load_explicit(&bpfrt_rcu_fenced_readers, memory_order_relaxed) &&
+	    other_readers_registered())
+		barrier_on_all_threads();
 	for (struct bpfrt_rcu_reader *r = readers; r; r = r->next)
 		wait_for_reader(r, target);
 	/* Grace periods run one at a time under the lock, so targets rise. */
@@ -136,7 +288,7 @@ uint64_t bpfrt_rcu_get_state(void)
 {
 	/* Orders the caller's unlinking stores before the counter read. A
 	 * grace period that starts after the read advances the counter past
-	 * the value read: that is the one to wait for. */
+	 * the value read: that is the one to wait for (argument above). */
 #ifdef __SANITIZE_THREAD__
 	return atomic_fetch_add(&bpfrt_rcu_gp_ctr, 0) + 1;  /* TSan ignores fences */
 #else

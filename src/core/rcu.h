@@ -1,17 +1,27 @@
 /* Userspace RCU: grace periods for data that readers reach without locks.
  *
- * Readers (program runs, map lookups) bracket their accesses with
- * bpfrt_rcu_read_lock()/unlock(). A writer unlinks an object, then either
- * waits with bpfrt_rcu_synchronize() or hands it to bpfrt_rcu_call*() and
- * the object is reclaimed once every read section that might still see it
- * has ended.
+ * Readers (program runs, map lookups, attached-program events) bracket
+ * their accesses with bpfrt_rcu_read_lock()/unlock(). A writer unlinks an
+ * object, then either waits with bpfrt_rcu_synchronize() or hands it to
+ * bpfrt_rcu_call*() and the object is reclaimed once every read section
+ * that might still see it has ended.
  *
- * Scheme (epoch based, like liburcu's "memb" flavour): a global grace-period
+ * Scheme (epoch based, liburcu's "memb" flavour): a global grace-period
  * counter; each thread publishes the counter value it saw when entering its
  * outermost read section, or 0 when outside. synchronize() advances the
- * counter and waits for every thread whose published value is older. The
- * read side is one TLS increment, one store and one full fence (on x86 a
- * single xchg to the thread's own cache line); unlock is one release store.
+ * counter and waits for every thread whose published value is older.
+ *
+ * The read side has no fence. Entering is a TLS increment, a load of the
+ * counter, a plain store of it to the thread's own slot and a compiler
+ * barrier; leaving is a plain (release) store of 0. The ordering a fence
+ * would give is forced by the writer instead: a grace period calls
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full barrier
+ * on every thread of the process, between advancing the counter and
+ * reading the readers' slots. The argument is in rcu.c, above
+ * bpfrt_rcu_synchronize(). Where membarrier is missing (old kernel,
+ * seccomp) or BPFRT_RCU_MEMBARRIER=0 is set, readers fall back at run time
+ * to publishing with a fence (one xchg on x86), chosen by a global flag
+ * read with a predictable branch.
  *
  * Threads register on their first read_lock and unregister when they exit
  * (pthread key destructor). A thread must not exit inside a read section,
@@ -43,6 +53,11 @@ extern _Atomic uint64_t bpfrt_rcu_gp_ctr;
 
 void bpfrt_rcu_register_thread(void);
 
+/* True: readers publish with a fence (fallback). False once membarrier is
+ * registered: the writer side fences for them. Set before the first read
+ * section of any thread (registration chooses the mode), then constant. */
+extern _Atomic bool bpfrt_rcu_fenced_readers;
+
 /* The TLS variable is used by name, not through a pointer: GCC's UBSan
  * pointer-overflow check misfires on the address of an initial-exec TLS
  * variable (fs base + negative offset). */
@@ -52,27 +67,40 @@ static inline void bpfrt_rcu_read_lock(void)
 		return;
 	if (__builtin_expect(!bpfrt_rcu_self.registered, 0))
 		bpfrt_rcu_register_thread();
-	/* acquire: a reader that sees the counter a writer advanced also sees
-	 * everything the writer unlinked before advancing it. Then a store
-	 * ordered before the section's loads by a full fence: either
-	 * synchronize() sees us inside, or we see its writer's unlinking. */
+	/* acquire (a plain load on x86): a section that sees the counter a
+	 * grace period advanced reads everything after that advance, so it
+	 * cannot reach what was unlinked before (it is not waited for). */
 	uint64_t gp = atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_acquire);
+
+	if (__builtin_expect(atomic_load_explicit(&bpfrt_rcu_fenced_readers,
+						  memory_order_relaxed), 0)) {
+		/* Fallback: the store and a full fence, so either a grace
+		 * period's scan sees us inside or we see its writer's
+		 * unlinking. xchg is both in one instruction on x86, cheaper
+		 * than mov+mfence, and TSan understands it (not fences). */
 #if defined(__x86_64__) || defined(__i386__) || defined(__SANITIZE_THREAD__)
-	/* xchg is that store and fence in one instruction, cheaper than
-	 * mov+mfence, and TSan understands it (it ignores fences). */
-	atomic_exchange_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_seq_cst);
+		atomic_exchange_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_seq_cst);
 #else
-	atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+		atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
 #endif
+		return;
+	}
+	/* membarrier mode: a plain mov on x86 (release costs nothing there;
+	 * elsewhere it is a one-way barrier that spares grace periods a
+	 * second membarrier, see rcu.c). The compiler barrier keeps the
+	 * section's accesses after the store in program order, which is all
+	 * the writer's membarrier needs. */
+	atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
 }
 
 static inline void bpfrt_rcu_read_unlock(void)
 {
 	if (--bpfrt_rcu_self.nesting)
 		return;
-	/* release: the section's accesses happen before a writer that sees
-	 * us outside reclaims anything. */
+	/* release (a plain mov on x86): the section's accesses happen before
+	 * a writer that sees us outside reclaims anything. Both modes. */
 	atomic_store_explicit(&bpfrt_rcu_self.ctr, 0, memory_order_release);
 }
 
@@ -93,7 +121,11 @@ bool bpfrt_rcu_poll_state(uint64_t cookie);
 
 /* get_state() for a caller that has just executed a full barrier after
  * unlinking (e.g. took a spinlock with a locked instruction on x86): a
- * plain load, no read-modify-write on the shared counter. */
+ * plain load, no read-modify-write on the shared counter. The barrier is
+ * what makes the cookie sound without reader fences: it puts the unlinking
+ * before the counter read, so the grace period whose advance the cookie
+ * waits for starts (and issues its membarrier) after the unlinking is
+ * visible everywhere. See rcu.c. */
 static inline uint64_t bpfrt_rcu_get_state_after_barrier(void)
 {
 	return atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_relaxed) + 1;
@@ -123,5 +155,14 @@ int bpfrt_rcu_call(void *ptr, void (*free_fn)(void *ptr));
  * or data the callbacks use, and at exit so nothing is left pending. Must be
  * called outside a read section. */
 void bpfrt_rcu_barrier(void);
+
+/* Read-side mode, for tests and benchmarks. bpfrt_rcu_uses_membarrier():
+ * readers are fence-free. bpfrt_rcu_set_membarrier(want): switch modes;
+ * returns false if membarrier was wanted but is unavailable. Only while no
+ * thread is inside a read section (e.g. before starting reader threads):
+ * a fence-free section in progress is unsafe once writers stop issuing
+ * membarrier. */
+bool bpfrt_rcu_uses_membarrier(void);
+bool bpfrt_rcu_set_membarrier(bool want);
 
 #endif
