@@ -76,4 +76,5 @@ clean:
 
 -include mk/loaderqa.mk
 -include mk/cross.mk
+-include mk/attach.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

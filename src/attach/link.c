@@ -1,18 +1,23 @@
 /* Links: the process-wide list, detach/destroy and the attach dispatch. */
 #define _GNU_SOURCE
 #include "attach/link.h"
+#include "attach/trampoline.h"
 #include "core/error.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bpfrt_link *links_head;
 static uint32_t links_cnt;
 static uint32_t next_link_id = 1;
 
+static void snapshot_locked(void);
 
 int bpfrt_link_init(struct bpfrt_link *link, const struct bpfrt_link_ops *ops,
 		    struct bpfrt_prog *prog, const char *target, uint64_t cookie)
@@ -44,6 +49,7 @@ void bpfrt_link_publish(struct bpfrt_link *link)
 	links_head = link;
 	links_cnt++;
 	link->published = true;
+	snapshot_locked();
 	pthread_mutex_unlock(&links_lock);
 }
 
@@ -59,6 +65,7 @@ static void link_unpublish(struct bpfrt_link *link)
 			link->next->prev = link->prev;
 		links_cnt--;
 		link->published = false;
+		snapshot_locked();
 	}
 	pthread_mutex_unlock(&links_lock);
 }
@@ -74,7 +81,11 @@ int bpfrt_link_detach(struct bpfrt_link *link)
 	err = link->ops->detach(link);
 	if (err)
 		return err;
+	pthread_mutex_lock(&links_lock);
 	link->detached = true;
+	if (link->published)
+		snapshot_locked();
+	pthread_mutex_unlock(&links_lock);
 	return 0;
 }
 
@@ -117,16 +128,12 @@ uint32_t bpfrt_link_count(void)
 	return n;
 }
 
-int bpfrt_link_list(FILE *out)
+static int list_locked(FILE *out)
 {
+	struct bpfrt_link *last = links_head;
 	int n = 0;
 
-	if (!out)
-		return bpfrt_err(-EINVAL, "link_list: NULL stream");
-	pthread_mutex_lock(&links_lock);
 	/* Oldest first: the list is pushed at the head. */
-	struct bpfrt_link *last = links_head;
-
 	while (last && last->next)
 		last = last->next;
 	for (struct bpfrt_link *l = last; l; l = l->prev, n++) {
@@ -141,8 +148,55 @@ int bpfrt_link_list(FILE *out)
 			l->ops->show(l, out);
 		fputc('\n', out);
 	}
+	return n;
+}
+
+int bpfrt_link_list(FILE *out)
+{
+	int n;
+
+	if (!out)
+		return bpfrt_err(-EINVAL, "link_list: NULL stream");
+	pthread_mutex_lock(&links_lock);
+	n = list_locked(out);
 	pthread_mutex_unlock(&links_lock);
 	return n;
+}
+
+/* The listing of this process's links, kept in a memfd named
+ * BPFRT_LINKS_MEMFD so that `bpfrt links` can read it from outside through
+ * /proc/PID/fd (same user or root; nothing on disk, gone with the
+ * process). First line "pid N". Rewritten on every attach and detach;
+ * BPFRT_NO_LINK_SNAPSHOT=1 turns it off. */
+static void snapshot_locked(void)
+{
+	static int fd = -1, disabled = -1;
+	static pid_t owner;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (disabled < 0)
+		disabled = getenv("BPFRT_NO_LINK_SNAPSHOT") != NULL;
+	if (disabled)
+		return;
+	if (fd < 0 || owner != getpid()) {
+		/* after fork the inherited fd is the parent's listing */
+		fd = memfd_create(BPFRT_LINKS_MEMFD, MFD_CLOEXEC);
+		owner = getpid();
+		if (fd < 0) {
+			disabled = 1;
+			return;
+		}
+	}
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	fprintf(f, "pid %d\n", (int)owner);
+	list_locked(f);
+	if (fclose(f) == 0 && pwrite(fd, buf, len, 0) == (ssize_t)len)
+		(void)!ftruncate(fd, (off_t)len);
+	free(buf);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -154,10 +208,10 @@ int bpfrt_link_list(FILE *out)
 static const bpfrt_attach_fn attach_fns[] = {
 	[BPFRT_PROG_TRACEPOINT]     = bpfrt_tracepoint_attach_prog,
 	[BPFRT_PROG_RAW_TRACEPOINT] = bpfrt_tracepoint_attach_prog,
-	[BPFRT_PROG_FENTRY]         = NULL,
-	[BPFRT_PROG_FEXIT]          = NULL,
-	[BPFRT_PROG_FMOD_RET]       = NULL,
-	[BPFRT_PROG_FENTRY_MULTI]   = NULL,
+	[BPFRT_PROG_FENTRY]         = bpfrt_trampoline_attach_prog,
+	[BPFRT_PROG_FEXIT]          = bpfrt_trampoline_attach_prog,
+	[BPFRT_PROG_FMOD_RET]       = bpfrt_trampoline_attach_prog,
+	[BPFRT_PROG_FENTRY_MULTI]   = bpfrt_multi_attach_prog,
 	[BPFRT_PROG_KPROBE]         = NULL,
 	[BPFRT_PROG_KRETPROBE]      = NULL,
 };
@@ -210,5 +264,8 @@ int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *o
 	if (!target || !*target)
 		return bpfrt_err(-EINVAL, "prog_attach: %s: no attach target (SEC name or opts->target)",
 				 prog->name);
+	/* Trampolines read the argument count of the attach in progress. */
+	bpfrt_attach_nr_args = opts && opts->sz >= offsetof(struct bpfrt_attach_opts, nr_args) +
+					sizeof(opts->nr_args) ? opts->nr_args : 0;
 	return attach_fns[kind](prog, (enum bpfrt_prog_kind)kind, target, cookie, link);
 }

@@ -20,6 +20,10 @@ struct bpfrt_run_state {
 	uint32_t callback_depth; /* nested bpfrt_callback_invoke calls */
 	uint32_t tail_call_cnt;  /* JIT: tail calls taken in this run */
 	uint64_t tail_call_ctx;  /* JIT: r1 of the tail call being made */
+	/* fentry/fexit/fmod_ret/fentry.multi: the trampoline frame (struct
+	 * bpfrt_tramp_frame, attach/trampoline.h) whose programs run now, for
+	 * the get_func_ip/arg/ret helpers; NULL elsewhere. */
+	void *tramp_frame;
 };
 
 /* initial-exec keeps the offset from the thread pointer the same in every

@@ -346,6 +346,7 @@ static void register_defaults(void)
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		if (!table[defaults[i].id].fn)
 			bpfrt_helper_register(defaults[i].id, &defaults[i].h);
+	bpfrt_tracing_helpers_register(); /* helpers/tracing.c */
 }
 
 static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;

@@ -6,6 +6,8 @@
 
 #include "core/prog.h"
 
+struct bpfrt_tramp_desc;
+
 struct bpfrt_jit_backend {
 	const char *arch;            /* "x86_64", "arm64", "riscv64" */
 	/* Compiles a validated program: converges the image size over passes,
@@ -18,7 +20,16 @@ struct bpfrt_jit_backend {
 	void (*fill_traps)(void *dst, size_t len);
 	/* Capstone arch/mode numbers for listings. */
 	int cs_arch, cs_mode;
+	/* Optional (x86-64 only now): writes into buf (cap bytes) the code of
+	 * an fentry/fexit/fmod_ret trampoline that will run at image, as
+	 * struct bpfrt_tramp_desc (attach/trampoline.h) describes. Returns
+	 * its length or -errno. (Linux: arch_prepare_bpf_trampoline.) */
+	int (*arch_prepare_trampoline)(void *buf, size_t cap, uintptr_t image,
+				       const struct bpfrt_tramp_desc *desc);
 };
+
+int bpfrt_x86_prepare_trampoline(void *buf, size_t cap, uintptr_t image,
+				 const struct bpfrt_tramp_desc *desc);
 
 /* The backend for the machine bpfrt is running on, or NULL. */
 const struct bpfrt_jit_backend *bpfrt_jit_native_backend(void);

@@ -110,6 +110,9 @@ static size_t page_size(void)
 	return page;
 }
 
+/* Where bpfrt_execmem_alloc_near wants the executable view (a hint). */
+static __thread char *exec_hint;
+
 /* Maps fd at an address aligned to align (a power of two), by reserving
  * len + align bytes and mapping over the aligned part. */
 static char *map_aligned(int fd, size_t len, size_t align, int prot)
@@ -118,7 +121,7 @@ static char *map_aligned(int fd, size_t len, size_t align, int prot)
 	size_t extra;
 
 	if (align <= page_size()) {
-		res = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+		res = mmap(prot & PROT_EXEC ? exec_hint : NULL, len, prot, MAP_SHARED, fd, 0);
 		return res == MAP_FAILED ? NULL : res;
 	}
 	extra = align;
@@ -423,6 +426,43 @@ struct bpfrt_execmem *bpfrt_execmem_alloc(size_t size)
 	}
 	__atomic_fetch_add(&image_cnt, 1, __ATOMIC_RELAXED);
 	return mem;
+}
+
+struct bpfrt_execmem *bpfrt_execmem_alloc_near(size_t size, const void *near)
+{
+	/* Below first: above a PIE executable is its brk heap. */
+	static const int64_t deltas_mb[] = { -64, -256, -768, -1280, 256, 768, 1280 };
+	const int64_t reach = 1536ll << 20;
+	uintptr_t base = (uintptr_t)near & ~(uintptr_t)(page_size() - 1);
+
+	if (size == 0 || size > (64u << 20)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_once(&fork_once, register_fork_handlers);
+	for (size_t i = 0; i < sizeof(deltas_mb) / sizeof(deltas_mb[0]); i++) {
+		struct bpfrt_execmem *mem = calloc(1, sizeof(*mem));
+		int err;
+
+		if (!mem)
+			return NULL;
+		mem->size = size;
+		exec_hint = (char *)(base + (uintptr_t)(deltas_mb[i] << 20));
+		err = alloc_own(mem);
+		exec_hint = NULL;
+		if (err) {
+			free(mem);
+			continue;
+		}
+		__atomic_fetch_add(&image_cnt, 1, __ATOMIC_RELAXED);
+		int64_t dist = (int64_t)((uintptr_t)mem->exec - (uintptr_t)near);
+
+		if (dist > -reach && dist < reach)
+			return mem;
+		bpfrt_execmem_free(mem);
+	}
+	errno = ERANGE;
+	return NULL;
 }
 
 void *bpfrt_execmem_addr(const struct bpfrt_execmem *mem)

@@ -17,6 +17,10 @@ struct bpfrt_execmem;
 /* Allocates size bytes of executable memory, initially trap-filled.
  * Returns NULL with errno set on failure. */
 struct bpfrt_execmem *bpfrt_execmem_alloc(size_t size);
+/* Like bpfrt_execmem_alloc, in a mapping of its own placed within 1.5 GiB
+ * of near, so host code there reaches it with a rel32 call or jmp
+ * (trampolines). NULL with errno ERANGE if no such place is free. */
+struct bpfrt_execmem *bpfrt_execmem_alloc_near(size_t size, const void *near);
 /* The address code runs at. */
 void *bpfrt_execmem_addr(const struct bpfrt_execmem *mem);
 size_t bpfrt_execmem_size(const struct bpfrt_execmem *mem);

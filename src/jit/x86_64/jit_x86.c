@@ -2089,6 +2089,7 @@ const struct bpfrt_jit_backend bpfrt_jit_x86_64 = {
 	.arch = "x86_64",
 	.compile = x86_compile,
 	.fill_traps = x86_fill_traps,
+	.arch_prepare_trampoline = bpfrt_x86_prepare_trampoline,
 	.cs_arch = CS_ARCH_X86,
 	.cs_mode = CS_MODE_64,
 };

@@ -1,0 +1,136 @@
+/* fentry / fexit / fmod_ret trampolines and fentry.multi (issue 5).
+ *
+ * Host functions are found by patchable.c: every function of the
+ * executable or a loaded library whose entry is a 5-byte nop recorded in
+ * __patchable_function_entries (clang -fpatchable-function-entry=5[,M]) or
+ * __mcount_loc (gcc -pg -mfentry -mnop-mcount -mrecord-mcount); M bytes of
+ * padding before the entry (M >= 4) let fentry.multi keep the function's
+ * metadata index there. See mk/bpfrt-host.mk for the flags.
+ *
+ * Every patched function has a permanent struct bpfrt_tramp_func (its
+ * program arrays, RCU-published) and, once a per-function kind attaches, a
+ * permanent trampoline image in JIT memory. Both are kept for the life of
+ * the process and reused by later attaches: a thread may sit in a
+ * trampoline for as long as it likes (preempted in its first instruction,
+ * or inside the original function called from an fexit trampoline), so no
+ * grace period could prove an image unused. Programs and program arrays are
+ * what attach and detach change; those are freed after RCU grace periods.
+ * The entry goes back to its nop5 when the function's last program leaves. */
+#ifndef BPFRT_ATTACH_TRAMPOLINE_H
+#define BPFRT_ATTACH_TRAMPOLINE_H
+
+#include "attach/link.h"
+#include "attach/run.h"
+#include "attach/text_poke.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- patchable functions (patchable.c) --------------------------------- */
+struct bpfrt_patchable_func {
+	uintptr_t entry;        /* first byte of the 5-byte nop */
+	uint32_t pad;           /* bytes of padding right before entry (0: none) */
+	bool nops1;             /* gcc's five 1-byte nops: cannot be patched live */
+	const char *name;
+	const char *module;     /* file it comes from */
+};
+
+/* Scans the executable and loaded libraries (again when libraries were
+ * loaded since the last scan). Returns 0 or -errno. */
+int bpfrt_patchable_scan(void);
+/* The function called name, or NULL (bpfrt_last_error() says why). */
+const struct bpfrt_patchable_func *bpfrt_patchable_lookup(const char *name);
+/* Calls fn for every patchable function whose name matches glob
+ * (fnmatch); a negative return stops. Returns the count or -errno. */
+int bpfrt_patchable_foreach(const char *glob,
+			    int (*fn)(void *ctx, const struct bpfrt_patchable_func *f),
+			    void *ctx);
+/* Number of patchable functions found. */
+size_t bpfrt_patchable_count(void);
+
+/* ---- trampoline frame ----------------------------------------------------- */
+/* What a trampoline keeps on the stack; programs get ctx = args (the u64
+ * argument array, ctx[nr_args] = return value for fexit/fmod_ret), and the
+ * words before args are Linux's: ctx[-1] = nr_args, ctx[-2] = function ip. */
+struct bpfrt_tramp_frame {
+	uint64_t ip;            /* entry of the traced function */
+	uint64_t nr_args;
+	uint64_t args[7];       /* rdi, rsi, rdx, rcx, r8, r9, return slot */
+	uint64_t rax;           /* rax at entry; return value after the call */
+	uint64_t rdx;           /* rdx after the call (128-bit returns) */
+	uint64_t cookie;        /* multi: cookie of the program running now */
+	void *md;               /* struct bpfrt_tramp_func */
+	uint64_t unused;
+	uint8_t xmm[8][16];     /* xmm0-7: float arguments, float returns */
+};
+#define BPFRT_TRAMP_FRAME_SIZE 248  /* sizeof + 8: rsp 16-aligned at calls */
+
+/* Enter results (the image branches on them). */
+#define BPFRT_TRAMP_BODY      0 /* fentry only: resume the function body */
+#define BPFRT_TRAMP_CALL_ORIG 1 /* call the body, then exit() */
+#define BPFRT_TRAMP_SKIP_ORIG 2 /* fmod_ret override: frame->rax, then exit() */
+
+/* What the JIT backend's arch_prepare_trampoline builds (jit/backend.h). */
+struct bpfrt_tramp_desc {
+	uintptr_t body;         /* entry + 5: the original code after the patched
+				 * call (0: no original call, a global trampoline) */
+	const void *md;         /* passed to enter/exit as 2nd argument (may be NULL) */
+	uint64_t (*enter)(struct bpfrt_tramp_frame *frame, void *md);
+	void (*exit)(struct bpfrt_tramp_frame *frame, void *md);
+};
+
+/* The run-time state of one patched function. Permanent (see above). */
+struct bpfrt_tramp_func {
+	uintptr_t ip;
+	const struct bpfrt_patchable_func *pf;
+	uint32_t nr_args;       /* from the first attach (opts->nr_args; default 6) */
+	uint32_t pad_idx;       /* index stored in the padding (+1; 0: none) */
+	struct bpfrt_prog_array *_Atomic fentry;
+	struct bpfrt_prog_array *_Atomic fexit;
+	struct bpfrt_prog_array *_Atomic fmod_ret;
+	struct bpfrt_prog_array *_Atomic multi;
+	uintptr_t image;        /* per-function trampoline, once built */
+	bool pad_written;       /* pad_idx is in the padding */
+	uintptr_t target;       /* what the entry calls now (0: nop5) */
+	uint32_t prog_cnt;      /* programs attached, all kinds */
+};
+
+/* Argument count for host functions without BTF: set by the caller of
+ * bpfrt_prog_attach (opts->nr_args) for the attach in progress. */
+extern __thread uint32_t bpfrt_attach_nr_args;
+
+int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
+				 const char *target, uint64_t cookie,
+				 struct bpfrt_link **link);
+int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
+			    const char *target, uint64_t cookie,
+			    struct bpfrt_link **link);
+
+/* ---- shared by trampoline.c and multi.c ---------------------------------- */
+/* Under bpfrt_tramp_lock: the function's state, created on first use. */
+struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func *pf,
+					      uint32_t nr_args);
+/* Where entry should call now given its programs (0: nothing, nop5). */
+uintptr_t bpfrt_tramp_func_target(struct bpfrt_tramp_func *tf);
+/* Fills pokes[] (room for 2) with what makes tf's entry call the target
+ * its programs need now (and writes its padding index first if that target
+ * reads it); records the new target. Returns the poke count or -errno. */
+int bpfrt_tramp_func_pokes(struct bpfrt_tramp_func *tf, struct bpfrt_poke *pokes);
+/* multi.c: the global trampolines, the padding index and the address hash. */
+int bpfrt_multi_register_func(struct bpfrt_tramp_func *tf);
+uintptr_t bpfrt_multi_global_tramp(const struct bpfrt_tramp_func *tf);
+bool bpfrt_multi_uses_pad(const struct bpfrt_tramp_func *tf);
+/* Tests and benches: use the hash even for functions with padding (set
+ * before the functions' first attach). */
+extern bool bpfrt_multi_force_hash;
+struct bpfrt_tramp_func *bpfrt_multi_lookup_hash(uintptr_t ip);
+extern pthread_mutex_t bpfrt_tramp_lock;
+/* Builds a trampoline in JIT memory within rel32 reach of near; returns
+ * its address or 0 (error set). Under bpfrt_tramp_lock. */
+uintptr_t bpfrt_tramp_build(const struct bpfrt_tramp_desc *d, uintptr_t near);
+
+uint64_t bpfrt_tramp_enter(struct bpfrt_tramp_frame *frame, void *md);
+void bpfrt_tramp_exit(struct bpfrt_tramp_frame *frame, void *md);
+
+#endif

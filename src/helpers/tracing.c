@@ -1,0 +1,98 @@
+/* Linux's tracing helpers for programs run from trampolines (fentry, fexit,
+ * fmod_ret, fentry.multi), with Linux's ids and error codes. They read the
+ * trampoline frame of the run in progress (bpfrt_run_state.tramp_frame)
+ * and answer only for the ctx that frame gave the program: other program
+ * kinds get 0 or -EINVAL, as their ctx is not an argument array.
+ * get_attach_cookie serves every attach kind (bpfrt_attach_tls.cookie). */
+#include "attach/run.h"
+#include "attach/trampoline.h"
+#include "helpers/helpers.h"
+
+#include <errno.h>
+
+#define A(t) BPFRT_ARG_##t
+
+static const struct bpfrt_tramp_frame *frame_of(uint64_t ctx)
+{
+	const struct bpfrt_tramp_frame *f = bpfrt_run_state.tramp_frame;
+
+	return f && (uint64_t)(uintptr_t)f->args == ctx ? f : NULL;
+}
+
+static uint64_t bpf_get_func_ip(uint64_t ctx, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	const struct bpfrt_tramp_frame *f = frame_of(ctx);
+
+	return f ? f->ip : 0;
+}
+
+static uint64_t bpf_get_func_arg(uint64_t ctx, uint64_t n, uint64_t value, uint64_t r4,
+				 uint64_t r5)
+{
+	const struct bpfrt_tramp_frame *f = frame_of(ctx);
+	uint64_t *out = (uint64_t *)(uintptr_t)value;
+
+	if (!f || (uint32_t)n >= f->nr_args) {
+		*out = 0;
+		return (uint64_t)-EINVAL;
+	}
+	*out = f->args[(uint32_t)n];
+	return 0;
+}
+
+static uint64_t bpf_get_func_ret(uint64_t ctx, uint64_t value, uint64_t r3, uint64_t r4,
+				 uint64_t r5)
+{
+	const struct bpfrt_tramp_frame *f = frame_of(ctx);
+	uint64_t *out = (uint64_t *)(uintptr_t)value;
+
+	/* Only fexit and fmod_ret runs have a return slot: the exit half of
+	 * a trampoline and fmod_ret (enter with the call still to come) both
+	 * run with a per-function state whose fexit/fmod_ret is set. */
+	if (!f || !f->md) {
+		*out = 0;
+		return (uint64_t)-EOPNOTSUPP;
+	}
+	*out = f->args[f->nr_args];
+	return 0;
+}
+
+static uint64_t bpf_get_func_arg_cnt(uint64_t ctx, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5)
+{
+	const struct bpfrt_tramp_frame *f = frame_of(ctx);
+
+	return f ? f->nr_args : 0;
+}
+
+static uint64_t bpf_get_attach_cookie(uint64_t ctx, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5)
+{
+	return bpfrt_attach_tls.cookie;
+}
+
+static const struct {
+	uint32_t id;
+	struct bpfrt_helper h;
+} tracing_helpers[] = {
+	{ BPF_FUNC_get_func_ip, { "get_func_ip", bpf_get_func_ip, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_CTX) } } },
+	{ BPF_FUNC_get_attach_cookie, { "get_attach_cookie", bpf_get_attach_cookie,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX) } } },
+	{ BPF_FUNC_get_func_arg, { "get_func_arg", bpf_get_func_arg, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING) } } },
+	{ BPF_FUNC_get_func_ret, { "get_func_ret", bpf_get_func_ret, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING) } } },
+	{ BPF_FUNC_get_func_arg_cnt, { "get_func_arg_cnt", bpf_get_func_arg_cnt,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX) } } },
+};
+
+/* Called from bpfrt_helpers_init's defaults: fills ids still free. */
+void bpfrt_tracing_helpers_register(void)
+{
+	const struct bpfrt_helper *table = bpfrt_helper_table();
+
+	for (size_t i = 0; i < sizeof(tracing_helpers) / sizeof(tracing_helpers[0]); i++)
+		if (!table[tracing_helpers[i].id].fn)
+			bpfrt_helper_register(tracing_helpers[i].id, &tracing_helpers[i].h);
+}

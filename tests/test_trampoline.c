@@ -1,0 +1,594 @@
+/* fentry, fexit, fmod_ret on host functions (tests/host/tramp_funcs_*.c,
+ * built with mk/bpfrt-host.mk's flags): arguments, return values, fmod_ret
+ * overriding, several programs per function, float registers kept, the
+ * tracing helpers, the recursion guard, text_poke's batch and trap paths,
+ * and attach/detach churn while two threads call the function (no lost or
+ * phantom events). Checks run with the interpreter and the JIT. */
+#define _GNU_SOURCE
+#include "testlib.h"
+#include "insns.h"
+#include "bpfrt/bpfrt.h"
+#include "bpfrt/attach.h"
+#include "attach/text_poke.h"
+#include "attach/trampoline.h"
+#include "attach/trap.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+long tramp_add(long a, long b);
+long tramp_six(long a, long b, long c, long d, long e, long f);
+int tramp_may_fail(int x);
+double tramp_scale(double x, long k, double y);
+long tramp_outer(long a);
+long tramp_stress(long a);
+void tramp_void(void);
+extern volatile long tramp_sink;
+
+static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+/* A tiny program builder. */
+struct pb {
+	struct bpf_insn insns[128];
+	size_t n;
+};
+
+static void pb_add(struct pb *b, struct bpf_insn insn)
+{
+	b->insns[b->n++] = insn;
+}
+
+static void pb_lddw(struct pb *b, int reg, const void *ptr)
+{
+	struct bpf_insn ld[2] = { LDDW(reg, (uint64_t)(uintptr_t)ptr) };
+
+	pb_add(b, ld[0]);
+	pb_add(b, ld[1]);
+}
+
+static struct bpfrt_prog *pb_load(struct pb *b, bool jit)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "tramp_test", .jit = jit };
+	struct bpfrt_prog *p = NULL;
+	int err = bpfrt_prog_load(b->insns, b->n, &o, &p);
+
+	CHECK(!err, "load: %d %s", err, bpfrt_last_error());
+	return p;
+}
+
+static struct bpfrt_link *attach(struct bpfrt_prog *p, enum bpfrt_prog_kind kind,
+				 const char *target, uint32_t nr_args, uint64_t cookie)
+{
+	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = kind, .target = target,
+				       .nr_args = nr_args, .cookie = cookie };
+	struct bpfrt_link *l = NULL;
+	int err;
+
+	if (!p)
+		return NULL;
+	err = bpfrt_prog_attach(p, &o, &l);
+	CHECK(!err && l, "attach %s: %d %s", target, err, bpfrt_last_error());
+	return l;
+}
+
+/* Copies ctx[0..n-1] to dst[0..n-1], dst[n] += 1, returns ret. */
+static struct bpfrt_prog *copy_args_prog(uint64_t *dst, int n, int32_t ret, bool jit)
+{
+	struct pb b = { .n = 0 };
+
+	pb_lddw(&b, 2, dst);
+	for (int k = 0; k < n; k++) {
+		pb_add(&b, LDX(BPF_DW, 3, 1, (int16_t)(8 * k)));
+		pb_add(&b, STX(BPF_DW, 2, 3, (int16_t)(8 * k)));
+	}
+	pb_add(&b, MOV64_IMM(3, 1));
+	pb_add(&b, ATOMIC(BPF_DW, BPF_ADD, 2, 3, (int16_t)(8 * n)));
+	pb_add(&b, MOV64_IMM(0, ret));
+	pb_add(&b, EXIT());
+	return pb_load(&b, jit);
+}
+
+static bool entry_is_nop5(const void *fn)
+{
+	return !memcmp(fn, nop5, 5);
+}
+
+TEST(patchable_functions_found)
+{
+	const struct bpfrt_patchable_func *f = bpfrt_patchable_lookup("tramp_add");
+
+	REQUIRE(f, "%s", bpfrt_last_error());
+	CHECK(f->entry == (uintptr_t)tramp_add);
+	CHECK(f->pad == 0 && !f->nops1);
+	CHECK(!bpfrt_patchable_lookup("no_such_function_here"));
+	CHECK(!bpfrt_patchable_lookup("main"), "main is not built with the flags");
+}
+
+static void check_fentry_args(bool jit)
+{
+	uint64_t seen[8] = { 0 };
+	struct bpfrt_prog *p = copy_args_prog(seen, 6, 0, jit);
+	struct bpfrt_link *l = attach(p, BPFRT_PROG_FENTRY, "tramp_six", 6, 0);
+
+	REQUIRE(l);
+	CHECK(!entry_is_nop5(tramp_six));
+	CHECK(tramp_six(1, 2, 3, 4, 5, 6) == 1 + 4 + 9 + 16 + 25 + 36);
+	for (int i = 0; i < 6; i++)
+		CHECK(seen[i] == (uint64_t)(i + 1), "arg %d: %lu", i, (unsigned long)seen[i]);
+	CHECK(seen[6] == 1);
+	CHECK(tramp_six(-1, 0, 0, 0, 0, 0x10000000000l) == -1 + 6 * 0x10000000000l);
+	CHECK(seen[0] == (uint64_t)-1 && seen[5] == 0x10000000000ull);
+	CHECK(seen[6] == 2);
+	bpfrt_link_destroy(l);
+	CHECK(entry_is_nop5(tramp_six), "detach restores the nop5");
+	tramp_six(1, 1, 1, 1, 1, 1);
+	CHECK(seen[6] == 2, "no run after detach");
+	bpfrt_prog_free(p);
+}
+
+TEST(fentry_args_interp) { check_fentry_args(false); }
+TEST(fentry_args_jit) { check_fentry_args(true); }
+
+static void check_fexit(bool jit)
+{
+	uint64_t seen[8] = { 0 };
+	struct bpfrt_prog *p = copy_args_prog(seen, 3, 0, jit);
+	struct bpfrt_link *l = attach(p, BPFRT_PROG_FEXIT, "tramp_add", 2, 0);
+
+	REQUIRE(l);
+	tramp_sink = 0;
+	CHECK(tramp_add(40, 2) == 42);
+	CHECK(tramp_sink == 40, "the original ran");
+	CHECK(seen[0] == 40 && seen[1] == 2 && seen[2] == 42, "%lu %lu %lu",
+	      (unsigned long)seen[0], (unsigned long)seen[1], (unsigned long)seen[2]);
+	CHECK(seen[3] == 1);
+	/* Nested: tramp_outer calls tramp_add. */
+	CHECK(tramp_outer(5) == 60);
+	CHECK(seen[2] == 6 && seen[3] == 2);
+	bpfrt_link_destroy(l);
+	CHECK(entry_is_nop5(tramp_add));
+	bpfrt_prog_free(p);
+}
+
+TEST(fexit_return_value_interp) { check_fexit(false); }
+TEST(fexit_return_value_jit) { check_fexit(true); }
+
+/* fmod_ret: returns 99 when ctx[0] == 7, else 0 (the original runs). */
+static struct bpfrt_prog *fmod_prog(uint64_t *last_ret_slot, bool jit)
+{
+	struct pb b = { .n = 0 };
+
+	pb_lddw(&b, 2, last_ret_slot);
+	pb_add(&b, LDX(BPF_DW, 3, 1, 8));            /* ctx[nr_args=1]: return so far */
+	pb_add(&b, STX(BPF_DW, 2, 3, 0));
+	pb_add(&b, MOV64_IMM(0, 0));
+	pb_add(&b, LDX(BPF_W, 3, 1, 0));
+	pb_add(&b, JMP_IMM(BPF_JNE, 3, 7, 1));
+	pb_add(&b, MOV64_IMM(0, 99));
+	pb_add(&b, EXIT());
+	return pb_load(&b, jit);
+}
+
+static void check_fmod_ret(bool jit)
+{
+	uint64_t ret_so_far = 1234, fexit_seen[4] = { 0 }, fentry_seen[4] = { 0 };
+	struct bpfrt_prog *fm = fmod_prog(&ret_so_far, jit);
+	struct bpfrt_prog *fx = copy_args_prog(fexit_seen, 2, 0, jit);
+	struct bpfrt_prog *fe = copy_args_prog(fentry_seen, 1, 0, jit);
+	struct bpfrt_link *lm = attach(fm, BPFRT_PROG_FMOD_RET, "tramp_may_fail", 1, 0);
+	struct bpfrt_link *lx = attach(fx, BPFRT_PROG_FEXIT, "tramp_may_fail", 1, 0);
+	struct bpfrt_link *le = attach(fe, BPFRT_PROG_FENTRY, "tramp_may_fail", 1, 0);
+
+	REQUIRE(lm && lx && le);
+	tramp_sink = 0;
+	CHECK(tramp_may_fail(3) == 6, "not overridden");
+	CHECK(tramp_sink == 3);
+	CHECK(ret_so_far == 0, "fmod_ret sees 0 before any override");
+	CHECK(fexit_seen[0] == 3 && fexit_seen[1] == 6 && fexit_seen[2] == 1);
+	CHECK(fentry_seen[0] == 3 && fentry_seen[1] == 1);
+	tramp_sink = 0;
+	CHECK(tramp_may_fail(7) == 99, "fmod_ret overrides");
+	CHECK(tramp_sink == 0, "the original was skipped");
+	CHECK(fexit_seen[0] == 7 && fexit_seen[1] == 99 && fexit_seen[2] == 2,
+	      "fexit sees the override");
+	CHECK(fentry_seen[1] == 2);
+	bpfrt_link_destroy(lm);
+	CHECK(tramp_may_fail(7) == 14, "override gone with the link");
+	bpfrt_link_destroy(lx);
+	bpfrt_link_destroy(le);
+	CHECK(entry_is_nop5(tramp_may_fail));
+	bpfrt_prog_free(fm);
+	bpfrt_prog_free(fx);
+	bpfrt_prog_free(fe);
+}
+
+TEST(fmod_ret_override_interp) { check_fmod_ret(false); }
+TEST(fmod_ret_override_jit) { check_fmod_ret(true); }
+
+TEST(several_programs_per_function_and_kind)
+{
+	uint64_t a[4] = { 0 }, b[4] = { 0 }, c[4] = { 0 }, d[4] = { 0 };
+	struct bpfrt_prog *pa = copy_args_prog(a, 1, 0, true);
+	struct bpfrt_prog *pb_ = copy_args_prog(b, 1, 0, false);
+	struct bpfrt_prog *pc = copy_args_prog(c, 3, 0, true);
+	struct bpfrt_prog *pd = copy_args_prog(d, 3, 0, false);
+	struct bpfrt_link *la = attach(pa, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
+	struct bpfrt_link *lb = attach(pb_, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
+	struct bpfrt_link *lc = attach(pc, BPFRT_PROG_FEXIT, "tramp_add", 2, 0);
+	struct bpfrt_link *ld = attach(pd, BPFRT_PROG_FEXIT, "tramp_add", 2, 0);
+
+	REQUIRE(la && lb && lc && ld);
+	CHECK(tramp_add(10, 20) == 30);
+	CHECK(a[0] == 10 && a[1] == 1 && b[0] == 10 && b[1] == 1);
+	CHECK(c[2] == 30 && c[3] == 1 && d[2] == 30 && d[3] == 1);
+	bpfrt_link_destroy(lb);
+	bpfrt_link_destroy(lc);
+	CHECK(tramp_add(1, 2) == 3);
+	CHECK(a[1] == 2 && b[1] == 1 && c[3] == 1 && d[3] == 2 && d[2] == 3);
+	bpfrt_link_destroy(la);
+	CHECK(!entry_is_nop5(tramp_add), "fexit still attached");
+	bpfrt_link_destroy(ld);
+	CHECK(entry_is_nop5(tramp_add));
+	/* nr_args is fixed by the first attach of a function. */
+	struct bpfrt_link *l1 = attach(pa, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
+	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_FENTRY,
+				       .target = "tramp_add", .nr_args = 3 };
+	struct bpfrt_link *l2 = NULL;
+
+	CHECK(bpfrt_prog_attach(pb_, &o, &l2) == -EINVAL && !l2);
+	bpfrt_link_destroy(l1);
+	bpfrt_prog_free(pa);
+	bpfrt_prog_free(pb_);
+	bpfrt_prog_free(pc);
+	bpfrt_prog_free(pd);
+}
+
+TEST(float_registers_survive)
+{
+	uint64_t seen[8] = { 0 };
+	struct bpfrt_prog *pe = copy_args_prog(seen, 1, 0, true);
+	struct bpfrt_prog *px = copy_args_prog(seen + 2, 1, 0, false);
+	struct bpfrt_link *le = attach(pe, BPFRT_PROG_FENTRY, "tramp_scale", 1, 0);
+	struct bpfrt_link *lx = attach(px, BPFRT_PROG_FEXIT, "tramp_scale", 1, 0);
+
+	REQUIRE(le && lx);
+	volatile double x = 1.5, y = 0.25;
+
+	CHECK(tramp_scale(x, 4, y) == 6.25);
+	CHECK(seen[0] == 4, "the integer argument is ctx[0]");
+	CHECK(seen[1] == 1 && seen[3] == 1);
+	bpfrt_link_destroy(le);
+	bpfrt_link_destroy(lx);
+	bpfrt_prog_free(pe);
+	bpfrt_prog_free(px);
+}
+
+/* The tracing helpers: out[0] = func_ip, out[1] = arg_cnt, out[2] =
+ * get_func_arg(1), out[3] = its result, out[4] = get_func_ret value,
+ * out[5] = its result, out[6] = cookie, out[7] = get_func_arg(5) result. */
+static struct bpfrt_prog *helpers_prog(uint64_t *out, bool jit)
+{
+	struct pb b = { .n = 0 };
+
+	pb_add(&b, MOV64_REG(6, 1));
+	pb_lddw(&b, 7, out);
+	pb_add(&b, MOV64_REG(1, 6));
+	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_ip));
+	pb_add(&b, STX(BPF_DW, 7, 0, 0));
+	pb_add(&b, MOV64_REG(1, 6));
+	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_arg_cnt));
+	pb_add(&b, STX(BPF_DW, 7, 0, 8));
+	pb_add(&b, MOV64_REG(1, 6));
+	pb_add(&b, MOV64_IMM(2, 1));
+	pb_add(&b, MOV64_REG(3, 7));
+	pb_add(&b, ALU64_IMM(BPF_ADD, 3, 16));
+	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_arg));
+	pb_add(&b, STX(BPF_DW, 7, 0, 24));
+	pb_add(&b, MOV64_REG(1, 6));
+	pb_add(&b, MOV64_REG(2, 7));
+	pb_add(&b, ALU64_IMM(BPF_ADD, 2, 32));
+	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_ret));
+	pb_add(&b, STX(BPF_DW, 7, 0, 40));
+	pb_add(&b, MOV64_REG(1, 6));
+	pb_add(&b, CALL_HELPER(BPF_FUNC_get_attach_cookie));
+	pb_add(&b, STX(BPF_DW, 7, 0, 48));
+	pb_add(&b, MOV64_REG(1, 6));
+	pb_add(&b, MOV64_IMM(2, 5));
+	pb_add(&b, MOV64_REG(3, 10));
+	pb_add(&b, ALU64_IMM(BPF_ADD, 3, -8));
+	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_arg));
+	pb_add(&b, STX(BPF_DW, 7, 0, 56));
+	pb_add(&b, MOV64_IMM(0, 0));
+	pb_add(&b, EXIT());
+	return pb_load(&b, jit);
+}
+
+static void check_helpers(bool jit)
+{
+	uint64_t fe[8], fx[8];
+	struct bpfrt_prog *pe = helpers_prog(fe, jit), *px = helpers_prog(fx, jit);
+	struct bpfrt_link *le = attach(pe, BPFRT_PROG_FENTRY, "tramp_add", 2, 0xc0ffee);
+	struct bpfrt_link *lx = attach(px, BPFRT_PROG_FEXIT, "tramp_add", 2, 77);
+
+	REQUIRE(le && lx);
+	memset(fe, 0xaa, sizeof(fe));
+	memset(fx, 0xaa, sizeof(fx));
+	CHECK(tramp_add(100, 23) == 123);
+	CHECK(fe[0] == (uintptr_t)tramp_add, "func_ip %#lx", (unsigned long)fe[0]);
+	CHECK(fe[1] == 2 && fe[2] == 23 && fe[3] == 0);
+	CHECK(fe[5] == (uint64_t)-EOPNOTSUPP, "no return value in fentry");
+	CHECK(fe[6] == 0xc0ffee, "cookie %#lx", (unsigned long)fe[6]);
+	CHECK(fe[7] == (uint64_t)-EINVAL, "arg 5 of 2");
+	CHECK(fx[0] == (uintptr_t)tramp_add && fx[1] == 2 && fx[2] == 23);
+	CHECK(fx[4] == 123 && fx[5] == 0, "get_func_ret %lu", (unsigned long)fx[4]);
+	CHECK(fx[6] == 77);
+	bpfrt_link_destroy(le);
+	bpfrt_link_destroy(lx);
+	bpfrt_prog_free(pe);
+	bpfrt_prog_free(px);
+}
+
+TEST(tracing_helpers_interp) { check_helpers(false); }
+TEST(tracing_helpers_jit) { check_helpers(true); }
+
+/* The program calls a kfunc that calls the function it is attached to:
+ * the inner run is skipped and counted as a miss. */
+static uint64_t call_traced(uint64_t a, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	return (uint64_t)tramp_add((long)a, 1);
+}
+
+static void check_recursion(bool jit)
+{
+	static const struct bpfrt_helper k = { .fn = call_traced, .args = { BPFRT_ARG_ANYTHING } };
+	uint64_t runs = 0;
+	int id = bpfrt_kfunc_id("tramp_test_call_traced");
+	struct pb b = { .n = 0 };
+
+	if (id < 0)
+		id = bpfrt_kfunc_register("tramp_test_call_traced", &k);
+	REQUIRE(id >= BPFRT_KFUNC_ID_BASE, "%s", bpfrt_last_error());
+	pb_lddw(&b, 2, &runs);
+	pb_add(&b, MOV64_IMM(3, 1));
+	pb_add(&b, ATOMIC(BPF_DW, BPF_ADD, 2, 3, 0));
+	pb_add(&b, LDX(BPF_DW, 1, 1, 0));
+	pb_add(&b, CALL_HELPER(id));
+	pb_add(&b, MOV64_IMM(0, 0));
+	pb_add(&b, EXIT());
+
+	struct bpfrt_prog *p = pb_load(&b, jit);
+	struct bpfrt_link *l = attach(p, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
+
+	REQUIRE(l);
+	uint64_t misses = bpfrt_prog_misses(p);
+
+	CHECK(tramp_add(1, 2) == 3);
+	CHECK(tramp_add(3, 4) == 7);
+	CHECK(runs == 2, "runs %lu", (unsigned long)runs);
+	CHECK(bpfrt_prog_misses(p) == misses + 2, "misses %lu",
+	      (unsigned long)(bpfrt_prog_misses(p) - misses));
+	bpfrt_link_destroy(l);
+	bpfrt_prog_free(p);
+}
+
+TEST(recursion_guard_counts_misses_interp) { check_recursion(false); }
+TEST(recursion_guard_counts_misses_jit) { check_recursion(true); }
+
+TEST(bad_targets_refused)
+{
+	uint64_t seen[4];
+	struct bpfrt_prog *p = copy_args_prog(seen, 1, 0, true);
+	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_FENTRY,
+				       .target = "no_such_function" };
+	struct bpfrt_link *l = NULL;
+
+	CHECK(bpfrt_prog_attach(p, &o, &l) == -ENOENT && !l);
+	CHECK(strstr(bpfrt_last_error(), "no_such_function"), "%s", bpfrt_last_error());
+	o.target = "tramp_add";
+	o.nr_args = 7;
+	CHECK(bpfrt_prog_attach(p, &o, &l) == -EINVAL && !l);
+	bpfrt_prog_free(p);
+}
+
+/* ---- text_poke directly ------------------------------------------------- */
+
+static _Atomic long stub_hits;
+
+static void poke_stub_fn(void)
+{
+	atomic_fetch_add(&stub_hits, 1);
+}
+
+static volatile int poke_stop;
+static _Atomic long poke_calls;
+
+static void *poke_caller(void *arg)
+{
+	while (!poke_stop) {
+		tramp_void();
+		atomic_fetch_add(&poke_calls, 1);
+	}
+	return NULL;
+}
+
+/* tramp_void's entry flips between its nop5 and a call to a C function
+ * (a normal call: the function returns into tramp_void's body) while two
+ * threads call it; threads that meet the int3 are redirected. */
+TEST(text_poke_under_load)
+{
+	uint8_t call[5];
+	pthread_t t[2];
+	uint64_t w0, s0, w1, s1, traps0 = bpfrt_trap_hits();
+
+	if (bpfrt_encode_call(call, (uintptr_t)tramp_void, (uintptr_t)poke_stub_fn))
+		SKIP("libbpfrt and the test functions are more than 2 GiB apart");
+	bpfrt_text_poke_stats(&w0, &s0);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, poke_caller, NULL);
+	for (int i = 0; i < 3000 && !tl_failed(); i++) {
+		CHECK(!bpfrt_text_poke((void *)tramp_void, call, 5), "%s", bpfrt_last_error());
+		CHECK(!bpfrt_text_poke((void *)tramp_void, nop5, 5), "%s", bpfrt_last_error());
+	}
+	poke_stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	bpfrt_text_poke_stats(&w1, &s1);
+	CHECK(entry_is_nop5(tramp_void));
+	CHECK(s1 - s0 == 6000 * 3, "three syncs per poke: %lu", (unsigned long)(s1 - s0));
+	CHECK(atomic_load(&stub_hits) > 0 && atomic_load(&poke_calls) > 0);
+	printf("# %ld calls, %ld through the patched call, %lu traps emulated\n",
+	       (long)atomic_load(&poke_calls), (long)atomic_load(&stub_hits),
+	       (unsigned long)(bpfrt_trap_hits() - traps0));
+	CHECK(bpfrt_text_poke((void *)tramp_void, "\x01\x02\x03\x04\x05", 5) == -EINVAL,
+	      "bytes that are not one emulable instruction are refused");
+}
+
+static bool trap_fn(void *ctx, ucontext_t *uc, uintptr_t addr)
+{
+	/* Emulate the nop5 that the int3 replaced. */
+	(*(long *)ctx)++;
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(addr + 5);
+	return true;
+}
+
+TEST(trap_register_routes_int3)
+{
+	long hits = 0;
+
+	REQUIRE(!bpfrt_trap_register((uintptr_t)tramp_void, trap_fn, &hits), "%s",
+		bpfrt_last_error());
+	CHECK(bpfrt_trap_register((uintptr_t)tramp_void, trap_fn, &hits) == -EEXIST);
+	REQUIRE(!bpfrt_text_poke((void *)tramp_void, "\xcc", 1), "%s", bpfrt_last_error());
+	long sink = tramp_sink;
+
+	tramp_void();
+	tramp_void();
+	CHECK(hits == 2, "hits %ld", hits);
+	CHECK(tramp_sink == sink + 2, "the body ran after the emulated nop");
+	REQUIRE(!bpfrt_text_poke((void *)tramp_void, nop5, 1));
+	CHECK(!bpfrt_trap_unregister((uintptr_t)tramp_void));
+	CHECK(bpfrt_trap_unregister((uintptr_t)tramp_void) == -ENOENT);
+	tramp_void();
+	CHECK(hits == 2 && entry_is_nop5(tramp_void));
+}
+
+/* ---- attach/detach churn ---------------------------------------------------- */
+
+/* Each call passes id = (seq << 1) | thread; the fentry program stores it
+ * in fe_slot[thread], the fexit program in fx_slot[thread]. The attach
+ * thread advances `phase` around each attach and detach: a call that starts
+ * and ends in one "attached" phase must be seen by both, one that starts
+ * and ends in one "detached" phase by neither, and nothing else is ever
+ * stored (no phantom ids). */
+static uint64_t fe_slot[2], fx_slot[2];
+static _Atomic unsigned long phase; /* %4: 0 attaching, 1 on, 2 detaching, 3 off */
+static volatile int churn_stop;
+
+struct churn_stats {
+	long calls, must_see, missed, must_not, phantom, wrong;
+};
+
+static struct bpfrt_prog *slot_prog(uint64_t *slots, int ctx_word, bool jit)
+{
+	struct pb b = { .n = 0 };
+
+	pb_add(&b, LDX(BPF_DW, 2, 1, 0));                   /* id */
+	pb_add(&b, LDX(BPF_DW, 4, 1, (int16_t)(8 * ctx_word)));
+	pb_add(&b, MOV64_REG(3, 2));
+	pb_add(&b, ALU64_IMM(BPF_AND, 3, 1));
+	pb_add(&b, ALU64_IMM(BPF_LSH, 3, 3));
+	pb_lddw(&b, 5, slots);
+	pb_add(&b, ALU64_REG(BPF_ADD, 5, 3));
+	pb_add(&b, STX(BPF_DW, 5, ctx_word ? 4 : 2, 0));
+	pb_add(&b, MOV64_IMM(0, 0));
+	pb_add(&b, EXIT());
+	return pb_load(&b, jit);
+}
+
+static void *churn_caller(void *arg)
+{
+	struct churn_stats *st = arg;
+	long thread = st == NULL ? 0 : (long)(st->wrong);
+	uint64_t seq = 0;
+
+	st->wrong = 0;
+	while (!churn_stop) {
+		uint64_t id = (++seq << 1) | (uint64_t)thread;
+		unsigned long p1 = atomic_load(&phase);
+		long r = tramp_stress((long)id);
+		unsigned long p2 = atomic_load(&phase);
+		bool fe = fe_slot[thread] == id, fx = fx_slot[thread] == id + 1;
+
+		st->calls++;
+		if (r != (long)id + 1)
+			st->wrong++;
+		if (p1 == p2 && p1 % 4 == 1) {
+			st->must_see++;
+			st->missed += !fe + !fx;
+		} else if (p1 == p2 && p1 % 4 == 3) {
+			st->must_not++;
+			st->phantom += fe + fx;
+		}
+	}
+	return NULL;
+}
+
+static void check_churn(bool jit)
+{
+	struct bpfrt_prog *pe = slot_prog(fe_slot, 0, jit);
+	struct bpfrt_prog *px = slot_prog(fx_slot, 1, jit); /* ctx[1] = ret (nr_args 1) */
+	struct churn_stats st[2] = { { .wrong = 0 }, { .wrong = 1 } };
+	pthread_t t[2];
+	struct timespec start, now;
+	long cycles = 0;
+
+	REQUIRE(pe && px);
+	churn_stop = 0;
+	memset(fe_slot, 0, sizeof(fe_slot));
+	memset(fx_slot, 0, sizeof(fx_slot));
+	atomic_store(&phase, 3);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, churn_caller, &st[i]);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		atomic_fetch_add(&phase, 1);                 /* attaching */
+		struct bpfrt_link *le = attach(pe, BPFRT_PROG_FENTRY, "tramp_stress", 1, 0);
+		struct bpfrt_link *lx = attach(px, BPFRT_PROG_FEXIT, "tramp_stress", 1, 0);
+
+		atomic_fetch_add(&phase, 1);                 /* on */
+		for (volatile int spin = 0; spin < 20000; spin++)
+			;
+		atomic_fetch_add(&phase, 1);                 /* detaching */
+		bpfrt_link_destroy(lx);
+		bpfrt_link_destroy(le);
+		atomic_fetch_add(&phase, 1);                 /* off */
+		for (volatile int spin = 0; spin < 20000; spin++)
+			;
+		cycles++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (!tl_failed() && (now.tv_sec - start.tv_sec) * 1000000000l +
+		 (now.tv_nsec - start.tv_nsec) < 1000000000l);
+	churn_stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("# %s: %ld attach/detach cycles, calls %ld+%ld, checked on %ld off %ld\n",
+	       jit ? "jit" : "interp", cycles, st[0].calls, st[1].calls,
+	       st[0].must_see + st[1].must_see, st[0].must_not + st[1].must_not);
+	for (int i = 0; i < 2; i++) {
+		CHECK(st[i].wrong == 0, "thread %d: %ld wrong results", i, st[i].wrong);
+		CHECK(st[i].missed == 0, "thread %d: %ld lost events", i, st[i].missed);
+		CHECK(st[i].phantom == 0, "thread %d: %ld phantom events", i, st[i].phantom);
+		CHECK(st[i].calls > 0);
+	}
+	CHECK(st[0].must_see + st[1].must_see > 0, "some calls fell in attached phases");
+	CHECK(entry_is_nop5(tramp_stress));
+	bpfrt_prog_free(pe);
+	bpfrt_prog_free(px);
+}
+
+TEST(attach_detach_churn_interp) { check_churn(false); }
+TEST(attach_detach_churn_jit) { check_churn(true); }
