@@ -24,6 +24,7 @@ static void usage(FILE *f)
 		"                              load the object, run one program (like BPF_PROG_TEST_RUN)\n"
 		"  map dump OBJ NAME [--after PROG] [--interp]\n"
 		"                              print a map's entries, optionally after one run of PROG\n"
+		"  links [PID...]              attached programs of processes that embed bpfrt\n"
 		"  dump [--jited|--xlated] FILE\n"
 		"                              show the native code or the BPF instructions\n"
 		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]\n"
@@ -382,6 +383,8 @@ int main(int argc, char **argv)
 		return cli_map(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "links"))
+		return cli_links(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "conformance"))
 		return bpfrt_conf_cli(argc - 2, argv + 2, stdout);
 	if (!strcmp(argv[1], "execmem") || !strcmp(argv[1], "prog-pack"))

@@ -6,5 +6,7 @@
 int cli_prog(int argc, char **argv);
 /* bpfrt map dump OBJ NAME [--after PROG] */
 int cli_map(int argc, char **argv);
+/* bpfrt links [PID...] (cli_links.c) */
+int cli_links(int argc, char **argv);
 
 #endif

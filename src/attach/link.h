@@ -12,6 +12,10 @@
 
 #include <stdio.h>
 
+/* memfd holding the process's link listing (see link.c); `bpfrt links`
+ * finds it as /proc/PID/fd/N -> "/memfd:bpfrt-links (deleted)". */
+#define BPFRT_LINKS_MEMFD "bpfrt-links"
+
 struct bpfrt_link_ops {
 	const char *kind;       /* "tracepoint", "fentry", ... */
 	/* Unhooks the program; when it returns no thread may still run it
