@@ -85,12 +85,44 @@ void bpfrt_tracepoint_register(struct bpfrt_tracepoint *tp,
  * ctx[1..nargs] hold the arguments. Called by the sites' firing code. */
 void bpfrt_tracepoint_fire(struct bpfrt_tracepoint *tp, uint64_t *ctx);
 
+/* The sites' out-of-line calls: arguments in registers, the context
+ * built in the callee's frame, so the host function keeps no buffer for a
+ * disabled tracepoint. N = number of arguments. */
+#define __BPFRT_TP_FIRE_DECL(n, ...) \
+	void bpfrt_tracepoint_fire##n(struct bpfrt_tracepoint *tp, ##__VA_ARGS__) \
+		__attribute__((cold, noinline));
+typedef uint64_t __bpfrt_u64;
+__BPFRT_TP_FIRE_DECL(0)
+__BPFRT_TP_FIRE_DECL(1, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(2, __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(3, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(4, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(5, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(6, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(7, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(8, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64, __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(9, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(10, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(11, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64)
+__BPFRT_TP_FIRE_DECL(12, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64,
+		     __bpfrt_u64, __bpfrt_u64)
+
 /* Registered tracepoint named name ("NAME" or "CATEGORY/NAME"), or NULL. */
 struct bpfrt_tracepoint *bpfrt_tracepoint_find(const char *name);
 /* Whether tp's sites currently jump to the firing code. */
 bool bpfrt_tracepoint_enabled(const struct bpfrt_tracepoint *tp);
-/* Fills addrs with up to max site addresses of tp; returns the total. */
-size_t bpfrt_tracepoint_sites(const struct bpfrt_tracepoint *tp, void **addrs, size_t max);
+/* Copies up to max of tp's sites (nop address, jump target); returns the
+ * total number. */
+size_t bpfrt_tracepoint_sites(const struct bpfrt_tracepoint *tp, struct bpfrt_tp_site *sites,
+			      size_t max);
 /* One line per registered tracepoint: name, nargs, proto, sites, programs. */
 int bpfrt_tracepoint_list(FILE *out);
 
@@ -195,12 +227,10 @@ __bpfrt_tp_branch_##name(void)							\
 	do {									\
 		if (0)								\
 			__bpfrt_tp_proto_##name(__VA_ARGS__);			\
-		if (__builtin_expect(__bpfrt_tp_branch_##name(), 0)) {		\
-			uint64_t __bpfrt_tp_ctx[1 + BPFRT_NARGS(__VA_ARGS__)] = \
-				{ 0 __BPFRT_TP_CASTS(__VA_ARGS__) };		\
-			bpfrt_tracepoint_fire(&__BPFRT_TP_SYM(name),		\
-					      __bpfrt_tp_ctx);			\
-		}								\
+		if (__builtin_expect(__bpfrt_tp_branch_##name(), 0))		\
+			__BPFRT_TP_CAT(bpfrt_tracepoint_fire,			\
+				       BPFRT_NARGS(__VA_ARGS__))(		\
+				&__BPFRT_TP_SYM(name) __BPFRT_TP_CASTS(__VA_ARGS__)); \
 	} while (0)
 
 /* Whether a program is attached (for code that prepares arguments). */

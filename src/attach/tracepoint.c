@@ -73,6 +73,43 @@ void bpfrt_tracepoint_fire(struct bpfrt_tracepoint *tp, uint64_t *ctx)
 	bpfrt_attach_exit();
 }
 
+/* The sites' entry points, one per argument count. */
+#define U64 uint64_t
+void bpfrt_tracepoint_fire0(struct bpfrt_tracepoint *tp)
+{
+	uint64_t ctx[1];
+
+	bpfrt_tracepoint_fire(tp, ctx);
+}
+
+#define FIRE_N(n, params, ...)							\
+void bpfrt_tracepoint_fire##n(struct bpfrt_tracepoint *tp, params)		\
+{										\
+	uint64_t ctx[1 + n] = { 0, __VA_ARGS__ };				\
+										\
+	bpfrt_tracepoint_fire(tp, ctx);						\
+}
+#define P(...) __VA_ARGS__
+FIRE_N(1, P(U64 a), a)
+FIRE_N(2, P(U64 a, U64 b), a, b)
+FIRE_N(3, P(U64 a, U64 b, U64 c), a, b, c)
+FIRE_N(4, P(U64 a, U64 b, U64 c, U64 d), a, b, c, d)
+FIRE_N(5, P(U64 a, U64 b, U64 c, U64 d, U64 e), a, b, c, d, e)
+FIRE_N(6, P(U64 a, U64 b, U64 c, U64 d, U64 e, U64 f), a, b, c, d, e, f)
+FIRE_N(7, P(U64 a, U64 b, U64 c, U64 d, U64 e, U64 f, U64 g), a, b, c, d, e, f, g)
+FIRE_N(8, P(U64 a, U64 b, U64 c, U64 d, U64 e, U64 f, U64 g, U64 h), a, b, c, d, e, f, g, h)
+FIRE_N(9, P(U64 a, U64 b, U64 c, U64 d, U64 e, U64 f, U64 g, U64 h, U64 i),
+       a, b, c, d, e, f, g, h, i)
+FIRE_N(10, P(U64 a, U64 b, U64 c, U64 d, U64 e, U64 f, U64 g, U64 h, U64 i, U64 j),
+       a, b, c, d, e, f, g, h, i, j)
+FIRE_N(11, P(U64 a, U64 b, U64 c, U64 d, U64 e, U64 f, U64 g, U64 h, U64 i, U64 j, U64 k),
+       a, b, c, d, e, f, g, h, i, j, k)
+FIRE_N(12, P(U64 a, U64 b, U64 c, U64 d, U64 e, U64 f, U64 g, U64 h, U64 i, U64 j, U64 k,
+	     U64 l), a, b, c, d, e, f, g, h, i, j, k, l)
+#undef P
+#undef FIRE_N
+#undef U64
+
 /* ---- patching ------------------------------------------------------------- */
 
 /* Writes the sites of pokes[] (each a nop5 <-> jmp toggle) while other
@@ -239,7 +276,8 @@ bool bpfrt_tracepoint_enabled(const struct bpfrt_tracepoint *tp)
 	return tp && __atomic_load_n(&tp->enabled, __ATOMIC_RELAXED);
 }
 
-size_t bpfrt_tracepoint_sites(const struct bpfrt_tracepoint *tp, void **addrs, size_t max)
+size_t bpfrt_tracepoint_sites(const struct bpfrt_tracepoint *tp, struct bpfrt_tp_site *sites,
+			      size_t max)
 {
 	size_t n = 0;
 
@@ -248,7 +286,7 @@ size_t bpfrt_tracepoint_sites(const struct bpfrt_tracepoint *tp, void **addrs, s
 		for (const struct bpfrt_tp_site *s = t->start; s < t->stop; s++)
 			if (s->tp == tp) {
 				if (n < max)
-					addrs[n] = (void *)s->addr;
+					sites[n] = *s;
 				n++;
 			}
 	pthread_mutex_unlock(&tp_lock);
