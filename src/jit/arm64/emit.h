@@ -209,6 +209,7 @@ static inline uint32_t a64_tbz(bool nonzero, int rt, unsigned bit, int32_t disp)
 }
 
 static inline uint32_t a64_blr(int rn) { return 0xd63f0000 | (uint32_t)rn << 5; }
+static inline uint32_t a64_br(int rn) { return 0xd61f0000 | (uint32_t)rn << 5; }
 
 #define A64_RET 0xd65f03c0u
 

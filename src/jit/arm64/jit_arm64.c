@@ -35,6 +35,7 @@
 
 #include "core/error.h"
 #include "core/run.h"
+#include "helpers/callback.h"
 #include "isa/isa.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
@@ -64,6 +65,7 @@ static const uint8_t reg_map[BPF_NREGS] = {
 static const uint8_t saved_order[] = { 19, 20, 21, 22, 25 };
 
 #define A64_HWCAP_ATOMICS (1ul << 8)
+#define ENTRY_SP_SLOT   (offsetof(struct bpfrt_run_state, entry_sp) / 8)
 #define MAX_INSN_CODE   256 /* bytes reserved per BPF instruction */
 #define MAX_PASSES      40
 #define LONG_AFTER      24  /* passes before every branch goes long to force convergence */
@@ -410,10 +412,13 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 	emit(c, a64_mov_sp(A64_FP, A64_SP));
 	emit_push_saved(c, f);
 	if (s == 0 && c->has_callx) {
+		/* an outer run's entry_sp (a helper may run programs) is
+		 * kept in the frame and restored on the way out */
 		emit_run_state_addr(c, ADDR, TMP);
+		emit(c, a64_ldst_uimm(A64_X, A64_LOAD, TMP, ADDR, ENTRY_SP_SLOT));
+		emit(c, a64_push_pair(TMP, A64_ZR));
 		emit(c, a64_mov_sp(TMP, A64_SP));
-		emit(c, a64_ldst_uimm(A64_X, A64_STORE, TMP, ADDR,
-				      offsetof(struct bpfrt_run_state, entry_sp) / 8));
+		emit(c, a64_ldst_uimm(A64_X, A64_STORE, TMP, ADDR, ENTRY_SP_SLOT));
 	}
 	if (f->uses_fp)
 		emit(c, a64_mov_sp(R(BPF_R10), A64_SP));
@@ -421,14 +426,27 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 		emit(c, a64_addsub_imm(true, true, false, A64_SP, A64_SP, f->stack, false));
 }
 
-static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+/* The epilogue without `ret`: frees the BPF stack (unless sp is already
+ * past it), restores what the prologue saved and the frame record. Uses
+ * only x9-x11, so r0 (x7), x0-x1 and x12 survive (tail calls). */
+static void emit_frame_teardown(struct jit_ctx *c, uint32_t s, bool stack_freed)
 {
 	const struct func_frame *f = &c->frames[s];
 
-	if (f->stack)
+	if (f->stack && !stack_freed)
 		emit(c, a64_addsub_imm(true, false, false, A64_SP, A64_SP, f->stack, false));
+	if (s == 0 && c->has_callx) {
+		emit_run_state_addr(c, ADDR, TMP);
+		emit(c, a64_pop_pair(TMP, TMP2));
+		emit(c, a64_ldst_uimm(A64_X, A64_STORE, TMP, ADDR, ENTRY_SP_SLOT));
+	}
 	emit_pop_saved(c, f);
 	emit(c, a64_pop_pair(A64_FP, A64_LR));
+}
+
+static void emit_epilogue(struct jit_ctx *c, uint32_t s)
+{
+	emit_frame_teardown(c, s, false);
 	emit(c, a64_mov_reg(true, 0, R(BPF_R0)));
 	emit(c, A64_RET);
 }
@@ -439,11 +457,9 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
 static void emit_abort_stub(struct jit_ctx *c)
 {
 	emit_run_state_addr(c, ADDR, TMP);
-	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, TMP, ADDR,
-			      offsetof(struct bpfrt_run_state, entry_sp) / 8));
+	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, TMP, ADDR, ENTRY_SP_SLOT));
 	emit(c, a64_mov_sp(A64_SP, TMP));
-	emit_pop_saved(c, &c->frames[0]);
-	emit(c, a64_pop_pair(A64_FP, A64_LR));
+	emit_frame_teardown(c, 0, true);
 	emit(c, a64_movw(true, A64_MOVZ, 0, 0, 0));
 	emit(c, A64_RET);
 }
@@ -906,6 +922,28 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	patch_local(c, j_done);
 }
 
+/* Tail call (helpers/callback.h has the contract): ask for the target
+ * with r1-r3 already in x0-x2, then replace this function's frame with it,
+ * entering at its normal entry with r1 = ctx and r2 = 0 so it returns to
+ * our caller; on failure r0 = -ENOENT and the program goes on. */
+static void translate_tail_call(struct jit_ctx *c)
+{
+	size_t j_fail;
+
+	emit_mov_imm(c, true, ADDR, (uint64_t)(uintptr_t)bpfrt_tail_call_jit_target);
+	emit(c, a64_blr(ADDR));
+	j_fail = emit_local(c, a64_cbz(true, false, 0, 0));
+	emit(c, a64_mov_reg(true, TMP3, 0));
+	emit_run_state_addr(c, ADDR, TMP);
+	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, R(BPF_R1), ADDR,
+			      offsetof(struct bpfrt_run_state, tail_call_ctx) / 8));
+	emit(c, a64_movw(true, A64_MOVZ, R(BPF_R2), 0, 0));
+	emit_frame_teardown(c, c->sub, false);
+	emit(c, a64_br(TMP3));
+	patch_local(c, j_fail);
+	emit_mov_imm(c, true, R(BPF_R0), (uint64_t)(int64_t)-ENOENT);
+}
+
 static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
@@ -918,6 +956,11 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 		}
 		emit(c, a64_bl((int32_t)disp_to(c, c->prev.fstart[s])));
 		emit(c, a64_mov_reg(true, R(BPF_R0), 0));
+		return;
+	}
+	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+	    c->prog->helpers[insn->imm].fn == bpfrt_helper_tail_call) {
+		translate_tail_call(c);
 		return;
 	}
 	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&

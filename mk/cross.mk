@@ -1,0 +1,40 @@
+# Cross builds of bpfrt tested under qemu-user (included by the Makefile).
+#
+#   make test-arm64      build into build-arm64/ with aarch64-linux-gnu-gcc
+#                        and run every test under qemu-aarch64 -cpu max
+#                        (mk/cross-run.sh; it says what it skips and why)
+#   make build-arm64     only the build: library, tools, test binaries,
+#                        BPF objects (bench/ is x86-64 only)
+#
+# One line per architecture instantiates the rules:
+#   $(eval $(call cross_arch,NAME,GNU-TRIPLE,QEMU-COMMAND))
+# plus CROSS_SKIP_TESTS_NAME, the test programs that are x86-64 only. For
+# riscv64 that is
+#   CROSS_SKIP_TESTS_riscv64 := test_trampoline test_multi
+#   $(eval $(call cross_arch,riscv64,riscv64-linux-gnu,qemu-riscv64 -cpu rv64))
+#
+# The target's libcapstone, libelf, libbpf and zlib are Debian multiarch
+# packages (scripts/deps.sh installs them); binaries run with the
+# multiarch loader in /lib, so qemu gets no -L: the cross toolchain's
+# /usr/TRIPLE loader must not be mixed with the multiarch libc (threads
+# hang when they are).
+
+# Built inside the cross make (BUILD is the cross directory there).
+.PHONY: cross-bins
+cross-bins: $(BUILD)/libbpfrt.a $(BUILD)/bpfrt $(BUILD)/bpfrt-conformance $(BPF_PROGS) \
+	$(filter-out $(addprefix $(BUILD)/tests/,$(CROSS_SKIP_TESTS)),$(TEST_BINS)) \
+	$(if $(wildcard mk/loaderqa.mk),$(BUILD)/tests/progs/maps_nobtf.bpf.o)
+
+define cross_arch
+.PHONY: build-$(1) test-$(1)
+build-$(1):
+	@$$(MAKE) --no-print-directory BUILD=build-$(1) CC=$(2)-gcc SAN= \
+		CROSS_SKIP_TESTS="$$(CROSS_SKIP_TESTS_$(1))" cross-bins
+
+test-$(1): deps build-$(1)
+	@mk/cross-run.sh $(1) build-$(1) "$(3)" $$(CROSS_SKIP_TESTS_$(1))
+endef
+
+# fentry trampolines and their hooked host functions are x86-64 code
+CROSS_SKIP_TESTS_arm64 := test_trampoline test_multi
+$(eval $(call cross_arch,arm64,aarch64-linux-gnu,qemu-aarch64 -cpu max))
