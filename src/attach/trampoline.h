@@ -78,6 +78,7 @@ struct bpfrt_tramp_desc {
 	const void *md;         /* passed to enter/exit as 2nd argument (may be NULL) */
 	uint64_t (*enter)(struct bpfrt_tramp_frame *frame, void *md);
 	void (*exit)(struct bpfrt_tramp_frame *frame, void *md);
+	bool no_fp;             /* do not save xmm0-7 (benchmarks only) */
 };
 
 /* The run-time state of one patched function. Permanent (see above). */

@@ -119,18 +119,18 @@ static const int arg_regs[6] = { RDI_, RSI_, RDX_, RCX_, R8_, R9_ };
 
 #define OFF(field) ((int32_t)offsetof(struct bpfrt_tramp_frame, field))
 
-static void save_regs(struct tbuf *b)
+static void save_regs(struct tbuf *b, bool fp)
 {
 	for (int i = 0; i < 6; i++)
 		store64(b, arg_regs[i], OFF(args) + 8 * i);
 	store64(b, RAX_, OFF(rax));
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < (fp ? 8 : 0); i++)
 		xmm_store(b, i, OFF(xmm) + 16 * i);
 }
 
-static void restore_regs(struct tbuf *b)
+static void restore_regs(struct tbuf *b, bool fp)
 {
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < (fp ? 8 : 0); i++)
 		xmm_load(b, i, OFF(xmm) + 16 * i);
 	for (int i = 0; i < 6; i++)
 		load64(b, arg_regs[i], OFF(args) + 8 * i);
@@ -176,7 +176,7 @@ int bpfrt_x86_prepare_trampoline(void *buf, size_t cap, uintptr_t image,
 	put(&b, "\x48\x89\xe5", 3);                  /* mov rbp, rsp */
 	put(&b, "\x48\x81\xec", 3);                  /* sub rsp, FRAME */
 	put32(&b, BPFRT_TRAMP_FRAME_SIZE);
-	save_regs(&b);
+	save_regs(&b, !d->no_fp);
 	put(&b, "\x48\x8b\x45\x08", 4);              /* mov rax, [rbp+8] */
 	put(&b, "\x48\x83\xe8\x05", 4);              /* sub rax, 5 */
 	store64(&b, RAX_, OFF(ip));
@@ -185,14 +185,14 @@ int bpfrt_x86_prepare_trampoline(void *buf, size_t cap, uintptr_t image,
 		put(&b, "\x85\xc0", 2);              /* test eax, eax */
 		to_orig = jcc32(&b, 0x5);            /* jnz */
 	}
-	restore_regs(&b);
+	restore_regs(&b, !d->no_fp);
 	put1(&b, 0xc9);                              /* leave */
 	put1(&b, 0xc3);                              /* ret: into the body */
 	if (d->body) {
 		fix32(&b, to_orig);
 		put(&b, "\x83\xf8\x02", 3);          /* cmp eax, 2 */
 		to_skip = jcc32(&b, 0x4);            /* je */
-		restore_regs(&b);
+		restore_regs(&b, !d->no_fp);
 		call_abs(&b, image, d->body);
 		store64(&b, RAX_, OFF(rax));
 		store64(&b, RDX_, OFF(rdx));
