@@ -447,7 +447,7 @@ struct bpfrt_execmem *bpfrt_execmem_alloc_near(size_t size, const void *near)
 		if (!mem)
 			return NULL;
 		mem->size = size;
-		exec_hint = (char *)(base + (uintptr_t)(deltas_mb[i] << 20));
+		exec_hint = (char *)(base + (uintptr_t)(deltas_mb[i] * (1ll << 20)));
 		err = alloc_own(mem);
 		exec_hint = NULL;
 		if (err) {
