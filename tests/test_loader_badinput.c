@@ -457,6 +457,20 @@ TEST(fuzzer_findings)
 	EXPECT_FAIL(img_write(&im, im.len), -EINVAL, ".maps needs BTF");
 	img_free(&im);
 
+	/* The kfunc's symbol made a nameless section symbol of section 0:
+	 * its name was looked up as section 0's, which has none (NULL). */
+	REQUIRE(img_read(&im, "globals.bpf.o"));
+	{
+		Elf64_Sym *sym = find_sym(&im, "host_add");
+
+		REQUIRE(sym);
+		sym->st_info = ELF64_ST_INFO(STB_LOCAL, STT_SECTION);
+		sym->st_name = 0;
+	}
+	EXPECT_FAIL(img_write(&im, im.len), -ENOENT, "section tp/bpfrt/test_event offset",
+		    "is not registered");
+	img_free(&im);
+
 	/* A code section at an odd file offset (copied to the end of the
 	 * file): instructions were read through a misaligned pointer. */
 	register_kfunc("host_add");

@@ -52,7 +52,8 @@ const char *obj_sym_name(const struct bpfrt_object *obj, const GElf_Sym *sym)
 	if (n && *n)
 		return n;
 	/* Section symbols are nameless; use the section's name. */
-	if (GELF_ST_TYPE(sym->st_info) == STT_SECTION && sym->st_shndx < obj->sec_cnt)
+	if (GELF_ST_TYPE(sym->st_info) == STT_SECTION && sym->st_shndx < obj->sec_cnt &&
+	    obj->secs[sym->st_shndx].name) /* section 0 has no name */
 		return obj->secs[sym->st_shndx].name;
 	return n ? n : "?";
 }
