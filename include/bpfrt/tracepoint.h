@@ -81,6 +81,12 @@ void bpfrt_tracepoint_register(struct bpfrt_tracepoint *tp,
 			       const struct bpfrt_tp_site *start,
 			       const struct bpfrt_tp_site *stop);
 
+/* Undoes bpfrt_tracepoint_register for a module going away (dlclose; the
+ * headers' destructors call it). Detach the programs of a module's
+ * tracepoints before unloading it. */
+void bpfrt_tracepoint_unregister(struct bpfrt_tracepoint *tp,
+				 const struct bpfrt_tp_site *start);
+
 /* Runs the programs attached to tp; ctx[0] is filled with the header,
  * ctx[1..nargs] hold the arguments. Called by the sites' firing code. */
 void bpfrt_tracepoint_fire(struct bpfrt_tracepoint *tp, uint64_t *ctx);
@@ -167,6 +173,11 @@ static void __attribute__((constructor, unused)) __bpfrt_tp_register_module(void
 				  __stop___bpfrt_tracepoints);
 }
 
+static void __attribute__((destructor, unused)) __bpfrt_tp_unregister_module(void)
+{
+	bpfrt_tracepoint_unregister(NULL, __start___bpfrt_tracepoints);
+}
+
 #if defined(__x86_64__) && !defined(BPFRT_TP_NO_STATIC_BRANCH)
 /* The static branch: a 5-byte nop (0f 1f 44 00 00) whose site entry names
  * the nop, the label of the firing code and the tracepoint (by its symbol,
@@ -219,6 +230,11 @@ __bpfrt_tp_branch_##name(void)							\
 		bpfrt_tracepoint_register(&__BPFRT_TP_SYM(tpname),		\
 					  __start___bpfrt_tracepoints,		\
 					  __stop___bpfrt_tracepoints);		\
+	}									\
+	static void __attribute__((destructor))					\
+	__bpfrt_tp_unregister_##tpname(void)					\
+	{									\
+		bpfrt_tracepoint_unregister(&__BPFRT_TP_SYM(tpname), NULL);	\
 	}									\
 	_Static_assert(1, "")
 

@@ -241,6 +241,34 @@ void bpfrt_tracepoint_register(struct bpfrt_tracepoint *tp,
 	pthread_mutex_unlock(&tp_lock);
 }
 
+void bpfrt_tracepoint_unregister(struct bpfrt_tracepoint *tp,
+				 const struct bpfrt_tp_site *start)
+{
+	pthread_mutex_lock(&tp_lock);
+	if (tp && tp->registered) {
+		struct bpfrt_tracepoint **pp = &tp_list;
+
+		while (*pp && *pp != tp)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = tp->next;
+		tp->registered = false;
+	}
+	if (start) {
+		struct site_table **pp = &tables;
+
+		while (*pp && (*pp)->start != start)
+			pp = &(*pp)->next;
+		if (*pp) {
+			struct site_table *t = *pp;
+
+			*pp = t->next;
+			free(t);
+		}
+	}
+	pthread_mutex_unlock(&tp_lock);
+}
+
 static bool name_matches(const struct bpfrt_tracepoint *tp, const char *name)
 {
 	const char *slash;
