@@ -11,10 +11,11 @@
 #   qemu re-translates after munmap/mmap. (Real CPUs see the change:
 #   execmem_copy invalidates the instruction cache by the executable view.)
 #   test_execmem keeps packing: it never runs code off x86-64.
-# - BUILD points at BUILD_DIR/qemu-wrap, where every binary has a host ELF
-#   stand-in (mk/qemu-launch.c) that starts it under qemu, so test programs
-#   and shell tests that exec bpfrt, bpfrt-conformance or a test binary
-#   work without registering anything with binfmt_misc.
+# - Binaries that tests exec get host ELF stand-ins (mk/qemu-launch.c)
+#   that start them under qemu, so nothing is registered with binfmt_misc:
+#   test programs run from BUILD_DIR/qemu-run/tests/, where ../bpfrt and
+#   $BUILD/bpfrt-conformance are stand-ins; shell tests get
+#   BUILD=BUILD_DIR/qemu-wrap, where every binary is one.
 # - The tests in SKIPS (and SKIPPED_BINARIES, x86-64-only test programs
 #   the cross build does not build) are reported as skipped, with why.
 # - BPFRT_DIFF_COUNT=10000 random programs (the native run does more).
@@ -32,18 +33,28 @@ test_cli_execmem.sh:bpfrt-bench exists|bpfrt-bench is x86-64 only (bench/ is not
 test_wx_scan.sh:a w+x mapping fails|qemu-user's /proc/self/maps shows no guest w+x page"
 
 abs_build=$(cd "$build" && pwd)
-wrap=$abs_build/qemu-wrap
+wrap=$abs_build/qemu-wrap     # every binary a launcher: BUILD of shell tests
+run=$abs_build/qemu-run       # test binaries themselves beside launched tools
 BPFRT_CROSS_QEMU=$qemu
 export BPFRT_CROSS_QEMU
-rm -rf "$wrap"
-mkdir -p "$wrap/tests"
+rm -rf "$wrap" "$run"
+mkdir -p "$wrap/tests" "$run/tests"
 ${HOST_CC:-cc} -O2 -o "$wrap/.launch" mk/qemu-launch.c || exit 1
 for t in "$abs_build"/bpfrt "$abs_build"/bpfrt-conformance "$abs_build"/bpfrt-bench \
 	 "$abs_build"/tests/test_*; do
 	case "$t" in *.d|*.o) continue ;; esac
-	[ -f "$t" ] && [ -x "$t" ] && cp "$wrap/.launch" "$wrap/${t#"$abs_build"/}"
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	rel=${t#"$abs_build"/}
+	cp "$wrap/.launch" "$wrap/$rel"
+	# a test finds tools through /proc/self/exe (../bpfrt): give it launchers
+	case "$rel" in
+	tests/*) ln -f "$t" "$run/$rel" 2>/dev/null || cp "$t" "$run/$rel" ;;
+	*) cp "$wrap/.launch" "$run/$rel" ;;
+	esac
 done
-[ -d "$abs_build/tests/progs" ] && ln -s "$abs_build/tests/progs" "$wrap/tests/progs"
+for d in "$wrap" "$run"; do
+	[ -d "$abs_build/tests/progs" ] && ln -s "$abs_build/tests/progs" "$d/tests/progs"
+done
 
 passed=0; failed=0; skipped=0
 log=$(mktemp); trap 'rm -f "$log"' EXIT
@@ -85,10 +96,10 @@ for t in "$abs_build"/tests/test_*; do
 		done
 	fi
 	if [ "$name" = test_execmem ]; then
-		env -u BPFRT_NO_PACK BUILD="$wrap" $TIMEOUT $qemu "$t" "$@" >"$log" 2>&1
+		env -u BPFRT_NO_PACK BUILD="$run" $TIMEOUT $qemu "$run/tests/$name" "$@" >"$log" 2>&1
 	else
-		env BUILD="$wrap" BPFRT_NO_PACK=1 BPFRT_DIFF_COUNT=10000 \
-			$TIMEOUT $qemu "$t" "$@" >"$log" 2>&1
+		env BUILD="$run" BPFRT_NO_PACK=1 BPFRT_DIFF_COUNT=10000 \
+			$TIMEOUT $qemu "$run/tests/$name" "$@" >"$log" 2>&1
 	fi
 	rc=$?
 	printf '%s\n' "$skip" | while IFS='|' read -r tn why; do
