@@ -13,4 +13,14 @@ if "$build/bpfrt-bench" --help 2>&1 | grep -q prog-pack; then
 	echo "== Prog pack: packed JIT images vs one mapping each (issue 4, seed 002)"
 	"$build/bpfrt-bench" prog-pack || status=1
 fi
+if [ -x bench/run_bench_trigger.sh ]; then
+	echo
+	echo "== Trigger benchmarks: cost per event of each attach kind, ours and the kernel's (issue 5, seed 004)"
+	bench/run_bench_trigger.sh "$build" -w1 -d3 -a || status=1
+fi
+if "$build/bpfrt-bench" --help 2>&1 | grep -q multi-calls; then
+	echo
+	echo "== 10 million calls of one function with programs attached (issue 5, seed 003)"
+	"$build/bpfrt-bench" multi-calls || status=1
+fi
 exit $status
