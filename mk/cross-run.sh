@@ -108,6 +108,15 @@ for t in "$abs_build"/tests/test_*; do
 	count "$arch/$name" "$rc" "$start"
 done
 
+# arm64: the random programs once more with the ldaxr/stlxr atomics
+if [ "$arch" = arm64 ] && [ -x "$run/tests/test_differential" ]; then
+	start=$(date +%s)
+	env BUILD="$run" BPFRT_NO_PACK=1 BPFRT_DIFF_COUNT=5000 BPFRT_ARM64_NO_LSE=1 \
+		$TIMEOUT $qemu "$run/tests/test_differential" differential_interpreter_vs_jit \
+		>"$log" 2>&1
+	count "$arch/test_differential(no LSE)" "$?" "$start"
+fi
+
 for t in tests/test_*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t")

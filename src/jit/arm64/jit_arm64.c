@@ -225,6 +225,10 @@ static void emit_mov_imm(struct jit_ctx *c, bool sf, int rd, uint64_t v)
 
 	if (!sf)
 		v = (uint32_t)v;
+	if (v == 0 || v == (sf ? ~UINT64_C(0) : UINT32_MAX)) {
+		emit(c, a64_movw(sf, v ? A64_MOVN : A64_MOVZ, rd, 0, 0));
+		return;
+	}
 	for (unsigned i = 0; i < chunks; i++) {
 		uint16_t h = (uint16_t)(v >> (16 * i));
 
@@ -244,7 +248,7 @@ static void emit_mov_imm(struct jit_ctx *c, bool sf, int rd, uint64_t v)
 		for (unsigned i = 0; i < chunks; i++) {
 			uint16_t h = (uint16_t)(v >> (16 * i));
 
-			if (h == 0xffff && !(first && i == chunks - 1))
+			if (h == 0xffff)
 				continue;
 			emit(c, first ? a64_movw(sf, A64_MOVN, rd, (uint16_t)~h, i)
 				      : a64_movw(sf, A64_MOVK, rd, h, i));
@@ -255,7 +259,7 @@ static void emit_mov_imm(struct jit_ctx *c, bool sf, int rd, uint64_t v)
 	for (unsigned i = 0; i < chunks; i++) {
 		uint16_t h = (uint16_t)(v >> (16 * i));
 
-		if (h == 0 && !(first && i == chunks - 1))
+		if (h == 0)
 			continue;
 		emit(c, a64_movw(sf, first ? A64_MOVZ : A64_MOVK, rd, h, i));
 		first = false;
