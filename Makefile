@@ -65,11 +65,12 @@ run: deps
 
 test-bins: all
 
-# The whole suite: normal build, then the same tests under ASan+UBSan.
+# The whole suite: normal build, the same tests under ASan+UBSan, then the
+# arm64 and riscv64 suites under qemu-user (scripts/test-all.sh).
 test: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory SAN=1 all
-	@tests/run.sh build build-san
+	@$(MAKE) --no-print-directory -j2 all
+	@$(MAKE) --no-print-directory -j2 SAN=1 all
+	@scripts/test-all.sh
 
 clean:
 	rm -rf build build-san
