@@ -111,6 +111,62 @@ void bpfrt_tramp_exit(struct bpfrt_tramp_frame *f, void *md)
 	bpfrt_run_state.tramp_frame = prev;
 }
 
+/* The stub's C path (no IMAGE published): inside the stub's read section. */
+uint64_t bpfrt_tramp_stub_run(struct bpfrt_tramp_frame *f, void *md)
+{
+	struct bpfrt_tramp_func *tf = md;
+	const struct bpfrt_prog_array *arr;
+	void *prev = bpfrt_run_state.tramp_frame;
+
+	f->ip = tf->ip;
+	f->nr_args = tf->nr_args;
+	f->md = NULL;
+	bpfrt_run_state.tramp_frame = f;
+	arr = bpfrt_prog_array_load(&tf->fentry);
+	if (arr)
+		run_array(arr, f);
+	arr = bpfrt_prog_array_load(&tf->multi);
+	if (arr)
+		run_array(arr, f);
+	bpfrt_run_state.tramp_frame = prev;
+	return BPFRT_TRAMP_BODY;
+}
+
+/* One program of an IMAGE that is not run inline (see emit_inline_item). */
+void bpfrt_tramp_run_item(struct bpfrt_tramp_frame *f, void *md,
+			  struct bpfrt_prog *prog, uint64_t cookie)
+{
+	struct bpfrt_tramp_func *tf = md;
+	void *prev = bpfrt_run_state.tramp_frame;
+	uint64_t r0;
+
+	f->ip = tf->ip;
+	f->nr_args = tf->nr_args;
+	f->md = NULL;
+	bpfrt_run_state.tramp_frame = f;
+	bpfrt_attach_run(prog, f->args, cookie, &r0);
+	bpfrt_run_state.tramp_frame = prev;
+}
+
+/* JIT'ed and calling nothing outside its own code: no helper or kfunc
+ * (tail calls are a helper), no callx. Such a run cannot abort or reach a
+ * helper that reads the run state, the cookie, the frame or xmm. */
+bool bpfrt_tramp_prog_inlinable(const struct bpfrt_prog *prog)
+{
+	if (!prog->jit_func || !prog->insns)
+		return false;
+	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
+		const struct bpf_insn *in = &prog->insns[i];
+		uint8_t cls = in->code & 0x07;
+
+		if ((cls == BPF_JMP || cls == BPF_JMP32) && (in->code & 0xf0) == BPF_CALL &&
+		    !(cls == BPF_JMP && (in->code & 0x08) == BPF_K &&
+		      in->src_reg == BPF_PSEUDO_CALL))
+			return false;
+	}
+	return true;
+}
+
 /* ---- function state -------------------------------------------------------- */
 
 struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func *pf,
@@ -135,10 +191,14 @@ struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func 
 	return tf;
 }
 
+static int tramp_fast_rebuild(struct bpfrt_tramp_func *tf);
+
 uintptr_t bpfrt_tramp_func_target(struct bpfrt_tramp_func *tf)
 {
-	if (atomic_load(&tf->fentry) || atomic_load(&tf->fexit) || atomic_load(&tf->fmod_ret))
+	if (atomic_load(&tf->fexit) || atomic_load(&tf->fmod_ret))
 		return tf->image;
+	if (atomic_load(&tf->fentry))
+		return tf->stub ? tf->stub : tf->image;
 	if (atomic_load(&tf->multi))
 		return bpfrt_multi_global_tramp(tf);
 	return 0;
@@ -150,7 +210,12 @@ int bpfrt_tramp_func_pokes(struct bpfrt_tramp_func *tf, struct bpfrt_poke *pokes
 	uintptr_t target = bpfrt_tramp_func_target(tf);
 	int n = 0;
 
-	if (!target && (tf->image ? tf->prog_cnt : atomic_load(&tf->multi) != NULL))
+	/* The stub's IMAGE follows the programs whatever the entry calls now:
+	 * a thread may still be on its way into the stub. Published before
+	 * the entry changes, so an attach is complete when its poke is. */
+	if (tf->stub)
+		tramp_fast_rebuild(tf);
+	if (!target && (tf->image || tf->stub ? tf->prog_cnt : atomic_load(&tf->multi) != NULL))
 		return bpfrt_err(-ENOMEM, "trampoline: no trampoline within reach of %s",
 				 tf->pf->name);
 	if (target == tf->target)
@@ -173,17 +238,33 @@ int bpfrt_tramp_func_pokes(struct bpfrt_tramp_func *tf, struct bpfrt_poke *pokes
 }
 
 /* Trampoline code lives in arenas of JIT memory near the host code that
- * calls it (a rel32 call reaches +-2 GiB), carved in 64-byte slots that are
- * never given back (see trampoline.h). Under bpfrt_tramp_lock. */
+ * calls it (a rel32 call reaches +-2 GiB). CLASSIC trampolines, stubs and
+ * global trampolines are carved in 64-byte slots that are never given back
+ * (see trampoline.h); IMAGEs are blocks of 64 << class bytes, returned to
+ * their arena's free list a grace period after they are unpublished.
+ * Carving and stubs under bpfrt_tramp_lock; the free lists also under
+ * arena_lock, since blocks come back from the RCU callback thread. */
 #define ARENA_SIZE (64u << 10)
+#define BLOCK_CLASSES 9         /* 64 B .. 16 KiB */
+#define IMAGE_MAX (64u << (BLOCK_CLASSES - 1))
+
+struct tramp_block {
+	struct bpfrt_rcu_head rcu;
+	struct tramp_arena *arena;
+	uint32_t off;
+	uint8_t cls;
+	struct tramp_block *next;       /* free list */
+};
 
 struct tramp_arena {
 	struct bpfrt_execmem *mem;
 	size_t used;
+	struct tramp_block *free[BLOCK_CLASSES];
 	struct tramp_arena *next;
 };
 
 static struct tramp_arena *arenas;
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool reaches(uintptr_t from, uintptr_t start, size_t len)
 {
@@ -193,50 +274,241 @@ static bool reaches(uintptr_t from, uintptr_t start, size_t len)
 	       !bpfrt_encode_call(insn, from, start + len);
 }
 
-uintptr_t bpfrt_tramp_build(const struct bpfrt_tramp_desc *d, uintptr_t near)
+static uintptr_t arena_base(const struct tramp_arena *a)
+{
+	return (uintptr_t)bpfrt_execmem_addr(a->mem);
+}
+
+/* An arena within reach of near with len bytes left to carve (or a block
+ * of class cls free when cls >= 0); a new one if none. Under arena_lock. */
+static struct tramp_arena *arena_for(uintptr_t near, size_t len, int cls)
+{
+	struct tramp_arena *a;
+
+	for (a = arenas; a; a = a->next)
+		if (((cls >= 0 && a->free[cls]) || a->used + len <= ARENA_SIZE) &&
+		    reaches(near, arena_base(a), ARENA_SIZE))
+			return a;
+	a = calloc(1, sizeof(*a));
+	if (a)
+		a->mem = bpfrt_execmem_alloc_near(ARENA_SIZE, (const void *)near);
+	if (!a || !a->mem) {
+		free(a);
+		bpfrt_err(-ENOMEM, "trampoline: no JIT memory within call range of %#lx",
+			  (unsigned long)near);
+		return NULL;
+	}
+	a->next = arenas;
+	arenas = a;
+	return a;
+}
+
+static const struct bpfrt_jit_backend *tramp_backend(void)
 {
 	const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
-	uint8_t code[TRAMP_IMAGE_MAX];
-	struct tramp_arena *a;
-	int len;
 
 	if (!be || !be->arch_prepare_trampoline) {
 		bpfrt_err(-EOPNOTSUPP, "trampoline: no trampolines on this architecture");
-		return 0;
+		return NULL;
 	}
-	for (a = arenas; a; a = a->next)
-		if (a->used + TRAMP_IMAGE_MAX <= ARENA_SIZE &&
-		    reaches(near, (uintptr_t)bpfrt_execmem_addr(a->mem), ARENA_SIZE))
-			break;
-	if (!a) {
-		a = calloc(1, sizeof(*a));
-		if (a)
-			a->mem = bpfrt_execmem_alloc_near(ARENA_SIZE, (const void *)near);
-		if (!a || !a->mem) {
-			free(a);
-			bpfrt_err(-ENOMEM, "trampoline: no JIT memory within call range of %#lx",
-				  (unsigned long)near);
-			return 0;
-		}
-		a->next = arenas;
-		arenas = a;
-	}
-	uintptr_t image = (uintptr_t)bpfrt_execmem_addr(a->mem) + a->used;
+	return be;
+}
 
+uintptr_t bpfrt_tramp_build(const struct bpfrt_tramp_desc *d, uintptr_t near)
+{
+	const struct bpfrt_jit_backend *be = tramp_backend();
+	uint8_t code[TRAMP_IMAGE_MAX];
+	struct tramp_arena *a;
+	uintptr_t image = 0;
+	int len;
+
+	if (!be)
+		return 0;
+	pthread_mutex_lock(&arena_lock);
+	a = arena_for(near, TRAMP_IMAGE_MAX, -1);
+	if (!a)
+		goto out;
+	image = arena_base(a) + a->used;
 	len = be->arch_prepare_trampoline(code, sizeof(code), image, d);
 	if (len < 0 || bpfrt_execmem_copy(a->mem, a->used, code, (size_t)len)) {
 		bpfrt_err(len < 0 ? len : -EFAULT, "trampoline: cannot build an image");
-		return 0;
+		image = 0;
+		goto out;
 	}
 	a->used += ((size_t)len + 63) & ~(size_t)63;
+out:
+	pthread_mutex_unlock(&arena_lock);
 	return image;
+}
+
+static int block_class(size_t len)
+{
+	int cls = 0;
+
+	while ((64u << cls) < len)
+		cls++;
+	return cls < BLOCK_CLASSES ? cls : -1;
+}
+
+/* A block of class cls within reach of near. *reused: it held code
+ * before. Under arena_lock. */
+static struct tramp_block *block_alloc(uintptr_t near, int cls, bool *reused)
+{
+	struct tramp_arena *a = arena_for(near, 64u << cls, cls);
+	struct tramp_block *blk;
+
+	if (!a)
+		return NULL;
+	blk = a->free[cls];
+	if (blk) {
+		a->free[cls] = blk->next;
+		*reused = true;
+		return blk;
+	}
+	blk = calloc(1, sizeof(*blk));
+	if (!blk) {
+		bpfrt_err(-ENOMEM, "trampoline: out of memory");
+		return NULL;
+	}
+	blk->arena = a;
+	blk->off = (uint32_t)a->used;
+	blk->cls = (uint8_t)cls;
+	a->used += 64u << cls;
+	*reused = false;
+	return blk;
+}
+
+static void block_put(struct tramp_block *blk)
+{
+	pthread_mutex_lock(&arena_lock);
+	blk->next = blk->arena->free[blk->cls];
+	blk->arena->free[blk->cls] = blk;
+	pthread_mutex_unlock(&arena_lock);
+}
+
+static void block_free_cb(struct bpfrt_rcu_head *head)
+{
+	block_put((struct tramp_block *)((char *)head - offsetof(struct tramp_block, rcu)));
+}
+
+/* Builds an IMAGE near `near` into a block; NULL on failure (error set). */
+static struct tramp_block *image_build(const struct bpfrt_tramp_desc *d, uintptr_t near)
+{
+	const struct bpfrt_jit_backend *be = tramp_backend();
+	static uint8_t code[IMAGE_MAX]; /* under bpfrt_tramp_lock */
+	struct tramp_block *blk = NULL;
+	bool reused = false;
+	int len, cls;
+
+	if (!be)
+		return NULL;
+	/* Sized at a guessed address, then built where it goes; calls that
+	 * are rel32 here may need movabs there: a bigger class if so. */
+	len = be->arch_prepare_trampoline(code, sizeof(code), near, d);
+	for (cls = len < 0 ? -1 : block_class((size_t)len); cls >= 0 && cls < BLOCK_CLASSES; cls++) {
+		pthread_mutex_lock(&arena_lock);
+		blk = block_alloc(near, cls, &reused);
+		pthread_mutex_unlock(&arena_lock);
+		if (!blk)
+			return NULL;
+		uintptr_t addr = arena_base(blk->arena) + blk->off;
+
+		len = be->arch_prepare_trampoline(code, 64u << cls, addr, d);
+		if (len >= 0)
+			break;
+		block_put(blk);
+		blk = NULL;
+		if (len != -E2BIG)
+			break;
+	}
+	if (!blk) {
+		bpfrt_err(len < 0 ? len : -E2BIG, "trampoline: cannot build an image");
+		return NULL;
+	}
+	if (bpfrt_execmem_copy(blk->arena->mem, blk->off, code, (size_t)len)) {
+		block_put(blk);
+		bpfrt_err(-EFAULT, "trampoline: cannot write an image");
+		return NULL;
+	}
+	/* A reused block held an older image: make sure no CPU runs stale
+	 * instructions from it (none can be inside it: a grace period has
+	 * passed since it was unpublished). */
+	if (reused)
+		bpfrt_text_sync_cores();
+	return blk;
+}
+
+/* Most programs one IMAGE compiles in; more run through the stub's C path. */
+#define IMAGE_MAX_ITEMS 64
+
+/* Compiles tf's fentry and fentry.multi programs into a new IMAGE,
+ * publishes it in the stub's slot and frees the old one after a grace
+ * period. Without programs, or when the image cannot be built, the slot
+ * holds 0 and the stub runs the arrays in C: always correct. Under
+ * bpfrt_tramp_lock. */
+static int tramp_fast_rebuild(struct bpfrt_tramp_func *tf)
+{
+	const struct bpfrt_prog_array *fe = atomic_load(&tf->fentry);
+	const struct bpfrt_prog_array *mu = atomic_load(&tf->multi);
+	struct bpfrt_tramp_item items[IMAGE_MAX_ITEMS];
+	struct tramp_block *blk = NULL, *old;
+	uint32_t n = 0, total = (fe ? fe->cnt : 0) + (mu ? mu->cnt : 0);
+	int err = 0;
+
+	if (fe == tf->fast_fentry && mu == tf->fast_multi)
+		return 0;
+	if (total && total <= IMAGE_MAX_ITEMS) {
+		for (int k = 0; k < 2; k++) {
+			const struct bpfrt_prog_array *arr = k ? mu : fe;
+
+			for (uint32_t i = 0; arr && i < arr->cnt; i++)
+				items[n++] = (struct bpfrt_tramp_item){
+					.prog = arr->items[i].prog,
+					.cookie = arr->items[i].cookie,
+					.inline_run = bpfrt_tramp_prog_inlinable(arr->items[i].prog),
+				};
+		}
+		struct bpfrt_tramp_desc d = {
+			.type = BPFRT_TRAMP_IMAGE, .md = tf, .tail = tf->stub + tf->stub_tail,
+			.items = items, .item_cnt = n, .run_item = bpfrt_tramp_run_item,
+		};
+
+		blk = image_build(&d, tf->stub);
+		if (!blk)
+			err = -ENOMEM;
+	}
+	old = tf->fast_block;
+	/* release: a thread that loads the new address sees its code. */
+	atomic_store_explicit(&tf->fast_image,
+			      blk ? arena_base(blk->arena) + blk->off : 0, memory_order_release);
+	tf->fast_block = blk;
+	tf->fast_fentry = fe;
+	tf->fast_multi = mu;
+	if (old)
+		bpfrt_rcu_call_head(&old->rcu, block_free_cb);
+	return err;
+}
+
+/* Builds tf's stub once. */
+static int tramp_stub(struct bpfrt_tramp_func *tf)
+{
+	struct bpfrt_tramp_desc d = {
+		.type = BPFRT_TRAMP_STUB, .md = tf, .enter = bpfrt_tramp_stub_run,
+		.image_slot = &tf->fast_image, .tail_off = &tf->stub_tail,
+	};
+
+	if (tf->stub)
+		return 0;
+	tf->stub = bpfrt_tramp_build(&d, tf->ip);
+	return tf->stub ? 0 : -ENOMEM;
 }
 
 /* Builds tf's image once. */
 static int tramp_image(struct bpfrt_tramp_func *tf)
 {
 	struct bpfrt_tramp_desc d = {
-		.body = tf->ip + 5, .md = tf, .enter = bpfrt_tramp_enter, .exit = bpfrt_tramp_exit,
+		.type = BPFRT_TRAMP_CLASSIC, .body = tf->ip + 5, .md = tf,
+		.enter = bpfrt_tramp_enter, .exit = bpfrt_tramp_exit,
 	};
 
 	if (tf->image)
@@ -359,7 +631,8 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 		goto fail;
 	}
 	tl->tf = tf;
-	err = tramp_image(tf);
+	err = kind == BPFRT_PROG_FENTRY && !getenv("BPFRT_TRAMP_NO_FAST") ? tramp_stub(tf) :
+	      tramp_image(tf);
 	if (err)
 		goto fail;
 	struct bpfrt_prog_array_item item = { .prog = prog, .cookie = cookie, .link = &tl->link };

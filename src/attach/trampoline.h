@@ -71,15 +71,64 @@ struct bpfrt_tramp_frame {
 #define BPFRT_TRAMP_CALL_ORIG 1 /* call the body, then exit() */
 #define BPFRT_TRAMP_SKIP_ORIG 2 /* fmod_ret override: frame->rax, then exit() */
 
-/* What the JIT backend's arch_prepare_trampoline builds (jit/backend.h). */
+/* What the JIT backend's arch_prepare_trampoline builds (jit/backend.h).
+ *
+ * CLASSIC: the generic trampoline above (enter/exit in C; fexit, fmod_ret,
+ * the fentry.multi global trampolines).
+ *
+ * STUB + IMAGE: the fentry fast path (the userspace form of what Linux's
+ * arch_prepare_bpf_trampoline emits). The entry calls a permanent
+ * per-function STUB: frame, argument saves, the RCU read lock inline, then
+ * a jump to the IMAGE whose address it loads from *image_slot inside the
+ * read section (0: it calls enter(frame, md) in C instead). The IMAGE is the
+ * function's current program list compiled in: per program the recursion
+ * guard inline and a direct call of its JIT code (run_item() in C for what
+ * is not inline: interpreted programs, programs that call helpers, a guard
+ * that is not free), then a jump back to the stub's tail (RCU unlock,
+ * restores, ret). Attach and detach build a new IMAGE, publish it in the
+ * slot and free the old one after a grace period: every thread running an
+ * IMAGE entered it inside the stub's read section, so the grace period
+ * proves it unused (the stub, which runs outside the section, is never
+ * freed). */
+enum bpfrt_tramp_type {
+	BPFRT_TRAMP_CLASSIC,
+	BPFRT_TRAMP_STUB,
+	BPFRT_TRAMP_IMAGE,
+	/* Tests: the inline read-side lock / unlock as void f(void). */
+	BPFRT_TRAMP_RCU_LOCK_FN,
+	BPFRT_TRAMP_RCU_UNLOCK_FN,
+};
+
+/* One program of an IMAGE. inline_run: JIT'ed and calls nothing (no
+ * helper, kfunc, callx or tail call), so it cannot abort, needs no cookie
+ * or frame for helpers and leaves xmm alone: the guard and the call are
+ * emitted inline. */
+struct bpfrt_tramp_item {
+	struct bpfrt_prog *prog;
+	uint64_t cookie;
+	bool inline_run;
+};
+
 struct bpfrt_tramp_desc {
+	enum bpfrt_tramp_type type;
 	uintptr_t body;         /* entry + 5: the original code after the patched
 				 * call (0: no original call, a global trampoline) */
-	const void *md;         /* passed to enter/exit as 2nd argument (may be NULL) */
+	const void *md;         /* passed to enter/exit/run_item as 2nd argument */
 	uint64_t (*enter)(struct bpfrt_tramp_frame *frame, void *md);
 	void (*exit)(struct bpfrt_tramp_frame *frame, void *md);
 	bool no_fp;             /* do not save xmm0-7 (benchmarks only) */
+	/* STUB */
+	_Atomic uintptr_t *image_slot;
+	uint32_t *tail_off;     /* out: offset of the stub's tail in its code */
+	/* IMAGE */
+	uintptr_t tail;         /* the stub's tail */
+	const struct bpfrt_tramp_item *items;
+	uint32_t item_cnt;
+	void (*run_item)(struct bpfrt_tramp_frame *frame, void *md,
+			 struct bpfrt_prog *prog, uint64_t cookie);
 };
+
+struct tramp_block;
 
 /* The run-time state of one patched function. Permanent (see above). */
 struct bpfrt_tramp_func {
@@ -91,7 +140,13 @@ struct bpfrt_tramp_func {
 	struct bpfrt_prog_array *_Atomic fexit;
 	struct bpfrt_prog_array *_Atomic fmod_ret;
 	struct bpfrt_prog_array *_Atomic multi;
-	uintptr_t image;        /* per-function trampoline, once built */
+	uintptr_t image;        /* per-function CLASSIC trampoline, once built */
+	uintptr_t stub;         /* fentry fast path: the STUB, once built */
+	uint32_t stub_tail;     /* offset of the stub's tail */
+	_Atomic uintptr_t fast_image;   /* the IMAGE the stub runs (0: C path) */
+	struct tramp_block *fast_block; /* its memory */
+	/* the arrays the IMAGE was compiled from */
+	const struct bpfrt_prog_array *fast_fentry, *fast_multi;
 	bool pad_written;       /* pad_idx is in the padding */
 	uintptr_t target;       /* what the entry calls now (0: nop5) */
 	uint32_t prog_cnt;      /* programs attached, all kinds */
@@ -133,5 +188,11 @@ uintptr_t bpfrt_tramp_build(const struct bpfrt_tramp_desc *d, uintptr_t near);
 
 uint64_t bpfrt_tramp_enter(struct bpfrt_tramp_frame *frame, void *md);
 void bpfrt_tramp_exit(struct bpfrt_tramp_frame *frame, void *md);
+/* Fast path, out of line (the stub and images call them). */
+uint64_t bpfrt_tramp_stub_run(struct bpfrt_tramp_frame *frame, void *md);
+void bpfrt_tramp_run_item(struct bpfrt_tramp_frame *frame, void *md,
+			  struct bpfrt_prog *prog, uint64_t cookie);
+/* True if prog's image may be called inline (struct bpfrt_tramp_item). */
+bool bpfrt_tramp_prog_inlinable(const struct bpfrt_prog *prog);
 
 #endif

@@ -22,7 +22,9 @@
  * trampolines of fentry.multi) only the BODY path is emitted. Calling the
  * body from the trampoline means stack-passed arguments would be at the
  * wrong place: fexit/fmod_ret support register arguments only (<= 6). */
+#include "attach/run.h"
 #include "attach/trampoline.h"
+#include "core/rcu.h"
 #include "jit/backend.h"
 
 #include <errno.h>
@@ -161,16 +163,359 @@ static void fix32(struct tbuf *b, size_t at)
 		memcpy(b->p + at, &rel, 4);
 }
 
+static void jmp_abs(struct tbuf *b, uintptr_t image, uintptr_t target)
+{
+	int64_t rel = (int64_t)(target - (image + b->len + 5));
+
+	if (rel == (int32_t)rel) {
+		put1(b, 0xe9);
+		put32(b, (uint32_t)(int32_t)rel);
+		return;
+	}
+	movabs(b, 11, target);
+	put(b, "\x41\xff\xe3", 3); /* jmp r11 */
+}
+
+/* jmp rel32 back to an earlier offset of the same code. */
+static void jmp_back(struct tbuf *b, size_t to)
+{
+	put1(b, 0xe9);
+	put32(b, (uint32_t)(int32_t)((int64_t)to - (int64_t)(b->len + 4)));
+}
+
+static void save_xmm(struct tbuf *b)
+{
+	for (int i = 0; i < 8; i++)
+		xmm_store(b, i, OFF(xmm) + 16 * i);
+}
+
+static void restore_xmm(struct tbuf *b)
+{
+	for (int i = 0; i < 8; i++)
+		xmm_load(b, i, OFF(xmm) + 16 * i);
+}
+
+/* ---- thread-local accesses (fs-relative, initial-exec) --------------------
+ *
+ * bpfrt_rcu_self, bpfrt_attach_tls and bpfrt_run_state are initial-exec TLS:
+ * the same offset from the thread pointer (fs base) in every thread, so a
+ * generated instruction reaches them as fs:[disp32]. */
+
+static int32_t tp_off(const void *tls_var)
+{
+	uintptr_t addr = (uintptr_t)tls_var;
+
+	/* Opaque to GCC, which otherwise folds the difference into a 32-bit
+	 * load of the GOT's TP offset that ld cannot relax. */
+	__asm__("" : "+r"(addr));
+	return (int32_t)(intptr_t)(addr - (uintptr_t)__builtin_thread_pointer());
+}
+
+/* fs prefix, optional REX, opcode, modrm(00, r, 100) SIB 0x25 disp32. */
+static void fs_op(struct tbuf *b, uint8_t rex, uint8_t op, int r, int32_t disp)
+{
+	put1(b, 0x64);
+	if (rex)
+		put1(b, rex);
+	put1(b, op);
+	put1(b, (uint8_t)(((r & 7) << 3) | 4));
+	put1(b, 0x25);
+	put32(b, (uint32_t)disp);
+}
+
+/* Loads 8 bytes at addr: rip-relative when in reach, else through reg. */
+static void load64_abs(struct tbuf *b, uintptr_t image, int reg, uintptr_t addr)
+{
+	int64_t rel = (int64_t)(addr - (image + b->len + 7));
+
+	if (rel == (int32_t)rel) {
+		put1(b, (uint8_t)(0x48 | (reg >= 8 ? 4 : 0)));
+		put1(b, 0x8b);
+		put1(b, (uint8_t)(((reg & 7) << 3) | 5));
+		put32(b, (uint32_t)(int32_t)rel);
+		return;
+	}
+	movabs(b, reg, addr);
+	put1(b, (uint8_t)(0x48 | (reg >= 8 ? 5 : 0)));
+	put1(b, 0x8b);
+	put1(b, (uint8_t)(((reg & 7) << 3) | (reg & 7))); /* mov reg, [reg] */
+}
+
+/* cmp byte [addr], 0 (r11 as scratch when out of reach). */
+static void cmp_byte_abs0(struct tbuf *b, uintptr_t image, uintptr_t addr)
+{
+	int64_t rel = (int64_t)(addr - (image + b->len + 7));
+
+	if (rel == (int32_t)rel) {
+		put(b, "\x80\x3d", 2);
+		put32(b, (uint32_t)(int32_t)rel);
+		put1(b, 0);
+		return;
+	}
+	movabs(b, 11, addr);
+	put(b, "\x41\x80\x3b\x00", 4);
+}
+
+/* ---- the RCU read side, inline ---------------------------------------------
+ *
+ * Exactly bpfrt_rcu_read_lock()/unlock() of core/rcu.h (keep them in step:
+ * tests/test_trampoline.c rcu_inline_matches_c runs both and compares):
+ *
+ *   lock:   if (self.nesting++) done; if (!self.registered) register();
+ *           gp = gp_ctr; if (fenced_readers) xchg(self.ctr, gp) else
+ *           self.ctr = gp (a plain mov: release on x86)
+ *   unlock: if (--self.nesting) done; self.ctr = 0
+ *
+ * Clobbers rax, rcx (and the C registers on the rare registration path,
+ * which saves xmm0-7 in the frame at rsp). rsp must be 16-aligned. */
+
+_Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->nesting) == 4, "nesting is a u32");
+_Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->registered) == 1, "registered is a byte");
+_Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->ctr) == 8, "ctr is a u64");
+_Static_assert(sizeof(bpfrt_rcu_fenced_readers) == 1, "the mode flag is a byte");
+
+#define RCU_OFF(field) (tp_off(&bpfrt_rcu_self) + \
+			(int32_t)offsetof(struct bpfrt_rcu_reader, field))
+
+struct slow_block {
+	size_t jcc, back;       /* the branch to patch, where to resume */
+	int kind;
+};
+
+enum { SLOW_REGISTER, SLOW_FENCED };
+
+static void emit_rcu_lock(struct tbuf *b, uintptr_t image, struct slow_block slow[2])
+{
+	size_t to_in;
+
+	fs_op(b, 0, 0x8b, RAX_, RCU_OFF(nesting));           /* mov eax, nesting */
+	put(b, "\x8d\x48\x01", 3);                           /* lea ecx, [rax+1] */
+	fs_op(b, 0, 0x89, RCX_, RCU_OFF(nesting));           /* mov nesting, ecx */
+	put(b, "\x85\xc0", 2);                                /* test eax, eax */
+	to_in = jcc32(b, 0x5);                                /* jnz: nested */
+	put(b, "\x64\x80\x3c\x25", 4);                      /* cmp byte registered, 0 */
+	put32(b, (uint32_t)RCU_OFF(registered));
+	put1(b, 0);
+	slow[0] = (struct slow_block){ .jcc = jcc32(b, 0x4), .kind = SLOW_REGISTER };
+	slow[0].back = b->len;
+	load64_abs(b, image, RAX_, (uintptr_t)&bpfrt_rcu_gp_ctr);
+	cmp_byte_abs0(b, image, (uintptr_t)&bpfrt_rcu_fenced_readers);
+	slow[1] = (struct slow_block){ .jcc = jcc32(b, 0x5), .kind = SLOW_FENCED };
+	fs_op(b, 0x48, 0x89, RAX_, RCU_OFF(ctr));            /* mov ctr, rax */
+	fix32(b, to_in);
+	slow[1].back = b->len;
+}
+
+static void emit_rcu_lock_slow(struct tbuf *b, uintptr_t image, struct slow_block slow[2])
+{
+	fix32(b, slow[0].jcc);
+	save_xmm(b);
+	call_abs(b, image, (uintptr_t)bpfrt_rcu_register_thread);
+	restore_xmm(b);
+	jmp_back(b, slow[0].back);
+	fix32(b, slow[1].jcc);
+	fs_op(b, 0x48, 0x87, RAX_, RCU_OFF(ctr));            /* xchg ctr, rax: store + fence */
+	jmp_back(b, slow[1].back);
+}
+
+static void emit_rcu_unlock(struct tbuf *b)
+{
+	size_t to_out;
+
+	fs_op(b, 0, 0x8b, RAX_, RCU_OFF(nesting));           /* mov eax, nesting */
+	put(b, "\xff\xc8", 2);                                /* dec eax */
+	fs_op(b, 0, 0x89, RAX_, RCU_OFF(nesting));           /* mov nesting, eax */
+	to_out = jcc32(b, 0x5);                               /* jnz: still nested */
+	put(b, "\x64\x48\xc7\x04\x25", 5);                   /* mov qword ctr, 0 */
+	put32(b, (uint32_t)RCU_OFF(ctr));
+	put32(b, 0);
+	fix32(b, to_out);
+}
+
+/* A frame at rsp; extra = 8 when the code is called normally (rsp 8 mod
+ * 16 on entry) rather than from a patched entry (0 mod 16). */
+static void prologue(struct tbuf *b, uint32_t extra)
+{
+	put1(b, 0x55);                              /* push rbp */
+	put(b, "\x48\x89\xe5", 3);                  /* mov rbp, rsp */
+	put(b, "\x48\x81\xec", 3);                  /* sub rsp, FRAME */
+	put32(b, BPFRT_TRAMP_FRAME_SIZE + extra);
+}
+
+/* Tests: void f(void) doing just the lock or the unlock. */
+static int prepare_rcu_fn(struct tbuf *b, uintptr_t image, bool lock)
+{
+	struct slow_block slow[2];
+
+	prologue(b, 8);
+	if (lock)
+		emit_rcu_lock(b, image, slow);
+	else
+		emit_rcu_unlock(b);
+	put1(b, 0xc9);                              /* leave */
+	put1(b, 0xc3);
+	if (lock)
+		emit_rcu_lock_slow(b, image, slow);
+	return b->overflow ? -E2BIG : (int)b->len;
+}
+
+/* ---- fentry fast path: stub and image ------------------------------------ */
+
+static void save_args(struct tbuf *b)
+{
+	for (int i = 0; i < 6; i++)
+		store64(b, arg_regs[i], OFF(args) + 8 * i);
+	store64(b, RAX_, OFF(rax));
+}
+
+static void restore_args(struct tbuf *b)
+{
+	for (int i = 0; i < 6; i++)
+		load64(b, arg_regs[i], OFF(args) + 8 * i);
+	load64(b, RAX_, OFF(rax));
+}
+
+static int prepare_stub(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
+{
+	struct slow_block slow[2];
+	size_t to_c, tail;
+
+	if (!d->image_slot || !d->enter || !d->tail_off)
+		return -EINVAL;
+	prologue(b, 0);
+	save_args(b);
+	emit_rcu_lock(b, image, slow);
+	movabs(b, 11, (uint64_t)(uintptr_t)d->image_slot);
+	put(b, "\x4d\x8b\x1b", 3);                  /* mov r11, [r11] */
+	put(b, "\x4d\x85\xdb", 3);                  /* test r11, r11 */
+	to_c = jcc32(b, 0x4);                        /* jz: no image, C path */
+	put(b, "\x41\xff\xe3", 3);                  /* jmp r11 */
+	tail = b->len;
+	*d->tail_off = (uint32_t)tail;
+	emit_rcu_unlock(b);
+	restore_args(b);
+	put1(b, 0xc9);                              /* leave */
+	put1(b, 0xc3);                              /* ret: into the body */
+	fix32(b, to_c);
+	save_xmm(b);
+	call_c(b, image, d->md, (uintptr_t)d->enter);
+	restore_xmm(b);
+	jmp_back(b, tail);
+	emit_rcu_lock_slow(b, image, slow);
+	return b->overflow ? -E2BIG : (int)b->len;
+}
+
+#define ATTACH_OFF(field) (tp_off(&bpfrt_attach_tls) + \
+			   (int32_t)offsetof(struct bpfrt_attach_tls, field))
+
+static void call_run_item(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d,
+			  const struct bpfrt_tramp_item *it)
+{
+	put(b, "\x48\x89\xe7", 3);                  /* mov rdi, rsp */
+	movabs(b, RSI_, (uint64_t)(uintptr_t)d->md);
+	movabs(b, RDX_, (uint64_t)(uintptr_t)it->prog);
+	movabs(b, RCX_, it->cookie);
+	call_abs(b, image, (uintptr_t)d->run_item);
+}
+
+/* Inline run of a program that calls nothing (the common, fast case):
+ *
+ *   if (attach_tls.depth) goto slow;      another attached run is active
+ *   attach_tls.active[0] = prog; attach_tls.depth = 1;
+ *   prog->jit_func(frame->args, 0);
+ *   attach_tls.depth = 0;
+ *
+ * which is bpfrt_attach_run() for an empty stack: such a program can
+ * neither abort nor tail call, so the run state needs no saving, and it
+ * never looks at the cookie or the frame pointer in the run state. With
+ * a non-empty stack the full check runs in C (run_item). */
+static void emit_inline_item(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_item *it,
+			     struct slow_block *slow)
+{
+	_Static_assert(sizeof(((struct bpfrt_attach_tls *)0)->depth) == 4, "depth is a u32");
+
+	put(b, "\x64\x83\x3c\x25", 4);              /* cmp dword depth, 0 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put1(b, 0);
+	slow->jcc = jcc32(b, 0x5);                   /* jnz slow */
+	movabs(b, RAX_, (uint64_t)(uintptr_t)it->prog);
+	fs_op(b, 0x48, 0x89, RAX_, ATTACH_OFF(active));      /* active[0] = prog */
+	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 1 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put32(b, 1);
+	put(b, "\x48\x8d\x7c\x24", 4);              /* lea rdi, [rsp + args] */
+	put1(b, (uint8_t)OFF(args));
+	put(b, "\x31\xf6", 2);                        /* xor esi, esi */
+	call_abs(b, image, (uintptr_t)it->prog->jit_func);
+	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 0 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put32(b, 0);
+	slow->back = b->len;
+}
+
+static int prepare_image(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
+{
+	struct slow_block slow[d->item_cnt ? d->item_cnt : 1];
+	bool c_items = false;
+
+	_Static_assert(offsetof(struct bpfrt_tramp_frame, args) < 128, "disp8");
+	if (!d->tail || !d->run_item || (d->item_cnt && !d->items))
+		return -EINVAL;
+	for (uint32_t i = 0; i < d->item_cnt; i++) {
+		if (d->items[i].inline_run && !d->items[i].prog->jit_func)
+			return -EINVAL;
+		c_items |= !d->items[i].inline_run;
+	}
+	/* C runs may use xmm0-7, which hold the function's float arguments. */
+	if (c_items)
+		save_xmm(b);
+	for (uint32_t i = 0; i < d->item_cnt; i++) {
+		if (d->items[i].inline_run)
+			emit_inline_item(b, image, &d->items[i], &slow[i]);
+		else
+			call_run_item(b, image, d, &d->items[i]);
+	}
+	if (c_items)
+		restore_xmm(b);
+	jmp_abs(b, image, d->tail);
+	for (uint32_t i = 0; i < d->item_cnt; i++) {
+		if (!d->items[i].inline_run)
+			continue;
+		fix32(b, slow[i].jcc);
+		save_xmm(b);
+		call_run_item(b, image, d, &d->items[i]);
+		restore_xmm(b);
+		jmp_back(b, slow[i].back);
+	}
+	return b->overflow ? -E2BIG : (int)b->len;
+}
+
 int bpfrt_x86_prepare_trampoline(void *buf, size_t cap, uintptr_t image,
 				 const struct bpfrt_tramp_desc *d)
 {
 	struct tbuf b = { .p = buf, .cap = cap };
 	size_t to_orig = 0, to_skip = 0;
 
+	if (!d)
+		return -EINVAL;
+	switch (d->type) {
+	case BPFRT_TRAMP_CLASSIC:
+		break;
+	case BPFRT_TRAMP_STUB:
+		return prepare_stub(&b, image, d);
+	case BPFRT_TRAMP_IMAGE:
+		return prepare_image(&b, image, d);
+	case BPFRT_TRAMP_RCU_LOCK_FN:
+	case BPFRT_TRAMP_RCU_UNLOCK_FN:
+		return prepare_rcu_fn(&b, image, d->type == BPFRT_TRAMP_RCU_LOCK_FN);
+	default:
+		return -EINVAL;
+	}
+
 	_Static_assert(sizeof(struct bpfrt_tramp_frame) + 8 == BPFRT_TRAMP_FRAME_SIZE,
 		       "frame size");
 	_Static_assert(offsetof(struct bpfrt_tramp_frame, xmm) % 16 == 0, "xmm alignment");
-	if (!d || !d->enter || (d->body && !d->exit))
+	if (!d->enter || (d->body && !d->exit))
 		return -EINVAL;
 	put1(&b, 0x55);                              /* push rbp */
 	put(&b, "\x48\x89\xe5", 3);                  /* mov rbp, rsp */
