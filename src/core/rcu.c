@@ -87,6 +87,14 @@ static void barrier_on_all_threads(void)
 }
 #endif
 
+/* The global flag and every registered thread's copy of it. */
+static void set_fenced_locked(bool fenced)
+{
+	atomic_store_explicit(&bpfrt_rcu_fenced_readers, fenced, memory_order_relaxed);
+	for (struct bpfrt_rcu_reader *r = readers; r; r = r->next)
+		atomic_store_explicit(&r->fast, !fenced, memory_order_relaxed);
+}
+
 /* Before the first read section of any thread (registration calls it):
  * readers read the flag only after that, and pthread_once orders it. */
 static void choose_mode(void)
@@ -96,8 +104,7 @@ static void choose_mode(void)
 
 	membarrier_registered = want && register_membarrier();
 	pthread_mutex_lock(&registry_lock);
-	atomic_store_explicit(&bpfrt_rcu_fenced_readers, !membarrier_registered,
-			      memory_order_relaxed);
+	set_fenced_locked(!membarrier_registered);
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -114,7 +121,7 @@ bool bpfrt_rcu_set_membarrier(bool want)
 	if (want && !membarrier_registered)
 		membarrier_registered = register_membarrier();
 	if (!want || membarrier_registered)
-		atomic_store_explicit(&bpfrt_rcu_fenced_readers, !want, memory_order_relaxed);
+		set_fenced_locked(!want);
 	pthread_mutex_unlock(&registry_lock);
 	return !want || membarrier_registered;
 }
@@ -138,6 +145,7 @@ static void unregister_thread(void *arg)
 		r->next->prev = r->prev;
 	r->next = r->prev = NULL;
 	r->registered = false;
+	atomic_store_explicit(&r->fast, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -162,9 +170,37 @@ void bpfrt_rcu_register_thread(void)
 		readers->prev = r;
 	readers = r;
 	r->registered = true;
+	atomic_store_explicit(&r->fast, !atomic_load_explicit(&bpfrt_rcu_fenced_readers,
+							      memory_order_relaxed),
+			      memory_order_relaxed);
 	pthread_mutex_unlock(&registry_lock);
 	/* Non-NULL value so the destructor runs at thread exit. */
 	pthread_setspecific(reader_key, r);
+}
+
+void bpfrt_rcu_read_lock_slow(void)
+{
+	uint64_t gp;
+
+	if (!bpfrt_rcu_self.registered)
+		bpfrt_rcu_register_thread();
+	gp = atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_acquire);
+	if (!atomic_load_explicit(&bpfrt_rcu_fenced_readers, memory_order_relaxed)) {
+		/* Registered just now, in fence-free mode. */
+		atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_release);
+		atomic_signal_fence(memory_order_seq_cst);
+		return;
+	}
+	/* Fallback: the store and a full fence, so either a grace period's
+	 * scan sees us inside or we see its writer's unlinking. xchg is both
+	 * in one instruction on x86, cheaper than mov+mfence, and TSan
+	 * understands it (not fences). */
+#if defined(__x86_64__) || defined(__i386__) || defined(__SANITIZE_THREAD__)
+	atomic_exchange_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_seq_cst);
+#else
+	atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+#endif
 }
 
 static void die_in_read_section(const char *what)

@@ -43,6 +43,11 @@ struct bpfrt_rcu_reader {
 	 * entry. Written by the owner, read by synchronize(). */
 	_Atomic uint64_t ctr;
 	uint32_t nesting;
+	/* 1: registered and readers are fence-free, so read_lock takes the
+	 * inline fast path; 0: it calls bpfrt_rcu_read_lock_slow() (first
+	 * section of the thread, or fenced mode). Set under the registry
+	 * lock (by registration and mode switches), read by the owner. */
+	_Atomic uint8_t fast;
 	bool registered;
 	struct bpfrt_rcu_reader *next, *prev; /* registry, under its lock */
 };
@@ -53,42 +58,42 @@ extern _Atomic uint64_t bpfrt_rcu_gp_ctr;
 
 void bpfrt_rcu_register_thread(void);
 
-/* True: readers publish with a fence (fallback). False once membarrier is
- * registered: the writer side fences for them. Set before the first read
- * section of any thread (registration chooses the mode), then constant. */
+/* The mode (see above). True: readers publish with a fence (fallback).
+ * False once membarrier is registered: the writer side fences for them.
+ * Chosen before the first read section of any thread, then constant but
+ * for bpfrt_rcu_set_membarrier(). The C read side tests the thread's own
+ * copy (self.fast: one TLS byte, one branch shared with registration); the
+ * x86 trampolines test this byte directly. */
 extern _Atomic bool bpfrt_rcu_fenced_readers;
+
+/* Registration and the fenced publish, out of line so that the inline
+ * fast path stays small and branch-light in every caller. */
+void bpfrt_rcu_read_lock_slow(void);
 
 /* The TLS variable is used by name, not through a pointer: GCC's UBSan
  * pointer-overflow check misfires on the address of an initial-exec TLS
  * variable (fs base + negative offset). */
 static inline void bpfrt_rcu_read_lock(void)
 {
-	if (bpfrt_rcu_self.nesting++)
+	/* Expectations on both branches keep the outermost, registered case
+	 * a straight line: with 1,000 programs the branch predictor is full
+	 * and every taken branch in the run path costs (2-3 ns per run when
+	 * GCC moved the publish out of line). */
+	if (__builtin_expect(bpfrt_rcu_self.nesting++, 0))
 		return;
-	if (__builtin_expect(!bpfrt_rcu_self.registered, 0))
-		bpfrt_rcu_register_thread();
+	if (__builtin_expect(!atomic_load_explicit(&bpfrt_rcu_self.fast,
+						   memory_order_relaxed), 0)) {
+		bpfrt_rcu_read_lock_slow();
+		return;
+	}
 	/* acquire (a plain load on x86): a section that sees the counter a
 	 * grace period advanced reads everything after that advance, so it
 	 * cannot reach what was unlinked before (it is not waited for). */
 	uint64_t gp = atomic_load_explicit(&bpfrt_rcu_gp_ctr, memory_order_acquire);
 
-	if (__builtin_expect(atomic_load_explicit(&bpfrt_rcu_fenced_readers,
-						  memory_order_relaxed), 0)) {
-		/* Fallback: the store and a full fence, so either a grace
-		 * period's scan sees us inside or we see its writer's
-		 * unlinking. xchg is both in one instruction on x86, cheaper
-		 * than mov+mfence, and TSan understands it (not fences). */
-#if defined(__x86_64__) || defined(__i386__) || defined(__SANITIZE_THREAD__)
-		atomic_exchange_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_seq_cst);
-#else
-		atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_relaxed);
-		atomic_thread_fence(memory_order_seq_cst);
-#endif
-		return;
-	}
-	/* membarrier mode: a plain mov on x86 (release costs nothing there;
-	 * elsewhere it is a one-way barrier that spares grace periods a
-	 * second membarrier, see rcu.c). The compiler barrier keeps the
+	/* Fence-free publish: a plain mov on x86 (release costs nothing
+	 * there; elsewhere it is a one-way barrier that spares grace periods
+	 * a second membarrier, see rcu.c). The compiler barrier keeps the
 	 * section's accesses after the store in program order, which is all
 	 * the writer's membarrier needs. */
 	atomic_store_explicit(&bpfrt_rcu_self.ctr, gp, memory_order_release);
@@ -97,7 +102,7 @@ static inline void bpfrt_rcu_read_lock(void)
 
 static inline void bpfrt_rcu_read_unlock(void)
 {
-	if (--bpfrt_rcu_self.nesting)
+	if (__builtin_expect(--bpfrt_rcu_self.nesting, 0))
 		return;
 	/* release (a plain mov on x86): the section's accesses happen before
 	 * a writer that sees us outside reclaims anything. Both modes. */
