@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -592,3 +593,373 @@ static void check_churn(bool jit)
 
 TEST(attach_detach_churn_interp) { check_churn(false); }
 TEST(attach_detach_churn_jit) { check_churn(true); }
+
+/* ---- fentry fast path (stub + compiled image) ----------------------------- */
+
+static struct bpfrt_tramp_func *tramp_func_of(const void *fn)
+{
+	return bpfrt_multi_lookup_hash((uintptr_t)fn);
+}
+
+/* counts[ctx[0] & 1] += 1: a program that calls nothing (inline run). */
+static struct bpfrt_prog *counter_by_arg_prog(uint64_t *counts, bool jit)
+{
+	struct pb b = { .n = 0 };
+
+	pb_add(&b, LDX(BPF_DW, 2, 1, 0));
+	pb_add(&b, ALU64_IMM(BPF_AND, 2, 1));
+	pb_add(&b, ALU64_IMM(BPF_LSH, 2, 3));
+	pb_lddw(&b, 3, counts);
+	pb_add(&b, ALU64_REG(BPF_ADD, 3, 2));
+	pb_add(&b, LDX(BPF_DW, 4, 3, 0));
+	pb_add(&b, ALU64_IMM(BPF_ADD, 4, 1));
+	pb_add(&b, STX(BPF_DW, 3, 4, 0));
+	pb_add(&b, MOV64_IMM(0, 0));
+	pb_add(&b, EXIT());
+	return pb_load(&b, jit);
+}
+
+/* out[0] = get_func_ip(), out[1] += 1: calls a helper, so not inline. */
+static struct bpfrt_prog *func_ip_prog(uint64_t *out, bool jit)
+{
+	struct pb b = { .n = 0 };
+
+	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_ip));
+	pb_lddw(&b, 2, out);
+	pb_add(&b, STX(BPF_DW, 2, 0, 0));
+	pb_add(&b, MOV64_IMM(3, 1));
+	pb_add(&b, ATOMIC(BPF_DW, BPF_ADD, 2, 3, 8));
+	pb_add(&b, MOV64_IMM(0, 0));
+	pb_add(&b, EXIT());
+	return pb_load(&b, jit);
+}
+
+/* Inline, helper-calling and interpreted programs in one image, in attach
+ * order; the image follows every attach and detach. */
+TEST(fast_path_mixed_programs)
+{
+	uint64_t a[2] = { 0 }, h[2] = { 0 }, in[8] = { 0 };
+	struct bpfrt_prog *pa = counter_by_arg_prog(a, true);
+	struct bpfrt_prog *ph = func_ip_prog(h, true);
+	struct bpfrt_prog *pi = copy_args_prog(in, 6, 0, false);
+
+	REQUIRE(pa && ph && pi);
+	CHECK(bpfrt_tramp_prog_inlinable(pa));
+	CHECK(!bpfrt_tramp_prog_inlinable(ph), "calls a helper");
+	CHECK(!bpfrt_tramp_prog_inlinable(pi), "interpreted");
+
+	struct bpfrt_link *la = attach(pa, BPFRT_PROG_FENTRY, "tramp_six", 6, 0);
+	struct bpfrt_link *lh = attach(ph, BPFRT_PROG_FENTRY, "tramp_six", 6, 0);
+	struct bpfrt_link *li = attach(pi, BPFRT_PROG_FENTRY, "tramp_six", 6, 0);
+	struct bpfrt_tramp_func *tf = tramp_func_of(tramp_six);
+
+	REQUIRE(la && lh && li && tf);
+	CHECK(tf->stub && atomic_load(&tf->fast_image), "fentry runs a compiled image");
+	CHECK(tramp_six(1, 2, 3, 4, 5, 6) == 91);
+	CHECK(tramp_six(2, 0, 0, 0, 0, 7) == 44);
+	CHECK(a[1] == 1 && a[0] == 1, "inline run: %lu %lu", (unsigned long)a[0],
+	      (unsigned long)a[1]);
+	CHECK(h[0] == (uintptr_t)tramp_six && h[1] == 2, "helper run sees the frame");
+	CHECK(in[0] == 2 && in[5] == 7 && in[6] == 2, "interpreted run");
+	uintptr_t img = atomic_load(&tf->fast_image);
+
+	bpfrt_link_destroy(lh);
+	CHECK(atomic_load(&tf->fast_image) != img, "detach compiles a new image");
+	CHECK(tramp_six(3, 0, 0, 0, 0, 0) == 3);
+	CHECK(a[1] == 2 && h[1] == 2 && in[6] == 3 && in[0] == 3);
+	bpfrt_link_destroy(la);
+	CHECK(tramp_six(4, 0, 0, 0, 0, 0) == 4);
+	CHECK(a[0] + a[1] == 3 && in[6] == 4, "only the interpreted one is left");
+	bpfrt_link_destroy(li);
+	CHECK(entry_is_nop5(tramp_six));
+	CHECK(!atomic_load(&tf->fast_image), "no image without programs");
+	tramp_six(5, 0, 0, 0, 0, 0);
+	CHECK(a[0] + a[1] == 3 && in[6] == 4 && h[1] == 2, "nothing runs after detach");
+	bpfrt_prog_free(pa);
+	bpfrt_prog_free(ph);
+	bpfrt_prog_free(pi);
+}
+
+/* Float arguments survive inline runs and C runs of the compiled image. */
+TEST(fast_path_float_registers)
+{
+	uint64_t a[2] = { 0 }, in[4] = { 0 };
+	struct bpfrt_prog *pa = counter_by_arg_prog(a, true);
+	struct bpfrt_prog *pi = copy_args_prog(in, 1, 0, false);
+	struct bpfrt_link *la = attach(pa, BPFRT_PROG_FENTRY, "tramp_scale", 1, 0);
+	volatile double x = 1.5, y = 0.25;
+
+	REQUIRE(la);
+	CHECK(tramp_scale(x, 4, y) == 6.25);
+	CHECK(a[0] == 1);
+	struct bpfrt_link *li = attach(pi, BPFRT_PROG_FENTRY, "tramp_scale", 1, 0);
+
+	REQUIRE(li);
+	CHECK(tramp_scale(x, 3, y) == 4.75);
+	CHECK(a[1] == 1 && in[0] == 3 && in[1] == 1);
+	bpfrt_link_destroy(la);
+	bpfrt_link_destroy(li);
+	bpfrt_prog_free(pa);
+	bpfrt_prog_free(pi);
+}
+
+/* The inline guard: a program already on this thread's stack of attached
+ * runs is skipped and counted; another program on the stack sends the
+ * inline run through the full check in C, which runs it. */
+TEST(fast_path_recursion_guard)
+{
+	uint64_t a[2] = { 0 }, o[2] = { 0 };
+	struct bpfrt_prog *pa = counter_by_arg_prog(a, true);
+	struct bpfrt_prog *other = counter_by_arg_prog(o, true);
+	struct bpfrt_link *la = attach(pa, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
+	struct bpfrt_attach_tls saved = bpfrt_attach_tls;
+	uint64_t misses = bpfrt_prog_misses(pa);
+
+	REQUIRE(la && other);
+	CHECK(tramp_add(2, 1) == 3 && a[0] == 1, "empty stack: inline run");
+	/* As if pa's run had reached tramp_add again. */
+	bpfrt_attach_tls.active[0] = pa;
+	bpfrt_attach_tls.depth = 1;
+	CHECK(tramp_add(2, 1) == 3);
+	CHECK(a[0] == 1, "a program running on this thread is not re-entered");
+	CHECK(bpfrt_prog_misses(pa) == misses + 1, "and the miss is counted");
+	CHECK(bpfrt_attach_tls.depth == 1 && bpfrt_attach_tls.active[0] == pa);
+	/* Another program is running: pa runs (nested), the stack comes back. */
+	bpfrt_attach_tls.active[0] = other;
+	CHECK(tramp_add(2, 1) == 3);
+	CHECK(a[0] == 2 && bpfrt_prog_misses(pa) == misses + 1);
+	CHECK(bpfrt_attach_tls.depth == 1 && bpfrt_attach_tls.active[0] == other);
+	/* A full stack skips everything. */
+	bpfrt_attach_tls.depth = BPFRT_ATTACH_MAX_NEST;
+	CHECK(tramp_add(2, 1) == 3);
+	CHECK(a[0] == 2 && bpfrt_prog_misses(pa) == misses + 2);
+	bpfrt_attach_tls = saved;
+	CHECK(tramp_add(2, 1) == 3 && a[0] == 3);
+	bpfrt_link_destroy(la);
+	bpfrt_prog_free(pa);
+	bpfrt_prog_free(other);
+}
+
+/* Program A stays attached while B (fentry) and X (fexit) come and go and
+ * two threads call the function: every image switch, and every switch of
+ * the entry between the stub and the fexit trampoline, must keep A's runs
+ * exact (A counts each thread's calls); B is checked as in check_churn. */
+struct fast_churn_stats {
+	long thread, calls, must_see, missed, must_not, phantom, wrong;
+};
+
+static void *fast_churn_caller(void *arg)
+{
+	struct fast_churn_stats *st = arg;
+	uint64_t seq = 0;
+
+	while (!churn_stop) {
+		uint64_t id = (++seq << 1) | (uint64_t)st->thread;
+		unsigned long p1 = atomic_load(&phase);
+		long r = tramp_stress((long)id);
+		unsigned long p2 = atomic_load(&phase);
+		bool seen = fe_slot[st->thread] == id;
+
+		st->calls++;
+		st->wrong += r != (long)id + 1;
+		if (p1 == p2 && p1 % 4 == 1) {
+			st->must_see++;
+			st->missed += !seen;
+		} else if (p1 == p2 && p1 % 4 == 3) {
+			st->must_not++;
+			st->phantom += seen;
+		}
+	}
+	return NULL;
+}
+
+TEST(fast_path_churn_keeps_other_programs_exact)
+{
+	uint64_t counts[2] = { 0 }, fx[4];
+	struct bpfrt_prog *pa = counter_by_arg_prog(counts, true);
+	struct bpfrt_prog *pb_ = slot_prog(fe_slot, 0, true);
+	struct bpfrt_prog *px = copy_args_prog(fx, 1, 0, false);
+	struct fast_churn_stats st[2] = { { .thread = 0 }, { .thread = 1 } };
+	struct timespec start, now;
+	pthread_t t[2];
+	long cycles = 0;
+
+	REQUIRE(pa && pb_ && px);
+	struct bpfrt_link *la = attach(pa, BPFRT_PROG_FENTRY, "tramp_stress", 1, 0);
+
+	REQUIRE(la);
+	churn_stop = 0;
+	memset(fe_slot, 0, sizeof(fe_slot));
+	atomic_store(&phase, 3);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, fast_churn_caller, &st[i]);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		atomic_fetch_add(&phase, 1);
+		struct bpfrt_link *lb = attach(pb_, BPFRT_PROG_FENTRY, "tramp_stress", 1, 0);
+		struct bpfrt_link *lx = cycles & 1 ?
+			attach(px, BPFRT_PROG_FEXIT, "tramp_stress", 1, 0) : NULL;
+
+		atomic_fetch_add(&phase, 1);
+		for (volatile int spin = 0; spin < 20000; spin++)
+			;
+		atomic_fetch_add(&phase, 1);
+		if (lx)
+			bpfrt_link_destroy(lx);
+		bpfrt_link_destroy(lb);
+		atomic_fetch_add(&phase, 1);
+		for (volatile int spin = 0; spin < 20000; spin++)
+			;
+		cycles++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (!tl_failed() && (now.tv_sec - start.tv_sec) * 1000000000l +
+		 (now.tv_nsec - start.tv_nsec) < 1000000000l);
+	churn_stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	bpfrt_link_destroy(la);
+	printf("# %ld cycles, calls %ld+%ld, B checked on %ld off %ld\n", cycles,
+	       st[0].calls, st[1].calls, st[0].must_see + st[1].must_see,
+	       st[0].must_not + st[1].must_not);
+	for (int i = 0; i < 2; i++) {
+		CHECK((long)counts[i] == st[i].calls, "thread %d: A ran %lu times for %ld calls",
+		      i, (unsigned long)counts[i], st[i].calls);
+		CHECK(st[i].wrong == 0 && st[i].missed == 0 && st[i].phantom == 0,
+		      "thread %d: wrong %ld lost %ld phantom %ld", i, st[i].wrong,
+		      st[i].missed, st[i].phantom);
+	}
+	CHECK(st[0].must_see + st[1].must_see > 0);
+	CHECK(entry_is_nop5(tramp_stress));
+	bpfrt_prog_free(pa);
+	bpfrt_prog_free(pb_);
+	bpfrt_prog_free(px);
+}
+
+/* ---- the inline RCU read side matches core/rcu.h -------------------------- */
+
+typedef void (*void_fn)(void);
+
+static void_fn rcu_fn(enum bpfrt_tramp_type type)
+{
+	struct bpfrt_tramp_desc d = { .type = type };
+	uintptr_t f;
+
+	pthread_mutex_lock(&bpfrt_tramp_lock);
+	f = bpfrt_tramp_build(&d, (uintptr_t)tramp_add);
+	pthread_mutex_unlock(&bpfrt_tramp_lock);
+	CHECK(f, "%s", bpfrt_last_error());
+	return (void_fn)f;
+}
+
+static void c_lock(void) { bpfrt_rcu_read_lock(); }
+static void c_unlock(void) { bpfrt_rcu_read_unlock(); }
+
+#define RCU_STEPS 6
+
+/* The reader state after each step, with the counter reduced to "inside"
+ * and the registry links cleared: every other field the C side keeps must
+ * come out the same from the generated code. */
+struct rcu_trace {
+	struct bpfrt_rcu_reader snap[RCU_STEPS];
+	bool ctr_current[RCU_STEPS]; /* ctr == the grace-period counter */
+	void_fn lock, unlock;
+};
+
+static void *rcu_trace_thread(void *arg)
+{
+	struct rcu_trace *tr = arg;
+	void_fn steps[RCU_STEPS] = { tr->lock, tr->lock, tr->unlock, tr->unlock,
+				     tr->lock, tr->unlock };
+	uint64_t prev_ctr = 0;
+
+	for (int i = 0; i < RCU_STEPS; i++) {
+		uint64_t before = atomic_load(&bpfrt_rcu_gp_ctr), after, ctr;
+		bool outer = steps[i] == tr->lock && bpfrt_rcu_self.nesting == 0;
+
+		steps[i]();
+		after = atomic_load(&bpfrt_rcu_gp_ctr);
+		memcpy(&tr->snap[i], &bpfrt_rcu_self, sizeof(bpfrt_rcu_self));
+		ctr = atomic_load(&tr->snap[i].ctr);
+		/* outermost lock: the counter as read then; nested: unchanged;
+		 * outside: 0 */
+		tr->ctr_current[i] = !tr->snap[i].nesting ? ctr == 0 :
+				     outer ? ctr >= before && ctr <= after : ctr == prev_ctr;
+		prev_ctr = ctr;
+		atomic_store(&tr->snap[i].ctr, ctr != 0);
+		tr->snap[i].next = tr->snap[i].prev = NULL;
+	}
+	return NULL;
+}
+
+static void run_trace(struct rcu_trace *tr)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, rcu_trace_thread, tr);
+	pthread_join(t, NULL);
+}
+
+struct gp_waiter {
+	void_fn lock, unlock;
+	_Atomic int state; /* 1: inside, 2: about to leave */
+};
+
+static void *gp_reader(void *arg)
+{
+	struct gp_waiter *w = arg;
+	struct timespec ts = { 0, 30 * 1000 * 1000 };
+
+	w->lock();
+	atomic_store(&w->state, 1);
+	nanosleep(&ts, NULL);
+	atomic_store(&w->state, 2);
+	w->unlock();
+	return NULL;
+}
+
+static void check_rcu_inline(bool membarrier)
+{
+	bool was = bpfrt_rcu_uses_membarrier();
+
+	if (!bpfrt_rcu_set_membarrier(membarrier)) {
+		printf("# no membarrier here: fenced mode only\n");
+		return;
+	}
+	void_fn gl = rcu_fn(BPFRT_TRAMP_RCU_LOCK_FN), gu = rcu_fn(BPFRT_TRAMP_RCU_UNLOCK_FN);
+	struct rcu_trace c = { .lock = c_lock, .unlock = c_unlock };
+	struct rcu_trace g = { .lock = gl, .unlock = gu };
+	struct rcu_trace mixed1 = { .lock = gl, .unlock = c_unlock };
+	struct rcu_trace mixed2 = { .lock = c_lock, .unlock = gu };
+
+	REQUIRE(gl && gu);
+	/* Fresh threads: the first lock registers the thread. */
+	run_trace(&c);
+	run_trace(&g);
+	run_trace(&mixed1);
+	run_trace(&mixed2);
+	for (int i = 0; i < RCU_STEPS; i++) {
+		CHECK(!memcmp(&c.snap[i], &g.snap[i], sizeof(c.snap[i])),
+		      "step %d: generated state differs from rcu.h's (nesting %u/%u)", i,
+		      c.snap[i].nesting, g.snap[i].nesting);
+		CHECK(!memcmp(&c.snap[i], &mixed1.snap[i], sizeof(c.snap[i])), "step %d", i);
+		CHECK(!memcmp(&c.snap[i], &mixed2.snap[i], sizeof(c.snap[i])), "step %d", i);
+		CHECK(c.ctr_current[i] && g.ctr_current[i] && mixed1.ctr_current[i] &&
+		      mixed2.ctr_current[i], "step %d: counter published", i);
+	}
+	CHECK(c.snap[0].nesting == 1 && c.snap[0].ctr && c.snap[0].registered);
+	CHECK(c.snap[3].nesting == 0 && !c.snap[3].ctr);
+	/* A grace period waits for a generated read section. */
+	struct gp_waiter w = { .lock = gl, .unlock = gu };
+	pthread_t t;
+
+	pthread_create(&t, NULL, gp_reader, &w);
+	while (!atomic_load(&w.state))
+		sched_yield();
+	bpfrt_rcu_synchronize();
+	CHECK(atomic_load(&w.state) == 2, "synchronize returned inside a generated section");
+	pthread_join(t, NULL);
+	bpfrt_rcu_set_membarrier(was);
+}
+
+TEST(rcu_inline_matches_c_membarrier) { check_rcu_inline(true); }
+TEST(rcu_inline_matches_c_fenced) { check_rcu_inline(false); }
