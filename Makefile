@@ -78,4 +78,5 @@ clean:
 -include mk/loaderqa.mk
 -include mk/cross.mk
 -include mk/attach.mk
+-include mk/kprobe.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

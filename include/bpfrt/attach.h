@@ -28,6 +28,7 @@
 #include <stdio.h>
 
 #include "bpfrt/object.h"
+#include "bpfrt/kprobe.h"
 
 #ifdef __cplusplus
 extern "C" {

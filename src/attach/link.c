@@ -1,6 +1,7 @@
 /* Links: the process-wide list, detach/destroy and the attach dispatch. */
 #define _GNU_SOURCE
 #include "attach/link.h"
+#include "attach/kprobe.h"
 #include "attach/trampoline.h"
 #include "core/error.h"
 
@@ -212,8 +213,8 @@ static const bpfrt_attach_fn attach_fns[] = {
 	[BPFRT_PROG_FEXIT]          = bpfrt_trampoline_attach_prog,
 	[BPFRT_PROG_FMOD_RET]       = bpfrt_trampoline_attach_prog,
 	[BPFRT_PROG_FENTRY_MULTI]   = bpfrt_multi_attach_prog,
-	[BPFRT_PROG_KPROBE]         = NULL,
-	[BPFRT_PROG_KRETPROBE]      = NULL,
+	[BPFRT_PROG_KPROBE]         = bpfrt_kprobe_attach_prog,
+	[BPFRT_PROG_KRETPROBE]      = bpfrt_kprobe_attach_prog,
 };
 
 static const char *const kind_names[] = {

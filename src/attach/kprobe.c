@@ -1,0 +1,1415 @@
+/* kprobes and kretprobes on host code (see include/bpfrt/kprobe.h for the
+ * user's view).
+ *
+ * A probe site is one address. Sites are permanent (reused when the same
+ * address is probed again): threads may run a site's out-of-line block or
+ * trampoline at any time, even long after its last program left, so no
+ * grace period could prove them unused. Programs and program arrays are
+ * what attach and detach change (RCU, as every attach kind).
+ *
+ * Displaced instructions. Planning decodes the instruction at the address
+ * (it must be an instruction boundary of the containing function: checked
+ * by decoding the function from its symbol's start) and, when the site can
+ * be optimized, the following ones up to 5 bytes (the span). The site can
+ * be optimized (jmp mode) when the function is known (symbol with a size),
+ * the span stays inside it, every spanned instruction relocates, only the
+ * last one may transfer control (call, jmp, ret: a call earlier would
+ * return into the span), no branch of the function lands inside the span,
+ * and the function has no indirect jmp (jump tables: targets unknown), as
+ * Linux's optprobes require. Otherwise the span is the first instruction
+ * and the site stays in int3 mode.
+ *
+ * The out-of-line block (JIT memory within rel32 reach of the site, so
+ * rip-relative operands can be re-pointed) runs the span relocated
+ * (insn_x86.c) and jumps to addr + span. The int3 handler resumes threads
+ * there, so once the int3 is in, no thread newly reaches an instruction
+ * boundary inside the span.
+ *
+ * State machine (under kprobe_lock; every write through text_poke):
+ *   OFF -> INT3   trap handler registered, then int3 over byte 0
+ *   INT3 -> OPT   once no thread is inside the span (quiesce below): the
+ *                 5-byte jmp to the trampoline (text_poke: int3 first, then
+ *                 the tail, then e9; a thread trapping meanwhile is sent on
+ *                 by text_poke's emulation of the jmp or by our handler)
+ *   OPT -> INT3   int3 over byte 0, then the original bytes 1..4 (data: no
+ *                 thread executes them, the int3 and the jmp stop at byte 0)
+ *   INT3 -> OFF   original first instruction back, then the trap handler
+ *                 unregistered (a late trap finds the byte changed and
+ *                 resumes at the address, trap.c step 3)
+ *
+ * Quiesce (Linux uses synchronize_rcu_tasks): threads that were inside the
+ * span before the int3 went in (preempted between two of its instructions,
+ * or asleep in a syscall there) would resume in the middle of the jmp. For
+ * each other thread of the process, /proc/self/task/TID/syscall gives the
+ * user pc of a thread that sleeps in the kernel; a thread that is running
+ * or runnable is asked with a queued real-time signal (KPROBE_QUIESCE_SIG,
+ * SI_QUEUE with a tag; other deliveries go to the host's handler) whose
+ * handler reports the interrupted pc. A site is optimized only when every
+ * thread answered and none was inside; otherwise it stays in int3 mode
+ * (tried again at the next attach to it).
+ *
+ * The trampoline (jmp mode), in JIT memory near the site:
+ *   lea rsp,[rsp-128]; pushfq          skip the red zone, keep the flags
+ *   struct bpfrt_pt_regs at rsp        every GPR, ip = addr + 1, sp, flags
+ *   save FP state                      xmm0-7 at a function's entry (only
+ *                                      argument registers are live there),
+ *                                      xsave of all enabled state elsewhere
+ *   call kprobe_handle(site, regs)     16-byte aligned stack
+ *   restore FP state, GPRs; popfq; lea rsp,[rsp+128]
+ *   relocated span; jmp addr + span
+ * The int3 path builds the same pt_regs from the signal's ucontext (the
+ * kernel saved the FP state) and runs the same handler in signal context.
+ * A SIGTRAP handler that interrupts a thread between the two stores of
+ * bpfrt_rcu_read_lock() cannot enter an RCU section safely: those rare runs
+ * are skipped and counted as misses.
+ *
+ * kretprobes: the entry handler (a kretprobe's site is the function entry)
+ * pushes {return address, rsp, site} on a per-thread shadow stack and
+ * replaces the return address with bpfrt_kretprobe_tramp, which builds a
+ * pt_regs (ax = return value), keeps xmm0/xmm1 (float returns), finds its
+ * entry by stack address, runs the site's kretprobe programs and returns to
+ * the real address. Entries left behind by longjmp (lower stack addresses
+ * than the returning frame) are dropped when an outer probed function
+ * returns; tail calls between probed functions stack two entries on one
+ * frame and unwind through the trampoline twice. */
+#define _GNU_SOURCE
+#include "bpfrt/kprobe.h"
+#include "attach/insn_x86.h"
+#include "attach/link.h"
+#include "attach/kprobe.h"
+#include "attach/run.h"
+#include "attach/text_poke.h"
+#include "attach/trampoline.h"
+#include "attach/trap.h"
+#include "core/error.h"
+#include "jit/execmem.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+#define INT3 0xcc
+#define SPAN_MAX 24             /* >= 5 + longest instruction */
+#define SCAN_MAX (256u << 10)   /* functions longer than this: int3 mode */
+#define OOL_MAX (SPAN_MAX * BPFRT_X86_RELOC_MAX / 2 + 16)
+#define TRAMP_MAX 1024
+#define KRET_DEPTH 64
+#define KRET_SAME_STACK (8ul << 20) /* farther apart: another stack (sigaltstack) */
+
+enum site_state { SITE_OFF, SITE_INT3, SITE_OPT };
+
+struct kprobe_site {
+	uintptr_t addr;
+	uintptr_t func, func_end;       /* containing symbol; 0 if unknown */
+	uint8_t span;                   /* displaced bytes */
+	uint8_t first_len;              /* length of the first instruction */
+	uint8_t insn_cnt;
+	bool can_opt;
+	bool entry;                     /* a function's entry: only xmm0-7 live */
+	uint8_t orig[SPAN_MAX];
+	struct bpfrt_x86_insn insns[SPAN_MAX];
+	uintptr_t ool;
+	uintptr_t tramp;
+	enum site_state state;
+	uint32_t links, force_int3;
+	struct bpfrt_prog_array *_Atomic progs;
+	struct bpfrt_prog_array *_Atomic rprogs;
+	struct kprobe_site *next;
+};
+
+struct kprobe_link {
+	struct bpfrt_link link;
+	struct kprobe_site *site;
+	bool retprobe;
+	bool int3_only;
+};
+
+static pthread_mutex_t kprobe_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kprobe_site *sites;
+
+/* ---- symbols ------------------------------------------------------------- */
+
+struct ksym {
+	uintptr_t addr;
+	size_t size;
+	char *name;
+};
+
+static struct ksym *ksyms;
+static size_t ksym_cnt, ksym_cap;
+static unsigned long long ksym_adds = ~0ull;    /* dlpi_adds at the last scan */
+
+static int ksym_add(uintptr_t addr, size_t size, const char *name)
+{
+	if (ksym_cnt == ksym_cap) {
+		size_t cap = ksym_cap ? 2 * ksym_cap : 4096;
+		struct ksym *grown = realloc(ksyms, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		ksyms = grown;
+		ksym_cap = cap;
+	}
+	ksyms[ksym_cnt].name = strdup(name);
+	if (!ksyms[ksym_cnt].name)
+		return -ENOMEM;
+	ksyms[ksym_cnt].addr = addr;
+	ksyms[ksym_cnt].size = size;
+	ksym_cnt++;
+	return 0;
+}
+
+static int ksym_scan_file(const char *path, uintptr_t base)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;       /* the vdso, deleted files: nothing to name */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+	}
+	/* Both: .symtab has the static functions, .dynsym may be all a
+	 * stripped library has. Duplicates are harmless. */
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		scn = pass ? dynsym : symtab;
+		if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !err; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && *name)
+				err = ksym_add(base + sym.st_value, sym.st_size, name);
+		}
+	}
+	elf_end(elf);
+out:
+	close(fd);
+	return err;
+}
+
+struct scan_ctx {
+	int err;
+	bool main_done;
+};
+
+static int ksym_phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : NULL;
+	struct scan_ctx *sc = ctx;
+
+	if (!path) {
+		/* The first unnamed object is the executable. */
+		if (sc->main_done)
+			return 0;
+		sc->main_done = true;
+		path = "/proc/self/exe";
+	}
+	sc->err = ksym_scan_file(path, info->dlpi_addr);
+	return sc->err;
+}
+
+static int adds_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	*(unsigned long long *)ctx = info->dlpi_adds;
+	return 1;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->size > y->size ? -1 : x->size < y->size; /* sized ones first */
+}
+
+/* (Re)reads the symbols when libraries were loaded since the last scan. */
+static int ksym_refresh(void)
+{
+	unsigned long long adds = 0;
+	struct scan_ctx sc = { 0 };
+
+	dl_iterate_phdr(adds_cb, &adds);
+	if (adds == ksym_adds)
+		return 0;
+	for (size_t i = 0; i < ksym_cnt; i++)
+		free(ksyms[i].name);
+	ksym_cnt = 0;
+	elf_version(EV_CURRENT);
+	dl_iterate_phdr(ksym_phdr_cb, &sc);
+	if (sc.err)
+		return bpfrt_err(sc.err, "kprobe: cannot read the symbol tables");
+	qsort(ksyms, ksym_cnt, sizeof(*ksyms), ksym_cmp);
+	ksym_adds = adds;
+	return 0;
+}
+
+static const struct ksym *ksym_by_name(const char *name)
+{
+	for (size_t i = 0; i < ksym_cnt; i++)
+		if (!strcmp(ksyms[i].name, name))
+			return &ksyms[i];
+	return NULL;
+}
+
+/* The sized function symbol containing addr, or NULL. */
+static const struct ksym *ksym_by_addr(uintptr_t addr)
+{
+	size_t lo = 0, hi = ksym_cnt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Aliases share an address: look back over the candidates. */
+	for (size_t i = lo; i-- > 0 && lo - i <= 16;) {
+		if (ksyms[i].size && addr < ksyms[i].addr + ksyms[i].size)
+			return &ksyms[i];
+	}
+	return NULL;
+}
+
+/* ---- JIT memory near the probed code ------------------------------------- */
+
+#define ARENA_SIZE (64u << 10)
+
+struct kp_arena {
+	struct bpfrt_execmem *mem;
+	uintptr_t base;
+	size_t used;
+	struct kp_arena *next;
+};
+
+static struct kp_arena *arenas;
+
+static bool in_rel32(uintptr_t from, uintptr_t to)
+{
+	int64_t d = (int64_t)(to - from);
+
+	return d == (int32_t)d;
+}
+
+/* len bytes of JIT memory within rel32 reach of near (both ends). */
+static struct kp_arena *arena_get(size_t len, uintptr_t near, size_t *off)
+{
+	struct kp_arena *a;
+
+	for (a = arenas; a; a = a->next)
+		if (a->used + len <= ARENA_SIZE && in_rel32(near, a->base) &&
+		    in_rel32(near, a->base + ARENA_SIZE))
+			break;
+	if (!a) {
+		a = calloc(1, sizeof(*a));
+		if (!a)
+			return NULL;
+		a->mem = bpfrt_execmem_alloc_near(ARENA_SIZE, (const void *)near);
+		if (!a->mem) {
+			free(a);
+			bpfrt_err(-ENOMEM, "kprobe: no JIT memory within reach of %#lx",
+				  (unsigned long)near);
+			return NULL;
+		}
+		a->base = (uintptr_t)bpfrt_execmem_addr(a->mem);
+		a->next = arenas;
+		arenas = a;
+	}
+	*off = a->used;
+	a->used += (len + 15) & ~(size_t)15;
+	return a;
+}
+
+/* ---- planning ------------------------------------------------------------- */
+
+/* Copies [start, start + len) of code with the original bytes of armed
+ * sites put back, so decoding never sees our int3s and jmps. */
+static void read_clean(uintptr_t start, size_t len, uint8_t *buf)
+{
+	memcpy(buf, (const void *)start, len);
+	for (struct kprobe_site *s = sites; s; s = s->next) {
+		if (s->state == SITE_OFF)
+			continue;
+		for (size_t i = 0; i < s->span; i++)
+			if (s->addr + i >= start && s->addr + i < start + len)
+				buf[s->addr + i - start] = s->orig[i];
+	}
+}
+
+static bool overlaps_armed(uintptr_t addr, size_t len, const struct kprobe_site *self)
+{
+	for (struct kprobe_site *s = sites; s; s = s->next)
+		if (s != self && s->state != SITE_OFF && s->addr < addr + len &&
+		    addr < s->addr + s->span)
+			return true;
+	return false;
+}
+
+/* Linear sweep of [func, func_end): -EINVAL if addr is inside an
+ * instruction; sets *opt_ok false if a branch lands in (addr, addr + span)
+ * or the function cannot be fully decoded or jumps indirectly. */
+static int sweep_function(struct kprobe_site *s, const uint8_t *code, bool *opt_ok)
+{
+	uintptr_t pc = s->func, end = s->func_end, prev = pc;
+	bool seen = false;
+
+	while (pc < end) {
+		struct bpfrt_x86_insn in;
+
+		if (bpfrt_x86_decode(code + (pc - s->func), end - pc, pc, &in)) {
+			*opt_ok = false;
+			break;
+		}
+		if (in.bad)
+			*opt_ok = false;
+		if (pc == s->addr)
+			seen = true;
+		else if (pc > s->addr && !seen)
+			return bpfrt_err(-EINVAL, "kprobe: %#lx is not an instruction boundary "
+					 "(the instruction at %#lx covers it)", (unsigned long)s->addr,
+					 (unsigned long)prev);
+		if ((in.kind == BPFRT_X86_JMP || in.kind == BPFRT_X86_JCC ||
+		     in.kind == BPFRT_X86_CALL) &&
+		    in.target > s->addr && in.target < s->addr + s->span)
+			*opt_ok = false;
+		if (in.kind == BPFRT_X86_JMP_IND)
+			*opt_ok = false;
+		prev = pc;
+		pc += in.len;
+	}
+	bpfrt_err_clear();
+	return 0;
+}
+
+static int site_plan(struct kprobe_site *s)
+{
+	uint8_t buf[SPAN_MAX + 16];
+	size_t avail = sizeof(buf), off = 0;
+	bool opt_ok = s->func && s->func_end - s->addr >= 5 && s->func_end - s->func <= SCAN_MAX;
+	int err;
+
+	if (s->func && s->func_end - s->addr < avail)
+		avail = s->func_end - s->addr;
+	read_clean(s->addr, avail, buf);
+	err = bpfrt_x86_decode(buf, avail, s->addr, &s->insns[0]);
+	if (err)
+		return err;
+	if (s->insns[0].bad)
+		return bpfrt_err(-EOPNOTSUPP, "kprobe: instruction at %#lx cannot run out of "
+				 "line: %s", (unsigned long)s->addr, s->insns[0].bad);
+	s->first_len = s->insns[0].len;
+	s->insn_cnt = 1;
+	off = s->first_len;
+	/* The span for jmp mode: whole instructions covering 5 bytes. */
+	while (opt_ok && off < 5) {
+		if (bpfrt_x86_ends_flow(&s->insns[s->insn_cnt - 1]) ||
+		    s->insns[s->insn_cnt - 1].kind == BPFRT_X86_CALL ||
+		    s->insns[s->insn_cnt - 1].kind == BPFRT_X86_CALL_IND ||
+		    bpfrt_x86_decode(buf + off, avail - off, s->addr + off, &s->insns[s->insn_cnt]) ||
+		    s->insns[s->insn_cnt].bad) {
+			opt_ok = false;
+			break;
+		}
+		off += s->insns[s->insn_cnt].len;
+		s->insn_cnt++;
+	}
+	bpfrt_err_clear();
+	if (opt_ok && (off > SPAN_MAX || s->addr + off > s->func_end ||
+		       overlaps_armed(s->addr, off, s)))
+		opt_ok = false;
+	if (s->func) {
+		uint8_t *code = malloc(s->func_end - s->func);
+
+		if (!code)
+			return bpfrt_err(-ENOMEM, "kprobe: out of memory");
+		read_clean(s->func, s->func_end - s->func, code);
+		s->span = (uint8_t)off;
+		err = sweep_function(s, code, &opt_ok);
+		free(code);
+		if (err)
+			return err;
+	}
+	if (!opt_ok) {
+		s->insn_cnt = 1;
+		off = s->first_len;
+	}
+	s->can_opt = opt_ok;
+	s->span = (uint8_t)off;
+	read_clean(s->addr, s->span, s->orig);
+	return 0;
+}
+
+/* Writes the relocated span for execution at `at`, then a jmp back unless
+ * the span ends in a control transfer. Returns the length or -errno. */
+static int emit_span(const struct kprobe_site *s, uintptr_t at, uint8_t *out)
+{
+	uint8_t *p = out;
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < s->insn_cnt; i++) {
+		int n = bpfrt_x86_relocate(&s->insns[i], s->orig + off, s->addr + off,
+					   at + (uintptr_t)(p - out), p);
+
+		if (n < 0)
+			return bpfrt_err(n, "kprobe: rip-relative operand at %#lx out of reach "
+					 "of JIT memory near it", (unsigned long)(s->addr + off));
+		p += n;
+		off += s->insns[i].len;
+	}
+	if (!bpfrt_x86_ends_flow(&s->insns[s->insn_cnt - 1])) {
+		if (bpfrt_encode_jmp(p, at + (uintptr_t)(p - out), s->addr + s->span))
+			return bpfrt_err(-ERANGE, "kprobe: out-of-line code out of reach");
+		p += 5;
+	}
+	return (int)(p - out);
+}
+
+static int build_ool(struct kprobe_site *s)
+{
+	uint8_t code[OOL_MAX];
+	size_t off;
+	struct kp_arena *a = arena_get(sizeof(code), s->addr, &off);
+	int n;
+
+	if (!a)
+		return -ENOMEM;
+	n = emit_span(s, a->base + off, code);
+	if (n < 0)
+		return n;
+	n = bpfrt_execmem_copy(a->mem, off, code, (size_t)n);
+	if (n)
+		return bpfrt_err(n, "kprobe: cannot write out-of-line code");
+	s->ool = a->base + off;
+	return 0;
+}
+
+/* ---- trampoline (jmp mode) ------------------------------------------------- */
+
+enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
+
+/* Offset of each register in struct bpfrt_pt_regs (RSP: sp). */
+static const int32_t regs_off[16] = {
+	[RAX] = 80, [RCX] = 88, [RDX] = 96, [RBX] = 40, [RSP] = 152, [RBP] = 32,
+	[RSI] = 104, [RDI] = 112, [R8] = 72, [R9] = 64, [R10] = 56, [R11] = 48,
+	[R12] = 24, [R13] = 16, [R14] = 8, [R15] = 0,
+};
+#define REGS_SIZE 168
+#define REGS_IP 128
+#define REGS_ORIG_AX 120
+#define REGS_CS 136
+#define REGS_FLAGS 144
+#define REGS_SS 160
+_Static_assert(sizeof(struct bpfrt_pt_regs) == REGS_SIZE, "pt_regs layout");
+_Static_assert(offsetof(struct bpfrt_pt_regs, di) == 112 &&
+	       offsetof(struct bpfrt_pt_regs, ip) == REGS_IP &&
+	       offsetof(struct bpfrt_pt_regs, sp) == 152, "pt_regs layout");
+
+static uint8_t *put(uint8_t *p, const void *b, size_t n)
+{
+	memcpy(p, b, n);
+	return p + n;
+}
+
+static uint8_t *put32(uint8_t *p, uint32_t v)
+{
+	return put(p, &v, 4);
+}
+
+/* mov [rsp+disp32], reg (store) or mov reg, [rsp+disp32] */
+static uint8_t *put_mov_rsp(uint8_t *p, int reg, int32_t disp, bool store)
+{
+	*p++ = (uint8_t)(0x48 | (reg >= 8 ? 4 : 0));
+	*p++ = store ? 0x89 : 0x8b;
+	*p++ = (uint8_t)(0x84 | ((reg & 7) << 3));
+	*p++ = 0x24;
+	return put32(p, (uint32_t)disp);
+}
+
+/* mov qword [rsp+disp32], simm32 */
+static uint8_t *put_movq_imm(uint8_t *p, int32_t disp, int32_t imm)
+{
+	p = put(p, "\x48\xc7\x84\x24", 4);
+	p = put32(p, (uint32_t)disp);
+	return put32(p, (uint32_t)imm);
+}
+
+/* mov reg, imm64 */
+static uint8_t *put_mov_imm64(uint8_t *p, int reg, uint64_t imm)
+{
+	*p++ = (uint8_t)(0x48 | (reg >= 8 ? 1 : 0));
+	*p++ = (uint8_t)(0xb8 + (reg & 7));
+	return put(p, &imm, 8);
+}
+
+static uint32_t xsave_size;     /* 0: no xsave, fxsave instead */
+
+static void fp_probe(void)
+{
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 26)) && (c & (1u << 27)) &&
+	    __get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b >= 576)
+		xsave_size = b;
+}
+
+static uint8_t *put_fp_save(uint8_t *p, bool entry)
+{
+	if (entry) {
+		p = put(p, "\x48\x8d\x64\x24\x80", 5);          /* lea rsp,[rsp-128] */
+		p = put(p, "\x48\x83\xe4\xf0", 4);              /* and rsp,-16 */
+		for (int i = 0; i < 8; i++) {                   /* movdqa [rsp+16i], xmmi */
+			p = put(p, "\x66\x0f\x7f", 3);
+			*p++ = (uint8_t)(0x44 | (i << 3));
+			*p++ = 0x24;
+			*p++ = (uint8_t)(16 * i);
+		}
+		return p;
+	}
+	if (!xsave_size) {
+		p = put(p, "\x48\x81\xec", 3);                  /* sub rsp, 512 */
+		p = put32(p, 512);
+		p = put(p, "\x48\x83\xe4\xf0", 4);              /* and rsp,-16 */
+		return put(p, "\x48\x0f\xae\x04\x24", 5);       /* fxsave64 [rsp] */
+	}
+	p = put(p, "\x48\x81\xec", 3);                          /* sub rsp, size */
+	p = put32(p, xsave_size);
+	p = put(p, "\x48\x83\xe4\xc0", 4);                      /* and rsp,-64 */
+	for (int i = 0; i < 8; i++)                             /* zero the header */
+		p = put_movq_imm(p, 512 + 8 * i, 0);
+	p = put(p, "\xb8\xff\xff\xff\xff\xba\xff\xff\xff\xff", 10); /* eax = edx = -1 */
+	return put(p, "\x48\x0f\xae\x24\x24", 5);               /* xsave64 [rsp] */
+}
+
+static uint8_t *put_fp_restore(uint8_t *p, bool entry)
+{
+	if (entry) {
+		for (int i = 0; i < 8; i++) {                   /* movdqa xmmi, [rsp+16i] */
+			p = put(p, "\x66\x0f\x6f", 3);
+			*p++ = (uint8_t)(0x44 | (i << 3));
+			*p++ = 0x24;
+			*p++ = (uint8_t)(16 * i);
+		}
+		return p;
+	}
+	if (!xsave_size)
+		return put(p, "\x48\x0f\xae\x0c\x24", 5);       /* fxrstor64 [rsp] */
+	p = put(p, "\xb8\xff\xff\xff\xff\xba\xff\xff\xff\xff", 10);
+	return put(p, "\x48\x0f\xae\x2c\x24", 5);               /* xrstor64 [rsp] */
+}
+
+static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs);
+
+static int build_tramp(struct kprobe_site *s)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	uint8_t code[TRAMP_MAX], *p = code;
+	size_t off;
+	struct kp_arena *a;
+	int n;
+
+	pthread_once(&once, fp_probe);
+	a = arena_get(sizeof(code), s->addr, &off);
+	if (!a)
+		return -ENOMEM;
+	p = put(p, "\x48\x8d\x64\x24\x80", 5);                  /* lea rsp,[rsp-128] */
+	*p++ = 0x9c;                                            /* pushfq */
+	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp-168] */
+	p = put32(p, (uint32_t)-REGS_SIZE);
+	for (int r = RAX; r <= R15; r++)
+		if (r != RSP)
+			p = put_mov_rsp(p, r, regs_off[r], true);
+	p = put(p, "\x48\x8d\x84\x24", 4);                      /* lea rax,[rsp+168+8+128] */
+	p = put32(p, REGS_SIZE + 8 + 128);
+	p = put_mov_rsp(p, RAX, regs_off[RSP], true);
+	p = put_mov_rsp(p, RAX, REGS_SIZE, false);              /* the pushed flags */
+	p = put_mov_rsp(p, RAX, REGS_FLAGS, true);
+	p = put_mov_imm64(p, RAX, s->addr + 1);
+	p = put_mov_rsp(p, RAX, REGS_IP, true);
+	p = put_movq_imm(p, REGS_ORIG_AX, -1);
+	p = put_movq_imm(p, REGS_CS, 0x33);
+	p = put_movq_imm(p, REGS_SS, 0x2b);
+	p = put(p, "\x48\x89\xe3", 3);                          /* mov rbx, rsp */
+	p = put_fp_save(p, s->entry);
+	p = put(p, "\x48\x89\xde", 3);                          /* mov rsi, rbx */
+	p = put_mov_imm64(p, RDI, (uint64_t)(uintptr_t)s);
+	p = put_mov_imm64(p, RAX, (uint64_t)(uintptr_t)kprobe_handle);
+	p = put(p, "\xff\xd0", 2);                              /* call rax */
+	p = put_fp_restore(p, s->entry);
+	p = put(p, "\x48\x89\xdc", 3);                          /* mov rsp, rbx */
+	for (int r = RAX; r <= R15; r++)
+		if (r != RSP)
+			p = put_mov_rsp(p, r, regs_off[r], false);
+	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp+168] */
+	p = put32(p, REGS_SIZE);
+	*p++ = 0x9d;                                            /* popfq */
+	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp+128] */
+	p = put32(p, 128);
+	if ((size_t)(p - code) + s->insn_cnt * BPFRT_X86_RELOC_MAX + 5 > sizeof(code))
+		return bpfrt_err(-E2BIG, "kprobe: trampoline too long");
+	n = emit_span(s, a->base + off + (uintptr_t)(p - code), p);
+	if (n < 0)
+		return n;
+	p += n;
+	n = bpfrt_execmem_copy(a->mem, off, code, (size_t)(p - code));
+	if (n)
+		return bpfrt_err(n, "kprobe: cannot write the trampoline");
+	s->tramp = a->base + off;
+	return 0;
+}
+
+/* ---- run time -------------------------------------------------------------- */
+
+struct kret_entry {
+	uintptr_t ret;          /* the real return address */
+	uintptr_t sp;           /* where it was on the stack */
+	struct kprobe_site *site;
+};
+
+static __thread struct {
+	uint32_t depth;
+	struct kret_entry e[KRET_DEPTH];
+} kret_stack __attribute__((tls_model("initial-exec")));
+
+void bpfrt_kretprobe_tramp(void);
+uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
+	__attribute__((visibility("hidden"), used));
+
+static void count_misses(const struct bpfrt_prog_array *arr)
+{
+	for (uint32_t i = 0; arr && i < arr->cnt; i++)
+		bpfrt_attach_count_miss(arr->items[i].prog);
+}
+
+static void kretprobe_enter(struct kprobe_site *s, const struct bpfrt_prog_array *arr,
+			    struct bpfrt_pt_regs *regs)
+{
+	uint32_t depth = kret_stack.depth;
+	uintptr_t *slot = (uintptr_t *)(uintptr_t)regs->sp;
+	uintptr_t sp = regs->sp;
+
+	/* Entries of frames below this one on the same stack are dead (a
+	 * longjmp skipped their returns); the same slot is dead too unless
+	 * it holds the trampoline (a tail call from a probed function). */
+	while (depth) {
+		const struct kret_entry *e = &kret_stack.e[depth - 1];
+
+		if (e->sp > sp || sp - e->sp > KRET_SAME_STACK ||
+		    (e->sp == sp && *slot == (uintptr_t)bpfrt_kretprobe_tramp))
+			break;
+		depth--;
+	}
+	kret_stack.depth = depth;
+	if (depth == KRET_DEPTH) {
+		count_misses(arr);
+		return;
+	}
+	kret_stack.e[depth] = (struct kret_entry){ *slot, regs->sp, s };
+	/* Published before the swap: a signal handler that runs a probed
+	 * function in between stacks on top of it. */
+	atomic_signal_fence(memory_order_seq_cst);
+	kret_stack.depth = depth + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	*slot = (uintptr_t)bpfrt_kretprobe_tramp;
+}
+
+uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
+{
+	uintptr_t sp = regs->sp - 8;    /* where the return address was */
+	uint32_t i = kret_stack.depth;
+	struct kret_entry e;
+
+	while (i && kret_stack.e[i - 1].sp != sp)
+		i--;
+	if (!i) {
+		/* Cannot happen unless the stack was switched under us. */
+		static const char msg[] = "bpfrt: kretprobe return without its entry\n";
+
+		(void)!write(2, msg, sizeof(msg) - 1);
+		abort();
+	}
+	/* Entries above it belong to frames a longjmp skipped. */
+	e = kret_stack.e[i - 1];
+	kret_stack.depth = i - 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	regs->ip = e.ret;
+
+	const struct bpfrt_prog_array *arr;
+
+	bpfrt_attach_enter();
+	arr = bpfrt_prog_array_load(&e.site->rprogs);
+	if (arr)
+		bpfrt_prog_array_run(arr, regs);
+	bpfrt_attach_exit();
+	return e.ret;
+}
+
+/* The return trampoline: a probed function with a kretprobe returns here. */
+__asm__(".text\n"
+	".globl bpfrt_kretprobe_tramp\n"
+	".hidden bpfrt_kretprobe_tramp\n"
+	".type bpfrt_kretprobe_tramp, @function\n"
+	".p2align 4\n"
+	"bpfrt_kretprobe_tramp:\n"
+	"	sub $176, %rsp\n"               /* pt_regs + the real return address */
+	"	mov %r15, 0(%rsp)\n"
+	"	mov %r14, 8(%rsp)\n"
+	"	mov %r13, 16(%rsp)\n"
+	"	mov %r12, 24(%rsp)\n"
+	"	mov %rbp, 32(%rsp)\n"
+	"	mov %rbx, 40(%rsp)\n"
+	"	mov %r11, 48(%rsp)\n"
+	"	mov %r10, 56(%rsp)\n"
+	"	mov %r9, 64(%rsp)\n"
+	"	mov %r8, 72(%rsp)\n"
+	"	mov %rax, 80(%rsp)\n"
+	"	mov %rcx, 88(%rsp)\n"
+	"	mov %rdx, 96(%rsp)\n"
+	"	mov %rsi, 104(%rsp)\n"
+	"	mov %rdi, 112(%rsp)\n"
+	"	movq $-1, 120(%rsp)\n"
+	"	movq $0, 128(%rsp)\n"
+	"	movq $0x33, 136(%rsp)\n"
+	"	pushfq\n"
+	"	popq 144(%rsp)\n"
+	"	lea 176(%rsp), %rax\n"
+	"	mov %rax, 152(%rsp)\n"
+	"	movq $0x2b, 160(%rsp)\n"
+	"	mov %rsp, %rbx\n"
+	"	and $-16, %rsp\n"
+	"	sub $32, %rsp\n"
+	"	movdqa %xmm0, 0(%rsp)\n"
+	"	movdqa %xmm1, 16(%rsp)\n"
+	"	mov %rbx, %rdi\n"
+	"	call bpfrt_kretprobe_return\n"
+	"	movdqa 0(%rsp), %xmm0\n"
+	"	movdqa 16(%rsp), %xmm1\n"
+	"	mov %rbx, %rsp\n"
+	"	mov %rax, 168(%rsp)\n"
+	"	mov 40(%rsp), %rbx\n"
+	"	mov 80(%rsp), %rax\n"
+	"	mov 96(%rsp), %rdx\n"
+	"	add $168, %rsp\n"
+	"	ret\n"
+	".size bpfrt_kretprobe_tramp, .-bpfrt_kretprobe_tramp\n");
+
+/* Shared by the trampoline and the int3 handler. */
+static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
+{
+	const struct bpfrt_prog_array *arr;
+
+	bpfrt_attach_enter();
+	arr = bpfrt_prog_array_load(&s->progs);
+	if (arr)
+		bpfrt_prog_array_run(arr, regs);
+	arr = bpfrt_prog_array_load(&s->rprogs);
+	if (arr)
+		kretprobe_enter(s, arr, regs);
+	bpfrt_attach_exit();
+}
+
+static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
+{
+	struct kprobe_site *s = ctx;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct bpfrt_pt_regs regs = {
+		.r15 = (uint64_t)g[REG_R15], .r14 = (uint64_t)g[REG_R14],
+		.r13 = (uint64_t)g[REG_R13], .r12 = (uint64_t)g[REG_R12],
+		.bp = (uint64_t)g[REG_RBP], .bx = (uint64_t)g[REG_RBX],
+		.r11 = (uint64_t)g[REG_R11], .r10 = (uint64_t)g[REG_R10],
+		.r9 = (uint64_t)g[REG_R9], .r8 = (uint64_t)g[REG_R8],
+		.ax = (uint64_t)g[REG_RAX], .cx = (uint64_t)g[REG_RCX],
+		.dx = (uint64_t)g[REG_RDX], .si = (uint64_t)g[REG_RSI],
+		.di = (uint64_t)g[REG_RDI], .orig_ax = (uint64_t)-1,
+		.ip = addr + 1, .cs = 0x33, .flags = (uint64_t)g[REG_EFL],
+		.sp = (uint64_t)g[REG_RSP], .ss = 0x2b,
+	};
+
+	/* Interrupted between the two stores of bpfrt_rcu_read_lock(): a
+	 * nested section would not be seen by grace periods. Skip. */
+	if (bpfrt_rcu_self.nesting &&
+	    !atomic_load_explicit(&bpfrt_rcu_self.ctr, memory_order_relaxed)) {
+		count_misses(atomic_load(&s->progs));
+		count_misses(atomic_load(&s->rprogs));
+	} else {
+		kprobe_handle(s, &regs);
+	}
+	g[REG_RIP] = (greg_t)s->ool;
+	return true;
+}
+
+/* ---- quiesce ----------------------------------------------------------------- */
+
+#define QUIESCE_TAG 0xb9f0000000000000ull
+
+static int quiesce_sig;
+static struct sigaction quiesce_prev;
+static _Atomic uint32_t q_gen, q_acks;
+static _Atomic bool q_busy;
+static uintptr_t q_lo, q_hi;
+
+static void quiesce_handler(int sig, siginfo_t *si, void *ucv)
+{
+	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+	ucontext_t *uc = ucv;
+
+	if (si->si_code != SI_QUEUE || (v & ~0xffffffffull) != QUIESCE_TAG) {
+		if (quiesce_prev.sa_flags & SA_SIGINFO) {
+			if (quiesce_prev.sa_sigaction)
+				quiesce_prev.sa_sigaction(sig, si, ucv);
+		} else if (quiesce_prev.sa_handler != SIG_DFL && quiesce_prev.sa_handler != SIG_IGN) {
+			quiesce_prev.sa_handler(sig);
+		}
+		return;
+	}
+	if ((uint32_t)v != atomic_load(&q_gen))
+		return;         /* an answer to a round that gave up */
+	uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+
+	if (rip > q_lo && rip < q_hi)
+		atomic_store(&q_busy, true);
+	atomic_fetch_add(&q_acks, 1);
+}
+
+static void quiesce_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = quiesce_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	quiesce_sig = SIGRTMAX - 6;
+	if (sigaction(quiesce_sig, &sa, &quiesce_prev))
+		quiesce_sig = 0;
+}
+
+/* The user pc of a thread asleep in the kernel, 0 if it is running. */
+static uintptr_t sleeping_pc(pid_t tid)
+{
+	char path[64], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || !strncmp(buf, "running", 7))
+		return 0;
+	buf[n] = 0;
+	char *last = strrchr(buf, ' ');
+
+	return last ? (uintptr_t)strtoull(last + 1, NULL, 16) : 0;
+}
+
+/* One round: true if every other thread is known to be outside (lo, hi). */
+static bool quiesce_round(uintptr_t lo, uintptr_t hi)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
+	uint32_t gen = atomic_fetch_add(&q_gen, 1) + 1, sent = 0;
+	struct dirent *d;
+	DIR *dir;
+	bool ok = true;
+
+	q_lo = lo;
+	q_hi = hi;
+	atomic_store(&q_acks, 0);
+	atomic_store(&q_busy, false);
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return false;
+	while (ok && (d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+		uintptr_t pc;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		pc = sleeping_pc(tid);
+		if (pc) {
+			if (pc > lo && pc < hi)
+				ok = false;
+			continue;
+		}
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		si.si_signo = quiesce_sig;
+		si.si_code = SI_QUEUE;
+		si.si_pid = pid;
+		si.si_uid = getuid();
+		si.si_value.sival_ptr = (void *)(uintptr_t)(QUIESCE_TAG | gen);
+		if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, quiesce_sig, &si) == 0)
+			sent++;
+		/* ESRCH: it exited meanwhile. */
+	}
+	closedir(dir);
+	for (int i = 0; ok && i < 2000 && atomic_load(&q_acks) < sent; i++) {
+		struct timespec ts = { 0, 50000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (atomic_load(&q_acks) < sent || atomic_load(&q_busy))
+		ok = false;
+	atomic_fetch_add(&q_gen, 1);    /* late answers are ignored */
+	return ok;
+}
+
+static bool quiesce(uintptr_t lo, uintptr_t hi)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, quiesce_install);
+	if (!quiesce_sig)
+		return false;
+	for (int tries = 0; tries < 20; tries++) {
+		struct timespec ts = { 0, 1000000 };
+
+		if (quiesce_round(lo, hi))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+/* ---- state changes (under kprobe_lock) ------------------------------------ */
+
+static const uint8_t int3_byte = INT3;
+
+static int site_arm(struct kprobe_site *s)
+{
+	int err;
+
+	if (memcmp((const void *)s->addr, s->orig, s->span))
+		return bpfrt_err(-EBUSY, "kprobe: code at %#lx changed since it was probed",
+				 (unsigned long)s->addr);
+	if (overlaps_armed(s->addr, s->span, s))
+		return bpfrt_err(-EBUSY, "kprobe: %#lx overlaps the displaced bytes of another probe",
+				 (unsigned long)s->addr);
+	err = bpfrt_trap_register(s->addr, kprobe_trap, s);
+	if (err)
+		return err;
+	err = bpfrt_text_poke((void *)s->addr, &int3_byte, 1);
+	if (err) {
+		bpfrt_trap_unregister(s->addr);
+		return err;
+	}
+	s->state = SITE_INT3;
+	return 0;
+}
+
+static void site_optimize(struct kprobe_site *s)
+{
+	uint8_t jmp[5];
+
+	if (s->state != SITE_INT3 || !s->can_opt || s->force_int3)
+		return;
+	if (!s->tramp && build_tramp(s)) {
+		s->can_opt = false;
+		bpfrt_err_clear();
+		return;
+	}
+	if (bpfrt_encode_jmp(jmp, s->addr, s->tramp) ||
+	    !quiesce(s->addr, s->addr + s->span))
+		return;
+	if (!bpfrt_text_poke((void *)s->addr, jmp, 5))
+		s->state = SITE_OPT;
+}
+
+static int site_unoptimize(struct kprobe_site *s)
+{
+	int err;
+
+	if (s->state != SITE_OPT)
+		return 0;
+	err = bpfrt_text_poke((void *)s->addr, &int3_byte, 1);
+	if (!err)
+		err = bpfrt_text_write((void *)(s->addr + 1), s->orig + 1, 4);
+	if (!err)
+		s->state = SITE_INT3;
+	return err;
+}
+
+static int site_disarm(struct kprobe_site *s)
+{
+	size_t len = 1;
+	int err;
+
+	if (s->state == SITE_OFF)
+		return 0;
+	err = site_unoptimize(s);
+	if (err)
+		return err;
+	/* text_poke emulates a call/jmp being written for threads that trap
+	 * meanwhile: it needs the whole instruction. */
+	if (s->orig[0] == 0xe8 || s->orig[0] == 0xe9 || s->orig[0] == 0xeb)
+		len = s->first_len;
+	err = bpfrt_text_poke((void *)s->addr, s->orig, len);
+	if (err)
+		return err;
+	bpfrt_trap_unregister(s->addr);
+	s->state = SITE_OFF;
+	return 0;
+}
+
+/* ---- sites ------------------------------------------------------------------ */
+
+static struct kprobe_site *site_find(uintptr_t addr)
+{
+	for (struct kprobe_site *s = sites; s; s = s->next)
+		if (s->addr == addr)
+			return s;
+	return NULL;
+}
+
+static int site_create(uintptr_t addr, const struct ksym *sym, bool entry,
+		       struct kprobe_site **out)
+{
+	struct kprobe_site *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return bpfrt_err(-ENOMEM, "kprobe: out of memory");
+	s->addr = addr;
+	s->entry = entry;
+	if (sym) {
+		s->func = sym->addr;
+		s->func_end = sym->addr + sym->size;
+	}
+	err = site_plan(s);
+	if (!err)
+		err = build_ool(s);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s->next = sites;
+	sites = s;
+	*out = s;
+	return 0;
+}
+
+/* ---- links --------------------------------------------------------------------- */
+
+static int kprobe_detach(struct bpfrt_link *link)
+{
+	struct kprobe_link *kl = (struct kprobe_link *)link;
+	struct kprobe_site *s = kl->site;
+	int err;
+
+	pthread_mutex_lock(&kprobe_lock);
+	err = bpfrt_prog_array_remove(kl->retprobe ? &s->rprogs : &s->progs, link, true);
+	if (!err) {
+		s->links--;
+		if (kl->int3_only)
+			s->force_int3--;
+		if (!s->links)
+			err = site_disarm(s);
+		else
+			site_optimize(s);
+	}
+	pthread_mutex_unlock(&kprobe_lock);
+	return err;
+}
+
+static void kprobe_dealloc(struct bpfrt_link *link)
+{
+	bpfrt_link_release(link);
+	free(link);
+}
+
+static void kprobe_show(const struct bpfrt_link *link, FILE *out)
+{
+	const struct kprobe_link *kl = (const struct kprobe_link *)link;
+
+	fprintf(out, "  addr %#lx  %s", (unsigned long)kl->site->addr,
+		kl->site->state == SITE_OPT ? "jmp" : "int3");
+}
+
+static const struct bpfrt_link_ops kprobe_ops = {
+	.kind = "kprobe", .detach = kprobe_detach, .dealloc = kprobe_dealloc,
+	.show = kprobe_show,
+};
+static const struct bpfrt_link_ops kretprobe_ops = {
+	.kind = "kretprobe", .detach = kprobe_detach, .dealloc = kprobe_dealloc,
+	.show = kprobe_show,
+};
+
+struct code_ctx {
+	uintptr_t addr;
+	bool found;
+};
+
+static int code_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct code_ctx *c = ctx;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && c->addr >= start &&
+		    c->addr < start + ph->p_memsz) {
+			c->found = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* True if addr is in an executable segment of a loaded object. */
+static bool is_code(uintptr_t addr)
+{
+	struct code_ctx c = { addr, false };
+
+	dl_iterate_phdr(code_cb, &c);
+	return c.found;
+}
+
+/* Where to probe: resolves func + offset (or addr) and checks it is code of
+ * a loaded object. *sym is the containing function (NULL if unknown). */
+static int resolve(const char *func, uintptr_t addr, uint64_t offset, bool retprobe,
+		   uintptr_t *where, const struct ksym **sym, bool *entry)
+{
+	int err = ksym_refresh();
+
+	if (err)
+		return err;
+	if (func) {
+		const struct ksym *k = ksym_by_name(func);
+
+		if (!k)
+			return bpfrt_err(-ENOENT, "kprobe: no function %s in the executable or "
+					 "its loaded libraries", func);
+		if (k->size && offset >= k->size)
+			return bpfrt_err(-EINVAL, "kprobe: %s+%#lx is past the function's end (%zu bytes)",
+					 func, (unsigned long)offset, k->size);
+		addr = k->addr + offset;
+	}
+	if (!addr || !is_code(addr))
+		return bpfrt_err(-EINVAL, "kprobe: %#lx is not code of a loaded object",
+				 (unsigned long)addr);
+	*sym = ksym_by_addr(addr);
+	*entry = *sym && (*sym)->addr == addr;
+	/* A patchable entry (mk/bpfrt-host.mk) belongs to fentry: probe the
+	 * instruction after its nop5, where the registers are the same. */
+	if (*entry) {
+		const struct bpfrt_patchable_func *pf = bpfrt_patchable_lookup((*sym)->name);
+
+		if (pf && pf->entry == addr)
+			addr += 5;
+		bpfrt_err_clear();
+	}
+	if (retprobe && !*entry)
+		return bpfrt_err(-EINVAL, "kretprobe: %#lx is not a function's entry",
+				 (unsigned long)addr);
+	*where = addr;
+	return 0;
+}
+
+int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t addr,
+			const struct bpfrt_kprobe_opts *opts, struct bpfrt_link **linkp)
+{
+	struct bpfrt_kprobe_opts o = { 0 };
+	const struct ksym *sym = NULL;
+	struct kprobe_link *kl;
+	struct kprobe_site *s;
+	uintptr_t where = 0;
+	bool entry = false;
+	int err;
+
+	if (!prog || !linkp)
+		return bpfrt_err(-EINVAL, "kprobe_attach: NULL argument");
+	*linkp = NULL;
+	if (opts) {
+		if (opts->sz < sizeof(size_t))
+			return bpfrt_err(-EINVAL, "kprobe_attach: opts->sz not set");
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
+	if (!prog->insns)
+		return bpfrt_err(-EINVAL, "kprobe_attach: %s is not loaded", prog->name);
+	if (o.retprobe && o.offset)
+		return bpfrt_err(-EINVAL, "kretprobe: offset must be 0");
+	kl = calloc(1, sizeof(*kl));
+	if (!kl)
+		return bpfrt_err(-ENOMEM, "kprobe: out of memory");
+	kl->retprobe = o.retprobe;
+	kl->int3_only = o.mode == BPFRT_KPROBE_INT3;
+
+	pthread_mutex_lock(&kprobe_lock);
+	err = resolve(func, addr, o.offset, o.retprobe, &where, &sym, &entry);
+	if (err)
+		goto fail;
+	char target[160];
+
+	if (func && o.offset)
+		snprintf(target, sizeof(target), "%s+%#lx", func, (unsigned long)o.offset);
+	else if (func)
+		snprintf(target, sizeof(target), "%s", func);
+	else if (sym)
+		snprintf(target, sizeof(target), "%s+%#lx", sym->name,
+			 (unsigned long)(where - sym->addr));
+	else
+		snprintf(target, sizeof(target), "%#lx", (unsigned long)where);
+	err = bpfrt_link_init(&kl->link, o.retprobe ? &kretprobe_ops : &kprobe_ops, prog,
+			      target, o.cookie);
+	if (err)
+		goto fail;
+	s = site_find(where);
+	if (!s) {
+		err = site_create(where, sym, entry, &s);
+		if (err)
+			goto fail_link;
+	}
+	kl->site = s;
+	struct bpfrt_prog_array_item item = { .prog = prog, .cookie = o.cookie, .link = kl };
+
+	err = bpfrt_prog_array_add(o.retprobe ? &s->rprogs : &s->progs, &item);
+	if (err)
+		goto fail_link;
+	s->links++;
+	if (kl->int3_only)
+		s->force_int3++;
+	if (s->state == SITE_OFF)
+		err = site_arm(s);
+	else if (kl->int3_only)
+		err = site_unoptimize(s);
+	if (err) {
+		bpfrt_prog_array_remove(o.retprobe ? &s->rprogs : &s->progs, kl, true);
+		s->links--;
+		if (kl->int3_only)
+			s->force_int3--;
+		goto fail_link;
+	}
+	site_optimize(s);
+	pthread_mutex_unlock(&kprobe_lock);
+	bpfrt_link_publish(&kl->link);
+	*linkp = &kl->link;
+	return 0;
+
+fail_link:
+	bpfrt_link_release(&kl->link);
+fail:
+	pthread_mutex_unlock(&kprobe_lock);
+	free(kl);
+	return err;
+}
+
+uintptr_t bpfrt_kprobe_addr(const struct bpfrt_link *link)
+{
+	if (!link || (link->ops != &kprobe_ops && link->ops != &kretprobe_ops))
+		return 0;
+	return ((const struct kprobe_link *)link)->site->addr;
+}
+
+bool bpfrt_kprobe_optimized(const struct bpfrt_link *link)
+{
+	bool opt;
+
+	if (!bpfrt_kprobe_addr(link))
+		return false;
+	pthread_mutex_lock(&kprobe_lock);
+	opt = ((const struct kprobe_link *)link)->site->state == SITE_OPT;
+	pthread_mutex_unlock(&kprobe_lock);
+	return opt;
+}
+
+/* SEC("kprobe/FUNC[+OFF]"), SEC("kretprobe/FUNC"), or "0xADDR". */
+int bpfrt_kprobe_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
+			     const char *target, uint64_t cookie, struct bpfrt_link **link)
+{
+	struct bpfrt_kprobe_opts o = { .sz = sizeof(o), .cookie = cookie,
+				       .retprobe = kind == BPFRT_PROG_KRETPROBE };
+	char name[256];
+	const char *plus;
+	char *end;
+
+	if (!strncmp(target, "0x", 2)) {
+		uintptr_t addr = (uintptr_t)strtoull(target, &end, 16);
+
+		if (*end)
+			return bpfrt_err(-EINVAL, "kprobe: bad address %s", target);
+		return bpfrt_kprobe_attach(prog, NULL, addr, &o, link);
+	}
+	plus = strrchr(target, '+');
+	if (plus) {
+		if ((size_t)(plus - target) >= sizeof(name))
+			return bpfrt_err(-EINVAL, "kprobe: name too long: %s", target);
+		memcpy(name, target, (size_t)(plus - target));
+		name[plus - target] = 0;
+		errno = 0;
+		o.offset = strtoull(plus + 1, &end, 0);
+		if (*end || errno || plus[1] == 0)
+			return bpfrt_err(-EINVAL, "kprobe: bad offset in %s", target);
+		return bpfrt_kprobe_attach(prog, name, 0, &o, link);
+	}
+	return bpfrt_kprobe_attach(prog, target, 0, &o, link);
+}
+
+#else /* !__x86_64__ */
+
+int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t addr,
+			const struct bpfrt_kprobe_opts *opts, struct bpfrt_link **link)
+{
+	return bpfrt_err(-EOPNOTSUPP, "kprobes are implemented for x86-64 only");
+}
+
+uintptr_t bpfrt_kprobe_addr(const struct bpfrt_link *link)
+{
+	return 0;
+}
+
+bool bpfrt_kprobe_optimized(const struct bpfrt_link *link)
+{
+	return false;
+}
+
+int bpfrt_kprobe_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
+			     const char *target, uint64_t cookie, struct bpfrt_link **link)
+{
+	return bpfrt_err(-EOPNOTSUPP, "kprobes are implemented for x86-64 only");
+}
+
+#endif

@@ -1,0 +1,126 @@
+/* Host functions for tests/test_kprobe.c, built with the ordinary flags
+ * (no patchable entries: kprobes need none). The assembly ones have known
+ * first instructions: rip-relative load and lea, a call, a jcc, a jmp, a
+ * loop whose branch lands right after the entry. */
+#include <setjmp.h>
+
+#if defined(__x86_64__)
+volatile long kp_rip_data = 1000;
+
+__attribute__((noinline)) long kp_args6(long a, long b, long c, long d, long e, long f)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
+}
+
+/* Real recursion: the barrier on the result keeps gcc from turning it
+ * into a loop. */
+__attribute__((noinline)) long kp_fact(long n)
+{
+	long r;
+
+	if (n <= 1)
+		return 1;
+	r = kp_fact(n - 1);
+	__asm__ volatile("" : "+r"(r));
+	return n * r;
+}
+
+static jmp_buf kp_jb;
+
+__attribute__((noinline)) void kp_jump_out(long v)
+{
+	__asm__ volatile("" ::: "memory");
+	longjmp(kp_jb, (int)v);
+}
+
+/* Calls kp_jump_out (which longjmps back here) and then kp_args6. */
+__attribute__((noinline)) long kp_setjmp_then(long v)
+{
+	if (setjmp(kp_jb))
+		return kp_args6(v, 0, 0, 0, 0, 0);
+	kp_jump_out(v);
+	return -1;
+}
+
+/* Leaves 128 bytes of red zone in use across the probed instruction. */
+__attribute__((noinline)) double kp_float(double x, long k)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * (double)k + 0.5;
+}
+
+__asm__(".text\n"
+	/* long kp_rip_load(long x): kp_rip_data + x */
+	".globl kp_rip_load\n.type kp_rip_load, @function\n.p2align 4\n"
+	"kp_rip_load:\n"
+	"	mov kp_rip_data(%rip), %rax\n"      /* 7 bytes, rip-relative */
+	"	add %rdi, %rax\n"                   /* +7 */
+	"	ret\n"
+	".size kp_rip_load, .-kp_rip_load\n"
+	/* long kp_rip_lea(long x): kp_rip_data + x, through lea */
+	".globl kp_rip_lea\n.type kp_rip_lea, @function\n.p2align 4\n"
+	"kp_rip_lea:\n"
+	"	lea kp_rip_data(%rip), %rax\n"
+	"	mov (%rax), %rax\n"
+	"	add %rdi, %rax\n"
+	"	ret\n"
+	".size kp_rip_lea, .-kp_rip_lea\n"
+	/* long kp_leaf(void): 40 */
+	".globl kp_leaf\n.type kp_leaf, @function\n.p2align 4\n"
+	"kp_leaf:\n"
+	"	mov $40, %eax\n"
+	"	ret\n"
+	".size kp_leaf, .-kp_leaf\n"
+	/* long kp_call_first(long x): kp_leaf() + x (first insn: call rel32) */
+	".globl kp_call_first\n.type kp_call_first, @function\n.p2align 4\n"
+	"kp_call_first:\n"
+	"	call kp_leaf\n"
+	"	add %rdi, %rax\n"
+	"	ret\n"
+	".size kp_call_first, .-kp_call_first\n"
+	/* long kp_jcc(long x): x ? 1 : 2; the jz at +3 */
+	".globl kp_jcc\n.type kp_jcc, @function\n.p2align 4\n"
+	"kp_jcc:\n"
+	"	test %rdi, %rdi\n"
+	"	jz 1f\n"
+	"	mov $1, %eax\n"
+	"	ret\n"
+	"1:	mov $2, %eax\n"
+	"	ret\n"
+	".size kp_jcc, .-kp_jcc\n"
+	/* long kp_jmp_first(long x): x + 1 (first insn: jmp rel8) */
+	".globl kp_jmp_first\n.type kp_jmp_first, @function\n.p2align 4\n"
+	"kp_jmp_first:\n"
+	"	jmp 1f\n"
+	"	ud2\n"
+	"1:	lea 1(%rdi), %rax\n"
+	"	ret\n"
+	".size kp_jmp_first, .-kp_jmp_first\n"
+	/* long kp_loop(long x, long n): x * n (n >= 1); the loop branches
+	 * back to +2, inside the first 5 bytes: int3 mode only */
+	".globl kp_loop\n.type kp_loop, @function\n.p2align 4\n"
+	"kp_loop:\n"
+	"	xor %eax, %eax\n"
+	"1:	add %rdi, %rax\n"
+	"	dec %rsi\n"
+	"	jnz 1b\n"
+	"	ret\n"
+	".size kp_loop, .-kp_loop\n"
+	/* long kp_stress(unsigned char *p): ++*p; push first */
+	".globl kp_stress\n.type kp_stress, @function\n.p2align 4\n"
+	"kp_stress:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	movzbl (%rdi), %eax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size kp_stress, .-kp_stress\n"
+	/* long kp_indirect(long (*fn)(void)): fn() + 1, call *%rdi first */
+	".globl kp_indirect\n.type kp_indirect, @function\n.p2align 4\n"
+	"kp_indirect:\n"
+	"	call *%rdi\n"
+	"	add $1, %rax\n"
+	"	ret\n"
+	".size kp_indirect, .-kp_indirect\n");
+#endif
