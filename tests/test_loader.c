@@ -11,19 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *prog_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
-	return path;
-}
-
 static uint64_t host_add(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
 {
 	return (uint32_t)((int)a + (int)b);
@@ -45,7 +32,7 @@ TEST(open_lists_programs_sections_and_maps)
 	struct bpfrt_prog *p;
 	int n = 0;
 
-	REQUIRE(bpfrt_object_open(prog_path("globals.bpf.o"), NULL, &obj) == 0, "%s",
+	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &obj) == 0, "%s",
 		bpfrt_last_error());
 	for (p = bpfrt_object_next_prog(obj, NULL); p; p = bpfrt_object_next_prog(obj, p))
 		n++;
@@ -82,7 +69,7 @@ static void run_globals(bool jit)
 	size_t sz;
 
 	register_kfuncs();
-	REQUIRE(bpfrt_object_open(prog_path("globals.bpf.o"), NULL, &obj) == 0, "%s",
+	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &obj) == 0, "%s",
 		bpfrt_last_error());
 	iters = bpfrt_object_global(obj, "batch_iters", &sz);
 	REQUIRE(iters && sz == sizeof(int));
@@ -133,7 +120,7 @@ TEST(double_load_is_refused)
 	struct bpfrt_object *obj;
 
 	register_kfuncs();
-	REQUIRE(bpfrt_object_open(prog_path("globals.bpf.o"), NULL, &obj) == 0);
+	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &obj) == 0);
 	CHECK(bpfrt_object_load(obj, NULL) == 0, "%s", bpfrt_last_error());
 	CHECK(bpfrt_object_load(obj, NULL) == -EBUSY);
 	bpfrt_object_close(obj);
@@ -186,7 +173,7 @@ TEST(malformed_objects_are_rejected)
 {
 	char tmp[] = "/tmp/bpfrt-loader-XXXXXX";
 	size_t len;
-	char *img = slurp(prog_path("globals.bpf.o"), &len);
+	char *img = slurp(tl_prog_path("globals.bpf.o"), &len);
 	int fd = mkstemp(tmp);
 	unsigned seed = 1;
 
@@ -222,7 +209,7 @@ TEST(missing_kfunc_names_the_symbol)
 {
 	struct bpfrt_object *obj;
 	size_t len;
-	char *img = slurp(prog_path("globals.bpf.o"), &len);
+	char *img = slurp(tl_prog_path("globals.bpf.o"), &len);
 	char tmp[] = "/tmp/bpfrt-loader-XXXXXX";
 	int fd = mkstemp(tmp);
 	char *at;

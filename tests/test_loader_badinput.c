@@ -20,19 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *prog_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
-	return path;
-}
-
 static uint64_t host_add(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
 {
 	return (uint32_t)((int)a + (int)b);
@@ -58,7 +45,7 @@ struct img {
 
 static bool img_read(struct img *im, const char *name)
 {
-	FILE *f = fopen(prog_path(name), "rb");
+	FILE *f = fopen(tl_prog_path(name), "rb");
 
 	memset(im, 0, sizeof(*im));
 	if (!f)
@@ -207,37 +194,37 @@ static void expect_fail(int line, const char *path, int want, ...)
 TEST(missing_btf_for_maps)
 {
 	/* tests/progs/maps.bpf.c built without -g (mk/loaderqa.mk). */
-	EXPECT_FAIL(prog_path("maps_nobtf.bpf.o"), -EINVAL, ".maps needs BTF",
+	EXPECT_FAIL(tl_prog_path("maps_nobtf.bpf.o"), -EINVAL, ".maps needs BTF",
 		    "no .BTF section");
 }
 
 TEST(unknown_map_type)
 {
-	EXPECT_FAIL(prog_path("bad_map_type.bpf.o"), -EINVAL, "map weird",
+	EXPECT_FAIL(tl_prog_path("bad_map_type.bpf.o"), -EINVAL, "map weird",
 		    "unsupported map type 4242");
 }
 
 TEST(oversized_key)
 {
-	EXPECT_FAIL(prog_path("bad_key_size.bpf.o"), -E2BIG, "map too_wide",
+	EXPECT_FAIL(tl_prog_path("bad_key_size.bpf.o"), -E2BIG, "map too_wide",
 		    "key_size 513 larger than 512");
 }
 
 TEST(unknown_section_name)
 {
-	EXPECT_FAIL(prog_path("bad_section.bpf.o"), -EOPNOTSUPP, "in_unknown_section",
+	EXPECT_FAIL(tl_prog_path("bad_section.bpf.o"), -EOPNOTSUPP, "in_unknown_section",
 		    "unknown section name 'frobnicate/now'");
 }
 
 TEST(missing_map)
 {
-	EXPECT_FAIL(prog_path("bad_extern_map.bpf.o"), -ENOENT,
+	EXPECT_FAIL(tl_prog_path("bad_extern_map.bpf.o"), -ENOENT,
 		    "section tp/bpfrt/bad_extern_map offset ", "symbol elsewhere_map", "undefined");
 }
 
 TEST(missing_variable)
 {
-	EXPECT_FAIL(prog_path("bad_extern_var.bpf.o"), -ENOENT,
+	EXPECT_FAIL(tl_prog_path("bad_extern_var.bpf.o"), -ENOENT,
 		    "section tp/bpfrt/bad_extern_var offset 0 symbol elsewhere_var", "undefined");
 }
 
@@ -609,11 +596,11 @@ TEST(loaded_objects_survive_failed_loads)
 	long *hits;
 
 	register_kfunc("host_add");
-	REQUIRE(bpfrt_object_open(prog_path("globals.bpf.o"), NULL, &globals) == 0);
+	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &globals) == 0);
 	REQUIRE(bpfrt_object_load(globals, &(struct bpfrt_object_load_opts){
 		.sz = sizeof(struct bpfrt_object_load_opts), .jit = true }) == 0,
 		"%s", bpfrt_last_error());
-	REQUIRE(bpfrt_object_open(prog_path("maps.bpf.o"), NULL, &maps) == 0);
+	REQUIRE(bpfrt_object_open(tl_prog_path("maps.bpf.o"), NULL, &maps) == 0);
 	REQUIRE(bpfrt_object_load(maps, NULL) == 0, "%s", bpfrt_last_error());
 	count = bpfrt_object_find_prog(globals, "count_hits");
 	write_entry = bpfrt_object_find_prog(maps, "write_entry");
@@ -625,7 +612,7 @@ TEST(loaded_objects_survive_failed_loads)
 
 	for (int round = 0; round < 3; round++)
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-			CHECK(open_load(prog_path(bad[i]), round & 1) < 0, "%s", bad[i]);
+			CHECK(open_load(tl_prog_path(bad[i]), round & 1) < 0, "%s", bad[i]);
 
 	CHECK(bpfrt_prog_run(count, BPFRT_EXEC_JIT, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
 	CHECK(bpfrt_prog_run(count, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0, "%s", bpfrt_last_error());

@@ -27,23 +27,10 @@
 
 #define JIT_TAIL_SKIP "JIT tail calls not emitted yet (bpf_tail_call returned -EOPNOTSUPP)"
 
-static const char *prog_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
-	return path;
-}
-
 static struct bpfrt_object *open_obj(const char *file)
 {
 	struct bpfrt_object *obj = NULL;
-	int err = bpfrt_object_open(prog_path(file), NULL, &obj);
+	int err = bpfrt_object_open(tl_prog_path(file), NULL, &obj);
 
 	if (err) {
 		tl_fail(__FILE__, __LINE__, "open %s: %d %s", file, err, bpfrt_last_error());

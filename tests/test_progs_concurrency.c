@@ -19,19 +19,6 @@
 #define NR_WORKERS  4
 #define RUNS        50000   /* per worker, a multiple of NR_KEYS */
 
-static const char *prog_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
-	return path;
-}
-
 struct shared {
 	struct bpfrt_object *obj;
 	struct bpfrt_prog *bump, *churn;
@@ -176,7 +163,7 @@ TEST(threads_in_both_engines_lose_no_update)
 	uint32_t key;
 
 	memset(&s, 0, sizeof(s));
-	REQUIRE(bpfrt_object_open(prog_path("concurrency.bpf.o"), NULL, &s.obj) == 0, "%s",
+	REQUIRE(bpfrt_object_open(tl_prog_path("concurrency.bpf.o"), NULL, &s.obj) == 0, "%s",
 		bpfrt_last_error());
 	REQUIRE(bpfrt_object_load(s.obj, &(struct bpfrt_object_load_opts){
 		.sz = sizeof(struct bpfrt_object_load_opts), .jit = true }) == 0, "%s",

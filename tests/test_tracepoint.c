@@ -60,19 +60,6 @@ static uint64_t tp_test_refire(uint64_t depth, uint64_t r2, uint64_t r3, uint64_
 	return 0;
 }
 
-static const char *prog_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
-	return path;
-}
-
 static struct bpfrt_object *open_progs(bool jit)
 {
 	static const struct bpfrt_helper k = {
@@ -85,7 +72,7 @@ static struct bpfrt_object *open_progs(bool jit)
 	if (bpfrt_kfunc_id("tp_test_refire") < 0)
 		CHECK(bpfrt_kfunc_register("tp_test_refire", &k) >= BPFRT_KFUNC_ID_BASE, "%s",
 		      bpfrt_last_error());
-	if (bpfrt_object_open(prog_path("tracepoint.bpf.o"), NULL, &obj)) {
+	if (bpfrt_object_open(tl_prog_path("tracepoint.bpf.o"), NULL, &obj)) {
 		tl_fail(__FILE__, __LINE__, "open: %s", bpfrt_last_error());
 		return NULL;
 	}

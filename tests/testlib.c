@@ -1,8 +1,11 @@
 #include "testlib.h"
 
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #define TL_MAX 512
@@ -57,6 +60,19 @@ void tl_skip(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(skip_reason, sizeof(skip_reason), fmt, ap);
 	va_end(ap);
+}
+
+const char *tl_prog_path(const char *name)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return name;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
+	return path;
 }
 
 bool tl_failed(void)

@@ -15,6 +15,9 @@ void tl_fail(const char *file, int line, const char *fmt, ...)
 void tl_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void tl_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Path of a BPF object built from tests/progs/NAME.bpf.c: test binaries
+ * live in BUILD/tests/, the objects in BUILD/tests/progs/. */
+const char *tl_prog_path(const char *name);
 /* True once the running test has failed (to stop early inside loops). */
 bool tl_failed(void);
 
