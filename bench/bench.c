@@ -21,6 +21,7 @@ static const struct bench *const benches[] = {
 	&bench_trig_fmodret,
 	&bench_trig_fentry_multi_pad,
 	&bench_trig_fentry_multi_hash,
+	&bench_trig_kprobe, &bench_trig_kprobe_opt, &bench_trig_kretprobe,
 	&bench_multi_calls,
 	&bench_hashmap,
 };

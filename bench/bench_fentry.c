@@ -241,6 +241,17 @@ static int multi_calls_run(int argc, char **argv)
 	bpfrt_link_destroy(l);
 	row("fentry", fentry, none, 0, NULL);
 
+	/* kprobe (bench_kprobe.c): jmp mode, after the patchable nop5 */
+	struct bpfrt_kprobe_opts ko = { .sz = sizeof(ko) };
+
+	if (!bpfrt_kprobe_attach(p, "bench_target", 0, &ko, &l)) {
+		double kp = median_ms(runs, CALLS);
+
+		row(bpfrt_kprobe_optimized(l) ? "kprobe (jmp mode)" : "kprobe (int3 mode)", kp,
+		    none, fentry, "fentry");
+		bpfrt_link_destroy(l);
+	}
+
 	l = attach_kind(p, BPFRT_PROG_FENTRY_MULTI, "bench_target");
 	if (!l)
 		return 1;
