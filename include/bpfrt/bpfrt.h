@@ -43,7 +43,15 @@ struct bpfrt_prog_load_opts {
 	size_t sz;              /* sizeof(struct bpfrt_prog_load_opts) */
 	const char *name;       /* for messages and listings; may be NULL */
 	bool jit;               /* compile to native code at load time */
+	uint32_t flags;         /* BPFRT_F_* load flags below */
 };
+
+/* Load flags. Private stacks (one BPF stack per program and thread, with
+ * guard pages) are on by default for tracing-like kinds (tp, raw_tp,
+ * fentry/fexit/fmod_ret, fentry.multi, kprobe, uprobe) whose stack depth
+ * exceeds 64 bytes, as in Linux; the flags force them off or on. */
+#define BPFRT_F_DISABLE_PRIVATE_STACK (1u << 0) /* Linux's BPF_F_DISABLE_PRIVATE_STACK */
+#define BPFRT_F_PRIVATE_STACK         (1u << 1) /* force a private stack */
 
 /* Validates and (optionally) JIT-compiles insns; the program keeps its own
  * copy of the instructions. Returns 0 and *prog, or -errno. */
@@ -54,7 +62,10 @@ void bpfrt_prog_free(struct bpfrt_prog *prog);
 
 /* Runs the program with r1 = arg1, r2 = arg2 (the conformance contract:
  * memory pointer and length). Returns 0 and *retval = r0, or -errno
- * (-ENOTSUP for BPFRT_EXEC_JIT on a program that was not compiled). */
+ * (-ENOTSUP for BPFRT_EXEC_JIT on a program that was not compiled).
+ * Runs nest (a kfunc may run other programs); a program already running
+ * on this thread is not entered again: -EBUSY, counted in
+ * bpfrt_prog_misses(). A nested run always uses a private stack. */
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval);
 
@@ -68,6 +79,45 @@ uint32_t bpfrt_prog_stack_depth(const struct bpfrt_prog *prog);
 uint32_t bpfrt_prog_subprog_cnt(const struct bpfrt_prog *prog);
 int bpfrt_prog_subprog_info(const struct bpfrt_prog *prog, uint32_t idx,
 			    uint32_t *start_insn, uint32_t *stack_depth);
+
+/* Load flags of a program (object programs: set before bpfrt_object_load,
+ * like libbpf's bpf_program__set_flags). Returns 0 or -errno (-EBUSY once
+ * loaded, -EINVAL for unknown or contradicting flags). */
+int bpfrt_prog_set_flags(struct bpfrt_prog *prog, uint32_t flags);
+uint32_t bpfrt_prog_flags(const struct bpfrt_prog *prog);
+
+/* Private stack of a program. A run that touches a guard page is aborted
+ * (bpfrt_prog_run returns -EFAULT naming the program and its stack size;
+ * attached runs count an abort) and the program is marked faulted. */
+struct bpfrt_privstack_info {
+	bool enabled;           /* runs use a private stack */
+	bool faulted;           /* some run hit a guard page */
+	uint32_t stack_size;    /* bytes of frames per thread (the deepest chain) */
+	uint32_t thread_cnt;    /* threads that hold a stack of this program now */
+	uint64_t faults;        /* runs aborted on a guard page */
+};
+int bpfrt_prog_privstack_info(const struct bpfrt_prog *prog, struct bpfrt_privstack_info *info);
+
+/* Process-wide private-stack counters. */
+struct bpfrt_privstack_stats {
+	uint64_t live;          /* stacks mapped now */
+	uint64_t bytes_mapped;  /* their mappings, guard pages included */
+	uint64_t allocs, frees; /* since start */
+	uint64_t threads;       /* threads holding at least one stack */
+};
+void bpfrt_privstack_stats(struct bpfrt_privstack_stats *stats);
+
+/* Nested execution. bpfrt_nest_kfunc_register() registers (once) the
+ * kfunc `__u64 bpfrt_run_children(__u64 list, __u64 arg)`, which runs
+ * every program of child list `list` with r1 = arg (each with its own
+ * private stack, the recursion guard refusing a program already running
+ * on the thread) and returns the sum of their results; it returns the
+ * kfunc id or -errno. Call it before loading programs that use it.
+ * bpfrt_nest_set_children() publishes a list (cnt 0 empties it); not
+ * from inside a run (it waits for runs using the old list). */
+#define BPFRT_NEST_MAX_LISTS 256
+int bpfrt_nest_kfunc_register(void);
+int bpfrt_nest_set_children(uint32_t list, struct bpfrt_prog *const *progs, uint32_t cnt);
 
 /* Writes the native code, disassembled, with the BPF instruction each part
  * came from. */

@@ -40,6 +40,7 @@ struct bpfrt_object_open_opts {
 struct bpfrt_object_load_opts {
 	size_t sz;
 	bool jit;          /* JIT-compile every program */
+	uint32_t prog_flags; /* BPFRT_F_* added to every program's own flags */
 };
 
 int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,

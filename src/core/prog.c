@@ -1,5 +1,7 @@
 #include "core/prog.h"
+#include "attach/run.h"
 #include "core/error.h"
+#include "core/privstack.h"
 #include "core/rcu.h"
 #include "core/run.h"
 #include "helpers/helpers.h"
@@ -30,6 +32,8 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 	prog->helpers = bpfrt_helper_table();
 
 	err = bpfrt_validate(prog);
+	if (!err)
+		err = bpfrt_privstack_prog_init(prog);
 	if (!err && jit) {
 		const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
 
@@ -43,6 +47,7 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
 {
+	bpfrt_privstack_prog_fini(prog);
 	bpfrt_execmem_free(prog->jit_mem);
 	free(prog->jit_insn_off);
 	free(prog->insn_subprog);
@@ -77,6 +82,14 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		return bpfrt_err(-ENOMEM, "prog_load: out of memory");
 	snprintf(prog->name, sizeof(prog->name), "%s",
 		 opts && opts->name ? opts->name : "prog");
+	if (opts && opts->sz >= offsetof(struct bpfrt_prog_load_opts, flags) + sizeof(opts->flags))
+		err = bpfrt_prog_set_flags(prog, opts->flags);
+	else
+		err = 0;
+	if (err) {
+		free(prog);
+		return err;
+	}
 	err = bpfrt_prog_prepare(prog, insns, insn_cnt, opts && opts->jit);
 	if (err) {
 		free(prog);
@@ -97,6 +110,76 @@ void bpfrt_prog_free(struct bpfrt_prog *prog)
 	free(prog);
 }
 
+int bpfrt_prog_set_flags(struct bpfrt_prog *prog, uint32_t flags)
+{
+	const uint32_t both = BPFRT_F_DISABLE_PRIVATE_STACK | BPFRT_F_PRIVATE_STACK;
+
+	if (!prog)
+		return bpfrt_err(-EINVAL, "prog_set_flags: NULL program");
+	if (prog->insns)
+		return bpfrt_err(-EBUSY, "%s: flags are set before load", prog->name);
+	if (flags & ~both)
+		return bpfrt_err(-EINVAL, "%s: unknown load flags 0x%x", prog->name, flags & ~both);
+	if ((flags & both) == both)
+		return bpfrt_err(-EINVAL, "%s: private stack both forced on and disabled", prog->name);
+	prog->load_flags = flags;
+	return 0;
+}
+
+uint32_t bpfrt_prog_flags(const struct bpfrt_prog *prog)
+{
+	return prog ? prog->load_flags : 0;
+}
+
+/* Direct runs in progress on this thread, innermost first (frames live on
+ * the callers' stacks): the recursion guard and the "nested" test. */
+struct run_frame {
+	const struct bpfrt_prog *prog;
+	struct run_frame *outer;
+};
+
+static __thread struct run_frame *run_top __attribute__((tls_model("initial-exec")));
+
+static bool prog_running_here(const struct bpfrt_prog *prog)
+{
+	for (const struct run_frame *f = run_top; f; f = f->outer)
+		if (f->prog == prog)
+			return true;
+	for (uint32_t i = 0; i < bpfrt_attach_tls.depth && i < BPFRT_ATTACH_MAX_NEST; i++)
+		if (bpfrt_attach_tls.active[i] == prog)
+			return true;
+	return false;
+}
+
+static int run_refused(const struct bpfrt_prog *prog)
+{
+	atomic_fetch_add_explicit(&((struct bpfrt_prog *)prog)->attach_misses, 1,
+				  memory_order_relaxed);
+	return bpfrt_err(-EBUSY, "%s: already running on this thread: run skipped (recursion)",
+			 prog->name);
+}
+
+/* Reports the aborted run and puts the outer run's state back. */
+static __attribute__((noinline, cold)) int
+report_abort(const struct bpfrt_prog *prog, const struct bpfrt_run_state *outer)
+{
+	const struct bpfrt_run_state copy = bpfrt_run_state, *inner = &copy;
+
+	bpfrt_run_state = *outer;
+	if (inner->abort_err == ENOENT)
+		return bpfrt_err(-EINVAL, "%s: insn %u: callx to unregistered helper %llu",
+				 prog->name, inner->abort_pc, (unsigned long long)inner->abort_arg);
+	if (inner->abort_err == EFAULT)
+		return bpfrt_err(-EFAULT, "%s: private stack overflow (stack %u bytes, "
+				 "fault at %#llx): run aborted", prog->name, prog->privstack_size,
+				 (unsigned long long)inner->abort_arg);
+	if (inner->abort_err == ENOMEM)
+		return bpfrt_err(-ENOMEM, "%s: cannot allocate a private stack: run skipped",
+				 prog->name);
+	return bpfrt_err(-inner->abort_err, "%s: insn %u: run aborted", prog->name,
+			 inner->abort_pc);
+}
+
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
 {
@@ -104,7 +187,9 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	 * run's state comes back intact whatever the inner one did, including
 	 * a JIT abort that unwound past other bookkeeping. */
 	const struct bpfrt_run_state outer = bpfrt_run_state;
-	struct bpfrt_run_state inner;
+	struct run_frame frame;
+	int abort_err;
+	bool nested;
 
 	if (!prog || !retval)
 		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
@@ -112,6 +197,12 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 	if (mode == BPFRT_EXEC_JIT && !prog->jit_func)
 		return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
+	nested = run_top || bpfrt_attach_tls.depth;
+	if (__builtin_expect(nested, 0) && prog_running_here(prog))
+		return run_refused(prog);
+	frame.prog = prog;
+	frame.outer = run_top;
+	run_top = &frame;
 	bpfrt_run_state.abort_err = 0;
 	bpfrt_run_state.tail_call_cnt = 0;
 	/* Map values and tail-call targets the program reaches stay alive
@@ -120,16 +211,13 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	if (mode == BPFRT_EXEC_JIT)
 		*retval = prog->jit_func(arg1, arg2);
 	else
-		*retval = bpfrt_interp_run(prog, arg1, arg2);
+		*retval = bpfrt_interp_run_nested(prog, arg1, arg2, nested);
 	bpfrt_rcu_read_unlock();
-	inner = bpfrt_run_state;
+	run_top = frame.outer;
+	abort_err = bpfrt_run_state.abort_err;
+	if (__builtin_expect(abort_err != 0, 0))
+		return report_abort(prog, &outer);
 	bpfrt_run_state = outer;
-	if (inner.abort_err == ENOENT)
-		return bpfrt_err(-EINVAL, "%s: insn %u: callx to unregistered helper %llu",
-				 prog->name, inner.abort_pc, (unsigned long long)inner.abort_arg);
-	if (inner.abort_err)
-		return bpfrt_err(-inner.abort_err, "%s: insn %u: run aborted", prog->name,
-				 inner.abort_pc);
 	return 0;
 }
 

@@ -63,6 +63,17 @@ struct bpfrt_prog {
 	 * attached runs that aborted. */
 	_Atomic uint64_t attach_misses;
 	_Atomic uint64_t attach_aborts;
+
+	/* core/privstack.c: load flags, and the private stack when used. */
+	uint32_t load_flags;          /* BPFRT_F_* */
+	bool privstack;               /* JIT code and interpreter runs use one */
+	bool privstack_has_id;
+	uint32_t privstack_id;        /* slot in bpfrt_privstack_slot[] */
+	uint32_t privstack_size;      /* usable bytes per thread */
+	uintptr_t privstack_abort;    /* JIT: abort stub that unwinds a fault */
+	struct bpfrt_privstack *privstack_list; /* one per thread, under its lock */
+	uint32_t privstack_threads;
+	_Atomic uint64_t privstack_faults;
 };
 
 /* Validates and optionally JIT-compiles insns into an allocated, named

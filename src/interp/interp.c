@@ -7,6 +7,7 @@
  * INTERP_COUNTED set to 0 or 1 gives the same result: one source of truth,
  * and a plain run pays nothing for the counter. */
 #include "interp/interp.h"
+#include "core/privstack.h"
 #include "core/rcu.h"
 #include "core/run.h"
 #include "helpers/callback.h"
@@ -14,6 +15,7 @@
 #include "maps/map.h"
 
 #include <errno.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -109,18 +111,93 @@ interp_abort(const struct bpfrt_prog *prog, const struct bpf_insn *insn, int err
 #undef INTERP_NAME
 #undef INTERP_COUNTED
 
+/* Native BPF stack: big enough for the deepest chain any validated
+ * program can have (8 frames of at most 512 bytes). */
+#define NATIVE_STACK (BPFRT_MAX_CALL_FRAMES * BPFRT_STACK_PER_FRAME)
+
+/* Private stack (core/privstack.h): claimed for the run, frames carved
+ * below the program's frame top, and a setjmp point the SIGSEGV handler
+ * resumes at when the run touches a guard page. The native frame holds
+ * no BPF stack, so runs nested through kfuncs stay small. */
+/* What the interpreter keeps in the C area above the frame top of a
+ * private stack, so a nested run's native frame stays small. */
+struct interp_priv_area {
+	jmp_buf jb;
+	struct interp_frame frames[BPFRT_MAX_CALL_FRAMES - 1];
+};
+
+_Static_assert(sizeof(struct interp_priv_area) <= BPFRT_PRIVSTACK_C_AREA,
+	       "interpreter state must fit the private stack's C area");
+
+static __attribute__((noinline)) uint64_t
+interp_run_guarded(const struct bpfrt_prog *prog, const uint64_t args[5], uint8_t *top)
+{
+	struct interp_priv_area *area = (struct interp_priv_area *)top;
+	struct bpfrt_privstack_interp_run run = { .prog = prog };
+	volatile uint64_t r0 = 0;
+
+	run.jmpbuf = &area->jb;
+	bpfrt_privstack_interp_push(&run);
+	if (!setjmp(area->jb))
+		r0 = interp_run_plain(prog, 0, args, NULL, top - prog->stack_depth,
+				      (uint64_t)(uintptr_t)top, area->frames);
+	else
+		r0 = 0; /* guard-page fault: the handler set the abort */
+	bpfrt_privstack_interp_pop(&run);
+	return r0;
+}
+
+static __attribute__((noinline)) uint64_t
+interp_run_private(const struct bpfrt_prog *prog, const uint64_t args[5])
+{
+	struct bpfrt_prog *p = (struct bpfrt_prog *)prog;
+	uint64_t r0;
+	void *top;
+
+	if (!prog->privstack_has_id && bpfrt_privstack_prog_need_id(p))
+		return interp_abort(prog, prog->insns, ENOMEM, 0);
+	top = bpfrt_privstack_enter(p, prog->privstack_id);
+	if (!top)
+		return 0; /* skipped: a live activation holds it (miss counted) */
+	r0 = interp_run_guarded(prog, args, top);
+	bpfrt_privstack_exit(prog->privstack_id, top);
+	return r0;
+}
+
+static __attribute__((noinline)) uint64_t
+interp_run_native(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t args[5],
+		  uint64_t *executed)
+{
+	uint8_t stack[NATIVE_STACK] __attribute__((aligned(16)));
+	struct interp_frame frames[BPFRT_MAX_CALL_FRAMES - 1];
+	uint64_t fp = (uint64_t)(uintptr_t)(stack + sizeof(stack));
+
+	if (executed)
+		return interp_run_counting(prog, entry, args, executed, stack, fp, frames);
+	return interp_run_plain(prog, entry, args, NULL, stack, fp, frames);
+}
+
 /* Every activation publishes the program it runs for callbacks and puts
  * back the previous one, so runs nested inside helpers find their own. */
-uint64_t bpfrt_interp_run(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
+uint64_t bpfrt_interp_run_nested(const struct bpfrt_prog *prog, uint64_t arg1,
+				 uint64_t arg2, bool nested)
 {
 	const struct bpfrt_prog *outer = bpfrt_run_state.cur_prog;
 	const uint64_t args[5] = { arg1, arg2 };
 	uint64_t r0;
 
 	bpfrt_run_state.cur_prog = prog;
-	r0 = interp_run_plain(prog, 0, args, NULL);
+	if (prog->privstack || nested)
+		r0 = interp_run_private(prog, args);
+	else
+		r0 = interp_run_native(prog, 0, args, NULL);
 	bpfrt_run_state.cur_prog = outer;
 	return r0;
+}
+
+uint64_t bpfrt_interp_run(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
+{
+	return bpfrt_interp_run_nested(prog, arg1, arg2, false);
 }
 
 uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
@@ -131,7 +208,7 @@ uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
 	uint64_t dummy, r0;
 
 	bpfrt_run_state.cur_prog = prog;
-	r0 = interp_run_counting(prog, 0, args, executed ? executed : &dummy);
+	r0 = interp_run_native(prog, 0, args, executed ? executed : &dummy);
 	bpfrt_run_state.cur_prog = outer;
 	return r0;
 }
@@ -143,7 +220,7 @@ uint64_t bpfrt_interp_run_subprog(const struct bpfrt_prog *prog, uint32_t start,
 	uint64_t r0;
 
 	bpfrt_run_state.cur_prog = prog;
-	r0 = interp_run_plain(prog, start, args, NULL);
+	r0 = interp_run_native(prog, start, args, NULL);
 	bpfrt_run_state.cur_prog = outer;
 	return r0;
 }

@@ -4,10 +4,17 @@
 
 #include "core/prog.h"
 
+#include <stdbool.h>
+
 /* Runs a validated program with r1 = arg1, r2 = arg2 and returns r0. The
  * stack (prog->stack_depth bytes across all frames) lives on the native
- * stack of the caller. */
+ * stack of the caller, or on the program's private stack for this thread
+ * when prog->privstack is set. */
 uint64_t bpfrt_interp_run(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2);
+/* Same; nested (another program runs on this thread) forces the private
+ * stack. */
+uint64_t bpfrt_interp_run_nested(const struct bpfrt_prog *prog, uint64_t arg1,
+				 uint64_t arg2, bool nested);
 
 /* Same run, also counting executed instructions into *executed (for the
  * ns-per-instruction figure of the benchmarks). */

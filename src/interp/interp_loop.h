@@ -9,19 +9,16 @@
 
 static __attribute__((noinline, hot)) uint64_t
 INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
-	    uint64_t *executed)
+	    uint64_t *executed, uint8_t *stack, uint64_t fp, struct interp_frame *frames)
 {
 	/* 16 slots: a 4-bit register field can never index out of bounds,
 	 * even if an out-of-range number slipped past validation. */
 	uint64_t reg[16] = { 0 };
-	/* Big enough for the deepest chain any validated program can have
-	 * (8 frames of at most 512 bytes); frames are carved from the top. */
-	uint8_t stack[BPFRT_MAX_CALL_FRAMES * BPFRT_STACK_PER_FRAME]
-		__attribute__((aligned(16)));
-	struct interp_frame frames[BPFRT_MAX_CALL_FRAMES - 1];
+	/* The BPF stack is [stack, fp): the caller's native array, or the
+	 * program's private stack; frames are carved from the top. frames[]
+	 * (BPFRT_MAX_CALL_FRAMES - 1 saved callers) lives with it. */
 	const struct bpfrt_helper *helpers = prog->helpers;
 	const struct bpf_insn *insn = prog->insns + entry;
-	uint64_t fp = (uint64_t)(uintptr_t)(stack + sizeof(stack));
 	unsigned int depth = 0; /* saved caller frames */
 	unsigned int tail_calls = 0;
 	bool rcu_held = false; /* this activation entered a read section */

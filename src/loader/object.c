@@ -346,6 +346,8 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		size_t cnt = 0;
 
 		err = obj_link_prog(obj, i, &insns, &cnt, &prog->map_refs, &prog->map_ref_cnt);
+		if (!err && opts && opts->sz > offsetof(struct bpfrt_object_load_opts, prog_flags))
+			err = bpfrt_prog_set_flags(prog, prog->load_flags | opts->prog_flags);
 		if (!err) {
 			err = bpfrt_prog_prepare(prog, insns, cnt, opts && opts->jit);
 			if (err)

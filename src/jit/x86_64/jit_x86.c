@@ -18,10 +18,19 @@
  *	saved rbx/r12-r15    (only those the function writes)
  *
  * Image layout: per subprogram [prologue][body][stubs]; the offsets are
- * recorded in prog->jit_insn_off as described in jit/jit.h. */
+ * recorded in prog->jit_insn_off as described in jit/jit.h.
+ *
+ * Private stack (prog->privstack, core/privstack.h has the contract):
+ * rbp, already callee-saved, holds the private frame, so helper, kfunc and
+ * local calls need no save/restore around them; main loads it from its
+ * per-thread slot (fs:-relative) and claims the stack, subprograms inherit
+ * it (the caller moves rbp below its own frame around a local call), and
+ * no BPF stack lives on the native stack. Its code is in the functions
+ * marked "private stack" below. */
 #include "jit/x86_64/emit.h"
 
 #include "core/error.h"
+#include "core/privstack.h"
 #include "core/run.h"
 #include "isa/isa.h"
 #include "jit/backend.h"
@@ -74,6 +83,7 @@ struct func_frame {
 	bool has_calls;         /* keeps rsp 16-byte aligned at calls */
 	uint32_t sub;           /* bytes subtracted from rsp after rbp */
 	uint32_t saved_cnt;
+	bool priv_native;       /* private stack: callback keeps a native frame */
 };
 
 struct pass_offsets {
@@ -120,6 +130,9 @@ struct jit_ctx {
 	uint16_t zext;          /* BPF regs whose upper 32 bits are known zero */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
 	uint32_t head_pad;      /* trap bytes before the first function */
+	bool priv;              /* private stack (prog->privstack) */
+	bool priv_release;      /* main's teardown gives the stack back */
+	int32_t priv_slot;      /* fs: displacement of the program's slot */
 };
 
 static bool cpu_has_bmi1(void)
@@ -316,6 +329,8 @@ static void mark_reg(uint16_t *mask, uint8_t bpf_reg)
 		*mask |= (uint16_t)(1u << reg_map[bpf_reg]);
 }
 
+static int prescan_private(struct jit_ctx *c);
+
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->prog;
@@ -339,6 +354,8 @@ static int prescan(struct jit_ctx *c)
 		if (insn_is_callx(insn))
 			c->has_callx = true;
 	}
+	if (c->priv)
+		return prescan_private(c);
 
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
@@ -375,6 +392,71 @@ static int prescan(struct jit_ctx *c)
 		f->sub = (sp->stack_depth + 7) & ~7u;
 		/* entry rsp is 8 mod 16; calls need 0 mod 16 */
 		total = 8 * f->uses_fp + f->sub + 8 * f->saved_cnt + 8 * (s == 0 && c->has_callx);
+		if (f->has_calls && total % 16 != 8)
+			f->sub += 8;
+	}
+	return 0;
+}
+
+/* Private stack: the main function saves the host's rbp, entry_sp and
+ * (if the fault unwind can skip subprogram epilogues) every callee-saved
+ * register; subprograms keep no BPF stack on the native stack, except
+ * callbacks, which a helper calls with its own rbp: they get a native
+ * frame big enough for their whole chain. */
+static int prescan_private(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+
+	for (uint32_t pc = 0; pc < c->n; pc++) {
+		const struct bpf_insn *insn = &c->insns[pc];
+
+		if (insn_is_lddw(insn)) {
+			if (insn->src_reg == BPF_PSEUDO_FUNC) {
+				int64_t t = (int64_t)pc + 1 + insn->imm;
+				int s = t >= 0 && t < c->n ?
+					bpfrt_prog_subprog_at(prog, (uint32_t)t) : -1;
+
+				if (s > 0)
+					c->frames[s].priv_native = true;
+			}
+			pc++;
+		}
+	}
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+		struct func_frame *f = &c->frames[s];
+		uint16_t used = 0;
+		uint32_t total;
+
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			const struct bpf_insn *insn = &c->insns[pc];
+
+			mark_reg(&used, insn->dst_reg);
+			if (!insn_is_lddw(insn) && !insn_is_call(insn))
+				mark_reg(&used, insn->src_reg);
+			if (insn_is_call(insn) || insn_is_callx(insn))
+				f->has_calls = true;
+			if (insn_needs_r12(insn))
+				used |= 1u << TMP2;
+			if (insn_is_lddw(insn))
+				pc++;
+		}
+		used &= (uint16_t)~(1u << RBP);
+		if (s == 0) {
+			f->has_calls = true; /* the slow path of the claim */
+			if (prog->subprog_cnt > 1 || c->has_callx)
+				used |= 1u << RBX | 1u << R12 | 1u << R13 | 1u << R14 | 1u << R15;
+		}
+		f->uses_fp = f->priv_native;
+		for (unsigned k = 0; k < sizeof(saved_order); k++)
+			if (used & (1u << saved_order[k])) {
+				f->saved_mask |= (uint16_t)(1u << saved_order[k]);
+				f->saved_cnt++;
+			}
+		f->sub = f->priv_native ? (sp->chain_depth + 7) & ~7u : 0;
+		/* entry rsp is 8 mod 16; calls need 0 mod 16. main: saved
+		 * rbp and the outer entry_sp are pushed too */
+		total = 8 * (f->uses_fp || s == 0) + f->sub + 8 * f->saved_cnt + 8 * (s == 0);
 		if (f->has_calls && total % 16 != 8)
 			f->sub += 8;
 	}
@@ -706,10 +788,17 @@ static void emit_pop(struct x86_buf *b, int reg)
 	emit1(b, 0x58 + (reg & 7));
 }
 
+static void emit_frame_teardown(struct jit_ctx *c, uint32_t s);
+static void emit_private_main_prologue(struct jit_ctx *c);
+
 static void emit_prologue(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
+	if (c->priv && s == 0) {
+		emit_private_main_prologue(c);
+		return;
+	}
 	if (f->uses_fp) {
 		emit_push(&c->b, RBP);
 		emit_mov_rr(&c->b, true, RBP, RSP);
@@ -728,10 +817,86 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 	}
 }
 
+/* Private stack, main function:
+ *	push rbp; [sub rsp, pad]; push callee-saved; push fs:[entry_sp]
+ *	mov fs:[entry_sp], rsp
+ *	mov rbp, fs:[slot]          ; this thread's frame top, 0 if none/in use
+ *	test rbp, rbp
+ *	jnz claim
+ *	  rbp = bpfrt_privstack_enter_slow(prog)   ; r1, r2 kept
+ *	  test rbp, rbp; jnz claim
+ *	  tear down; ret            ; skipped run: r0 = 0
+ * claim:
+ *	mov qword fs:[slot], 0
+ */
+static void emit_private_main_prologue(struct jit_ctx *c)
+{
+	const struct func_frame *f = &c->frames[0];
+	struct x86_buf *b = &c->b;
+	size_t j_have, j_got;
+
+	emit_push(b, RBP);
+	if (f->sub)
+		emit_alu_ri(b, true, ALU_SUB, RSP, (int32_t)f->sub);
+	for (unsigned k = 0; k < sizeof(saved_order); k++)
+		if (f->saved_mask & (1u << saved_order[k]))
+			emit_push(b, saved_order[k]);
+	emit_fs_prefix_modrm(c, false, false, 0xff, 6); /* push fs:[entry_sp] */
+	emit_u32(b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
+	emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
+
+	emit_fs_prefix_modrm(c, false, true, 0x8b, RBP); /* mov rbp, fs:[slot] */
+	emit_u32(b, (uint32_t)c->priv_slot);
+	emit_test_rr(b, true, RBP, RBP);
+	j_have = emit_local_jcc(c, CC_NE);
+	emit_push(b, RDI);
+	emit_push(b, RSI);
+	emit_mov_imm64(b, RDI, (uint64_t)(uintptr_t)c->prog);
+	emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_privstack_enter_slow);
+	emit_pop(b, RSI);
+	emit_pop(b, RDI);
+	emit_mov_rr(b, true, RBP, RAX);
+	emit_test_rr(b, true, RAX, RAX);
+	j_got = emit_local_jcc(c, CC_NE);
+	c->priv_release = false;
+	emit_frame_teardown(c, 0);
+	c->priv_release = true;
+	emit1(b, 0xc3);
+	patch_local(c, j_have);
+	patch_local(c, j_got);
+	emit_fs_prefix_modrm(c, false, true, 0xc7, 0); /* mov qword fs:[slot], 0 */
+	emit_u32(b, (uint32_t)c->priv_slot);
+	emit_u32(b, 0);
+}
+
+/* Private stack, main function: gives the stack back (unless the run
+ * never claimed it) and undoes the prologue. */
+static void emit_private_main_teardown(struct jit_ctx *c)
+{
+	const struct func_frame *f = &c->frames[0];
+
+	if (c->priv_release) {
+		emit_fs_prefix_modrm(c, false, true, 0x89, RBP); /* mov fs:[slot], rbp */
+		emit_u32(&c->b, (uint32_t)c->priv_slot);
+	}
+	emit_fs_prefix_modrm(c, false, false, 0x8f, 0); /* pop fs:[entry_sp] */
+	emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
+	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
+		if (f->saved_mask & (1u << saved_order[k]))
+			emit_pop(&c->b, saved_order[k]);
+	if (f->sub)
+		emit_alu_ri(&c->b, true, ALU_ADD, RSP, (int32_t)f->sub);
+	emit_pop(&c->b, RBP);
+}
+
 static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
+	if (c->priv && s == 0) {
+		emit_private_main_teardown(c);
+		return;
+	}
 	if (s == 0 && c->has_callx) {
 		emit_fs_prefix_modrm(c, false, false, 0x8f, 0); /* pop fs:[entry_sp] */
 		emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
@@ -757,6 +922,21 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
 static void emit_abort_stub(struct jit_ctx *c)
 {
 	const struct func_frame *f = &c->frames[0];
+
+	if (c->priv) {
+		/* private stack: a guard-page fault resumes here too (the
+		 * SIGSEGV handler sets rsp = entry_sp); rbp is unknown, so
+		 * the stack is given back by C */
+		emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
+		emit_mov_imm64(&c->b, RDI, (uint64_t)(uintptr_t)c->prog);
+		emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_privstack_release);
+		c->priv_release = false;
+		emit_frame_teardown(c, 0);
+		c->priv_release = true;
+		emit_rr(&c->b, false, 0x31, RAX, RAX);
+		emit1(&c->b, 0xc3);
+		return;
+	}
 
 	emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
 	/* past the saved outer entry_sp and the callee-saved registers */
@@ -1587,6 +1767,22 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit_mov_imm64(b, RAX, (uint64_t)(int64_t)-ENOENT);
 }
 
+/* Local call; with a private stack the callee's frame lies below the
+ * caller's own: rbp moves down around the call (subprograms never save
+ * or change it). */
+static void emit_private_call(struct jit_ctx *c, int s)
+{
+	uint32_t own = c->prog->subprogs[c->sub].stack_depth;
+	bool move = c->priv && own;
+
+	if (move)
+		emit_alu_ri(&c->b, true, ALU_SUB, RBP, (int32_t)own);
+	emit1(&c->b, 0xe8);
+	emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->prev.fstart[s] - (prev_pos(c) + 4)));
+	if (move)
+		emit_alu_ri(&c->b, true, ALU_ADD, RBP, (int32_t)own);
+}
+
 static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
@@ -1597,8 +1793,7 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 			c->err = bpfrt_err(-EINVAL, "jit: insn %u: local call to a non-subprogram", c->pc);
 			return;
 		}
-		emit1(&c->b, 0xe8);
-		emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->prev.fstart[s] - (prev_pos(c) + 4)));
+		emit_private_call(c, s);
 		return;
 	}
 	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
@@ -1840,7 +2035,7 @@ static int emit_pass(struct jit_ctx *c)
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 
-		if ((err = reserve(c, MAX_INSN_CODE)))
+		if ((err = reserve(c, 2 * MAX_INSN_CODE)))
 			return err;
 		c->sub = s;
 		c->cur.fstart[s] = (uint32_t)c->b.len;
@@ -1870,7 +2065,7 @@ static int emit_pass(struct jit_ctx *c)
 			pc += used;
 		}
 		c->cur.bend[s] = (uint32_t)c->b.len;
-		if (s == 0 && c->has_callx) {
+		if (s == 0 && (c->has_callx || c->priv)) {
 			if ((err = reserve(c, MAX_INSN_CODE)))
 				return err;
 			c->cur.abort_off = (uint32_t)c->b.len;
@@ -1989,6 +2184,8 @@ static int x86_compile(struct bpfrt_prog *prog)
 		.bmi1 = cpu_has_bmi1(),
 		.zf_reg = -1,
 		.tp_off = bpfrt_run_state_tp_offset(),
+		.priv = prog->privstack,
+		.priv_release = true,
 	};
 	struct bpfrt_execmem *mem = NULL;
 	uint32_t ns = prog->subprog_cnt;
@@ -1996,6 +2193,8 @@ static int x86_compile(struct bpfrt_prog *prog)
 
 	if (!prog->subprogs || !ns || !prog->insn_cnt)
 		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
+	if (c.priv)
+		c.priv_slot = (int32_t)bpfrt_privstack_slot_tp_offset(prog->privstack_id);
 	c.flags = calloc(c.n + 1, 1);
 	c.live_out = calloc(c.n + 1, sizeof(*c.live_out));
 	c.dst_sub = malloc(c.n + 1);
@@ -2065,6 +2264,8 @@ static int x86_compile(struct bpfrt_prog *prog)
 	prog->jit_mem = mem;
 	prog->jit_len = c.prev.len - c.head_pad;
 	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)(c.base + c.head_pad);
+	if (c.priv)
+		bpfrt_privstack_set_jit_info(prog, c.base + c.prev.abort_off);
 	mem = NULL;
 out:
 	bpfrt_execmem_free(mem);

@@ -1,0 +1,647 @@
+/* Private stacks and nested execution (issue 6): the policy, the seed's
+ * cgroup tree run through the bpfrt_run_children kfunc in both engines,
+ * 64 levels of nesting on a 64 KiB thread (native stack measured by
+ * painting), the recursion guard, guard-page hits that the host survives,
+ * signal chaining, and stacks freed at thread exit. */
+#define _GNU_SOURCE
+#include "testlib.h"
+#include "bpfrt/bpfrt.h"
+#include "core/privstack.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+#ifndef ASAN
+#define ASAN 0
+#endif
+
+#define BOTH_ENGINES(name)                                                 \
+	static void name(bool jit);                                        \
+	TEST(name##_interp) { name(false); }                               \
+	TEST(name##_jit) { name(true); }                                   \
+	static void name(bool jit)
+
+static const char *prog_path(const char *name)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return name;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
+	return path;
+}
+
+static struct bpfrt_object *load_obj(const char *file, bool jit, uint32_t prog_flags)
+{
+	struct bpfrt_object_load_opts opts = { .sz = sizeof(opts), .jit = jit,
+					       .prog_flags = prog_flags };
+	struct bpfrt_object *obj = NULL;
+	int err = bpfrt_object_open(prog_path(file), NULL, &obj);
+
+	if (err) {
+		tl_fail(__FILE__, __LINE__, "open %s: %d %s", file, err, bpfrt_last_error());
+		return NULL;
+	}
+	err = bpfrt_object_load(obj, &opts);
+	if (err) {
+		tl_fail(__FILE__, __LINE__, "load %s: %d %s", file, err, bpfrt_last_error());
+		bpfrt_object_close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static struct bpfrt_prog *load_asm(const char *name, const char *text, bool jit, uint32_t flags)
+{
+	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
+					     .flags = flags };
+	struct bpf_insn *insns = NULL;
+	struct bpfrt_prog *prog = NULL;
+	size_t cnt = 0;
+	int err = bpfrt_asm(text, &insns, &cnt);
+
+	if (err) {
+		tl_fail(__FILE__, __LINE__, "asm %s: %s", name, bpfrt_last_error());
+		return NULL;
+	}
+	err = bpfrt_prog_load(insns, cnt, &opts, &prog);
+	free(insns);
+	if (err)
+		tl_fail(__FILE__, __LINE__, "load %s: %d %s", name, err, bpfrt_last_error());
+	return prog;
+}
+
+static bool privstack_on(const struct bpfrt_prog *prog)
+{
+	struct bpfrt_privstack_info info;
+
+	return !bpfrt_prog_privstack_info(prog, &info) && info.enabled;
+}
+
+/* ---- policy ---------------------------------------------------------- */
+
+TEST(policy_follows_kind_depth_and_flags)
+{
+	struct bpfrt_object *obj = load_obj("privstack_policy.bpf.o", true, 0);
+	struct bpfrt_prog *p;
+	uint64_t r = 0;
+
+	REQUIRE(obj);
+	CHECK(privstack_on(bpfrt_object_find_prog(obj, "tp_big")), "tracepoint, 128 bytes");
+	CHECK(!privstack_on(bpfrt_object_find_prog(obj, "tp_small")), "tracepoint, 32 bytes");
+	CHECK(!privstack_on(bpfrt_object_find_prog(obj, "sock_big")), "socket, 128 bytes");
+	for (p = bpfrt_object_next_prog(obj, NULL); p; p = bpfrt_object_next_prog(obj, p)) {
+		CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r), "%s", bpfrt_last_error());
+		CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r), "%s", bpfrt_last_error());
+	}
+	p = bpfrt_object_find_prog(obj, "tp_big");
+	CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r) && r == 3 * 120, "r0 %llu",
+	      (unsigned long long)r);
+	CHECK(bpfrt_prog_set_flags(p, 0) == -EBUSY, "flags after load");
+	bpfrt_object_close(obj);
+
+	/* the object-wide flag turns it off; per program, set_flags forces it on */
+	obj = load_obj("privstack_policy.bpf.o", true, BPFRT_F_DISABLE_PRIVATE_STACK);
+	REQUIRE(obj);
+	CHECK(!privstack_on(bpfrt_object_find_prog(obj, "tp_big")), "disabled by flag");
+	bpfrt_object_close(obj);
+
+	REQUIRE(!bpfrt_object_open(prog_path("privstack_policy.bpf.o"), NULL, &obj));
+	CHECK(bpfrt_prog_set_flags(bpfrt_object_find_prog(obj, "sock_big"),
+				   BPFRT_F_PRIVATE_STACK | BPFRT_F_DISABLE_PRIVATE_STACK) == -EINVAL);
+	CHECK(bpfrt_prog_set_flags(bpfrt_object_find_prog(obj, "sock_big"), 1u << 30) == -EINVAL);
+	CHECK(!bpfrt_prog_set_flags(bpfrt_object_find_prog(obj, "sock_big"), BPFRT_F_PRIVATE_STACK));
+	{
+		struct bpfrt_object_load_opts o = { .sz = sizeof(o), .jit = true };
+
+		REQUIRE(!bpfrt_object_load(obj, &o), "%s", bpfrt_last_error());
+	}
+	p = bpfrt_object_find_prog(obj, "sock_big");
+	CHECK(privstack_on(p), "forced on");
+	CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r) && r == 3 * 120);
+	CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r) && r == 3 * 120);
+	bpfrt_object_close(obj);
+}
+
+TEST(dump_jited_shows_private_stack_code)
+{
+	struct bpfrt_object *obj = load_obj("privstack_policy.bpf.o", true, 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	REQUIRE(obj);
+	f = open_memstream(&text, &len);
+	REQUIRE(f);
+	CHECK(!bpfrt_prog_dump_jited(bpfrt_object_find_prog(obj, "tp_big"), f));
+	fclose(f);
+	/* the frame top from the thread's slot, the claim, the give-back */
+	CHECK(text && strstr(text, "mov      rbp, qword ptr fs:["), "%s", text);
+	CHECK(text && strstr(text, "mov      qword ptr fs:[") && strstr(text, "], rbp"), "%s", text);
+	CHECK(text && strstr(text, "epilogue (abort unwinding)"), "%s", text);
+	free(text);
+	bpfrt_object_close(obj);
+}
+
+/* ---- the cgroup tree ------------------------------------------------- */
+
+static void set_list(uint32_t list, struct bpfrt_object *obj, const char *a, const char *b)
+{
+	struct bpfrt_prog *progs[2] = { bpfrt_object_find_prog(obj, a),
+					bpfrt_object_find_prog(obj, b) };
+
+	CHECK(progs[0] && progs[1]);
+	CHECK(!bpfrt_nest_set_children(list, progs, 2), "%s", bpfrt_last_error());
+}
+
+BOTH_ENGINES(nested_cgroup_tree)
+{
+	static const char *const names[] = { "cg_root", "cg1", "cg2", "cg11", "cg12",
+					     "cg21", "cg22" };
+	struct bpfrt_object *obj;
+	uint64_t *load, *summary, *depth, r0 = 0;
+	size_t sz;
+
+	REQUIRE(bpfrt_nest_kfunc_register() >= BPFRT_KFUNC_ID_BASE, "%s", bpfrt_last_error());
+	obj = load_obj("nested_tree.bpf.o", jit, 0);
+	REQUIRE(obj);
+	load = bpfrt_object_global(obj, "load", &sz);
+	summary = bpfrt_object_global(obj, "summary", &sz);
+	depth = bpfrt_object_global(obj, "depth_seen", &sz);
+	REQUIRE(load && summary && depth);
+	for (int i = 0; i < 7; i++) {
+		load[i] = 1ull << i;
+		CHECK(privstack_on(bpfrt_object_find_prog(obj, names[i])), "%s", names[i]);
+	}
+	set_list(0, obj, "cg1", "cg2");
+	set_list(1, obj, "cg11", "cg12");
+	set_list(2, obj, "cg21", "cg22");
+	for (uint32_t l = 3; l < 7; l++)
+		CHECK(!bpfrt_nest_set_children(l, NULL, 0));
+
+	CHECK(!bpfrt_prog_run(bpfrt_object_find_prog(obj, "cg_root"),
+			      jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, 0, 0, &r0),
+	      "%s", bpfrt_last_error());
+	CHECK(r0 == 0x7f, "root saw %#llx", (unsigned long long)r0);
+	CHECK(summary[0] == 0x7f);
+	CHECK(summary[1] == (2 | 8 | 16), "cg1 %llu", (unsigned long long)summary[1]);
+	CHECK(summary[2] == (4 | 32 | 64), "cg2 %llu", (unsigned long long)summary[2]);
+	for (int i = 3; i < 7; i++)
+		CHECK(summary[i] == 1ull << i, "leaf %d", i);
+	CHECK(depth[0] == 0 && depth[1] == 1 && depth[2] == 1 && depth[3] == 2 && depth[6] == 2);
+	for (int i = 0; i < 7; i++)
+		CHECK(bpfrt_prog_misses(bpfrt_object_find_prog(obj, names[i])) == 0);
+	for (uint32_t l = 0; l < 3; l++)
+		CHECK(!bpfrt_nest_set_children(l, NULL, 0));
+	bpfrt_object_close(obj);
+}
+
+/* ---- recursion guard ------------------------------------------------- */
+
+BOTH_ENGINES(recursion_guard_counts_misses)
+{
+	struct bpfrt_object *obj;
+	struct bpfrt_prog *root, *cg1, *list[2];
+	uint64_t *load, r0 = 0;
+	size_t sz;
+
+	REQUIRE(bpfrt_nest_kfunc_register() >= 0);
+	obj = load_obj("nested_tree.bpf.o", jit, 0);
+	REQUIRE(obj);
+	root = bpfrt_object_find_prog(obj, "cg_root");
+	cg1 = bpfrt_object_find_prog(obj, "cg1");
+	load = bpfrt_object_global(obj, "load", &sz);
+	REQUIRE(root && cg1 && load);
+	load[0] = 1;
+	load[1] = 10;
+	/* root's children: cg1 and root itself; cg1's child: root again */
+	list[0] = cg1;
+	list[1] = root;
+	CHECK(!bpfrt_nest_set_children(0, list, 2));
+	CHECK(!bpfrt_nest_set_children(1, &root, 1));
+	CHECK(!bpfrt_prog_run(root, BPFRT_EXEC_DEFAULT, 0, 0, &r0), "%s", bpfrt_last_error());
+	CHECK(r0 == 11, "r0 %llu", (unsigned long long)r0);
+	CHECK(bpfrt_prog_misses(root) == 2, "misses %llu",
+	      (unsigned long long)bpfrt_prog_misses(root));
+	CHECK(bpfrt_prog_misses(cg1) == 0);
+	/* the guard is per activation: from cg1, root goes in once and
+	 * refuses cg1 and itself */
+	CHECK(!bpfrt_prog_run(cg1, BPFRT_EXEC_DEFAULT, 0, 0, &r0) && r0 == 10 + 1,
+	      "r0 %llu", (unsigned long long)r0);
+	CHECK(bpfrt_prog_misses(root) == 3);
+	CHECK(bpfrt_prog_misses(cg1) == 1);
+	CHECK(!bpfrt_nest_set_children(0, NULL, 0) && !bpfrt_nest_set_children(1, NULL, 0));
+	bpfrt_object_close(obj);
+}
+
+/* ---- 64 levels on a 64 KiB thread ------------------------------------ */
+
+#define LEVELS 64
+#define PAINT 0x5a
+
+struct nest64 {
+	bool jit;
+	uint32_t flags;
+	int err;
+	uint64_t r0;
+	size_t used;            /* native stack bytes touched below the paint start */
+	char msg[256];
+};
+
+/* Level i stores 256 bytes of frame, asks list i (level i + 1) and adds
+ * one to what it got back. */
+static const char nest_text[] =
+	"mov %r6, %r1\n"
+	"stxdw [%r10-8], %r6\n"
+	"stxdw [%r10-256], %r6\n"
+	"mov %r1, LIST\n"
+	"mov %r2, %r6\n"
+	"add %r2, 1\n"
+	"call KFUNC\n"
+	"ldxdw %r1, [%r10-256]\n"
+	"sub %r1, %r6\n"
+	"add %r0, %r1\n"
+	"add %r0, 1\n"
+	"exit\n";
+
+static struct bpfrt_prog *nest_prog(uint32_t level, int kfunc, bool jit, uint32_t flags)
+{
+	char text[sizeof(nest_text) + 64], *p, name[32];
+	const char *s = nest_text;
+
+	/* substitute LIST and KFUNC */
+	p = text;
+	while (*s) {
+		if (!strncmp(s, "LIST", 4)) {
+			p += sprintf(p, "%u", level);
+			s += 4;
+		} else if (!strncmp(s, "KFUNC", 5)) {
+			p += sprintf(p, "%d", kfunc);
+			s += 5;
+		} else {
+			*p++ = *s++;
+		}
+	}
+	*p = '\0';
+	snprintf(name, sizeof(name), "nest%u", level);
+	return load_asm(name, text, jit, flags);
+}
+
+static __attribute__((noinline)) void paint_below(char *from, char *to)
+{
+	volatile char *p = to;
+
+	while (p < (volatile char *)from)
+		*p++ = PAINT;
+}
+
+static void *nest64_thread(void *arg)
+{
+	struct nest64 *n = arg;
+	struct bpfrt_prog *progs[LEVELS] = { 0 };
+	pthread_attr_t attr;
+	void *stack_lo;
+	size_t stack_sz;
+	char *here = __builtin_frame_address(0), *start, *p;
+	int kfunc = bpfrt_nest_kfunc_register();
+
+	n->err = -EINVAL;
+	if (kfunc < 0)
+		return NULL;
+	for (uint32_t i = 0; i < LEVELS; i++) {
+		progs[i] = nest_prog(i, kfunc, n->jit, n->flags);
+		if (!progs[i])
+			goto out;
+	}
+	for (uint32_t i = 0; i + 1 < LEVELS; i++)
+		bpfrt_nest_set_children(i, &progs[i + 1], 1);
+	bpfrt_nest_set_children(LEVELS - 1, NULL, 0);
+
+	pthread_getattr_np(pthread_self(), &attr);
+	pthread_attr_getstack(&attr, &stack_lo, &stack_sz);
+	pthread_attr_destroy(&attr);
+	/* paint from 1 KiB below this frame down to the bottom (+512) */
+	start = here - 1024;
+	paint_below(start, (char *)stack_lo + 512);
+	n->err = bpfrt_prog_run(progs[0], n->jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
+				0, 0, &n->r0);
+	if (n->err)
+		snprintf(n->msg, sizeof(n->msg), "%s", bpfrt_last_error());
+	for (p = (char *)stack_lo + 512; p < start && *p == PAINT; p++)
+		;
+	n->used = (size_t)(start - p);
+out:
+	for (uint32_t i = 0; i < LEVELS; i++) {
+		bpfrt_nest_set_children(i, NULL, 0);
+		bpfrt_prog_free(progs[i]);
+	}
+	return NULL;
+}
+
+static void run_nest64(struct nest64 *n, size_t stack_size)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_attr_init(&attr);
+	CHECK(!pthread_attr_setstacksize(&attr, stack_size));
+	REQUIRE(!pthread_create(&t, &attr, nest64_thread, n));
+	pthread_join(t, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+BOTH_ENGINES(nest_64_levels_on_64k_thread)
+{
+	/* ASan's redzones and fake frames make every C frame bigger */
+	size_t stack = ASAN ? 1u << 20 : 64u << 10;
+	struct nest64 priv = { .jit = jit, .flags = jit ? BPFRT_F_PRIVATE_STACK : 0 };
+	struct nest64 native = { .jit = jit, .flags = BPFRT_F_DISABLE_PRIVATE_STACK };
+
+	run_nest64(&priv, stack);
+	CHECK(priv.err == 0, "%d %s", priv.err, priv.msg);
+	CHECK(priv.r0 == LEVELS, "r0 %llu", (unsigned long long)priv.r0);
+	printf("# %s: 64 levels used %zu bytes of native stack with private stacks\n",
+	       jit ? "jit" : "interp", priv.used);
+	CHECK(priv.used > 0);
+	if (!ASAN)
+		CHECK(priv.used < (jit ? 32u : 56u) << 10, "%zu bytes of native stack", priv.used);
+	if (jit) {
+		/* the same chain with BPF frames on the native stack: 256 bytes
+		 * more per level, measured the same way (on a big stack) */
+		run_nest64(&native, 1u << 20);
+		CHECK(native.err == 0 && native.r0 == LEVELS, "%d %s", native.err, native.msg);
+		printf("# jit: %zu bytes without private stacks\n", native.used);
+		CHECK(native.used >= priv.used + LEVELS * 240, "%zu vs %zu", native.used,
+		      priv.used);
+	}
+}
+
+/* ---- guard pages ----------------------------------------------------- */
+
+/* 8 frames of 512 bytes (the deepest legal chain), each touching the
+ * bottom of its frame; returns 7. */
+static char deep_text[2048];
+
+static const char *deep_prog_text(void)
+{
+	char *p = deep_text;
+
+	if (deep_text[0])
+		return deep_text;
+	p += sprintf(p, "stxdw [%%r10-512], %%r1\ncall local f1\nexit\n");
+	for (int k = 1; k < 7; k++)
+		p += sprintf(p, "f%d:\nstxdw [%%r10-512], %%r1\nstxdw [%%r10-8], %%r1\n"
+			     "call local f%d\nadd %%r0, 1\nexit\n", k, k + 1);
+	sprintf(p, "f7:\nstxdw [%%r10-512], %%r1\nmov %%r0, 1\nexit\n");
+	return deep_text;
+}
+
+static void guard_hit(bool jit, bool interp_run)
+{
+	struct bpfrt_privstack_info info;
+	struct bpfrt_prog *prog;
+	uint64_t r0 = 0;
+	int err;
+
+	prog = load_asm("deep_prog", deep_prog_text(), jit, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(prog);
+	CHECK(bpfrt_prog_stack_depth(prog) == 8 * 512, "%u", bpfrt_prog_stack_depth(prog));
+	/* test hook: this thread's stack sized for 1 KiB, not the chain */
+	bpfrt_privstack_test_set_size(1024);
+	err = bpfrt_prog_run(prog, interp_run ? BPFRT_EXEC_INTERP : BPFRT_EXEC_JIT, 0, 0, &r0);
+	bpfrt_privstack_test_set_size(0);
+	CHECK(err == -EFAULT, "err %d", err);
+	CHECK(strstr(bpfrt_last_error(), "deep_prog") &&
+	      strstr(bpfrt_last_error(), "private stack overflow"), "%s", bpfrt_last_error());
+	CHECK(!bpfrt_prog_privstack_info(prog, &info));
+	CHECK(info.faulted && info.faults == 1, "faults %llu", (unsigned long long)info.faults);
+	CHECK(info.stack_size == bpfrt_prog_stack_depth(prog), "%u", info.stack_size);
+	/* the host carries on, and so does the program on a stack of its size */
+	bpfrt_prog_free(prog);
+	prog = load_asm("deep_prog", deep_prog_text(), jit, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(prog);
+	err = bpfrt_prog_run(prog, interp_run ? BPFRT_EXEC_INTERP : BPFRT_EXEC_JIT, 0, 0, &r0);
+	CHECK(err == 0 && r0 == 7, "err %d r0 %llu %s", err, (unsigned long long)r0,
+	      bpfrt_last_error());
+	/* a second run on the same stack after the abort gave it back */
+	err = bpfrt_prog_run(prog, interp_run ? BPFRT_EXEC_INTERP : BPFRT_EXEC_JIT, 0, 0, &r0);
+	CHECK(err == 0 && r0 == 7);
+	bpfrt_prog_free(prog);
+}
+
+TEST(guard_page_hit_jit) { guard_hit(true, false); }
+TEST(guard_page_hit_interp) { guard_hit(false, true); }
+
+TEST(guard_page_hit_nested)
+{
+	/* the faulting program runs two levels down: only it is unwound */
+	int kfunc = bpfrt_nest_kfunc_register();
+	struct bpfrt_prog *outer, *deep;
+	uint64_t r0 = 0;
+
+	REQUIRE(kfunc >= 0);
+	outer = nest_prog(0, kfunc, true, BPFRT_F_PRIVATE_STACK);
+	deep = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(outer && deep);
+	CHECK(!bpfrt_nest_set_children(0, &deep, 1));
+	bpfrt_privstack_test_set_size(1024);
+	CHECK(!bpfrt_prog_run(outer, BPFRT_EXEC_JIT, 0, 0, &r0), "%s", bpfrt_last_error());
+	bpfrt_privstack_test_set_size(0);
+	CHECK(r0 == 1, "outer adds 1 to nothing: %llu", (unsigned long long)r0);
+	CHECK(!bpfrt_nest_set_children(0, NULL, 0));
+	bpfrt_prog_free(deep);
+	bpfrt_prog_free(outer);
+}
+
+/* ---- chaining -------------------------------------------------------- */
+
+static sigjmp_buf chain_env;
+static volatile int host_handler_calls;
+
+static void host_segv(int sig, siginfo_t *info, void *uc)
+{
+	host_handler_calls++;
+	siglongjmp(chain_env, 1);
+}
+
+/* Runs in a fresh process (exec'd by the test below) so that the host's
+ * handler is installed before bpfrt's, as in a host that sets up its own
+ * SIGSEGV handling at start. */
+TEST(chain_child)
+{
+	struct sigaction sa = { .sa_sigaction = host_segv, .sa_flags = SA_SIGINFO };
+	char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct bpfrt_prog *prog;
+	uint64_t r0 = 0;
+
+	if (!getenv("PRIVSTACK_CHAIN_CHILD"))
+		SKIP("runs in the child of foreign_faults_reach_the_host_handler");
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(!sigaction(SIGSEGV, &sa, NULL));
+	prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(prog);
+	CHECK(!bpfrt_prog_run(prog, BPFRT_EXEC_JIT, 0, 0, &r0) && r0 == 7);
+	/* a fault that is not ours: chained to the host's handler */
+	if (!sigsetjmp(chain_env, 1))
+		*(volatile char *)page = 1;
+	CHECK(host_handler_calls == 1, "host handler calls %d", host_handler_calls);
+	/* a guard hit: ours, the host's handler never sees it */
+	bpfrt_prog_free(prog);
+	bpfrt_privstack_test_set_size(1024);
+	prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(prog);
+	CHECK(bpfrt_prog_run(prog, BPFRT_EXEC_JIT, 0, 0, &r0) == -EFAULT);
+	bpfrt_privstack_test_set_size(0);
+	CHECK(host_handler_calls == 1, "host handler calls %d", host_handler_calls);
+	bpfrt_prog_free(prog);
+}
+
+TEST(foreign_faults_reach_the_host_handler)
+{
+	pid_t pid;
+	int status = 0;
+
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		setenv("PRIVSTACK_CHAIN_CHILD", "1", 1);
+		execl("/proc/self/exe", "test_privstack", "chain_child", (char *)NULL);
+		_exit(127);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+}
+
+TEST(foreign_fault_default_action_kills)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct bpfrt_prog *prog;
+		uint64_t r0;
+
+		signal(SIGSEGV, SIG_DFL);
+		prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
+		if (!prog || bpfrt_prog_run(prog, BPFRT_EXEC_JIT, 0, 0, &r0))
+			_exit(10);
+		*(volatile char *)page = 1;
+		_exit(11);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	if (ASAN)
+		CHECK(!WIFEXITED(status) || WEXITSTATUS(status) != 11, "status %#x", status);
+	else
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %#x", status);
+}
+
+/* ---- thread exit ----------------------------------------------------- */
+
+static void *short_thread(void *arg)
+{
+	struct bpfrt_prog *prog = arg;
+	uint64_t r0 = 0;
+
+	if (bpfrt_prog_run(prog, BPFRT_EXEC_DEFAULT, 0, 0, &r0) || r0 != 7)
+		return (void *)1;
+	return NULL;
+}
+
+static int count_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+TEST(stacks_freed_at_thread_exit)
+{
+	const int threads = ASAN ? 2000 : 10000;
+	struct bpfrt_privstack_stats before, after;
+	struct bpfrt_prog *prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
+	int maps_before, maps_after, bad = 0;
+
+	REQUIRE(prog);
+	short_thread(prog); /* this thread's stack and the handler exist before */
+	bpfrt_privstack_stats(&before);
+	maps_before = count_mappings();
+	for (int i = 0; i < threads; i++) {
+		pthread_t t;
+		void *ret;
+
+		REQUIRE(!pthread_create(&t, NULL, short_thread, prog));
+		pthread_join(t, &ret);
+		bad += ret != NULL;
+	}
+	bpfrt_privstack_stats(&after);
+	maps_after = count_mappings();
+	CHECK(bad == 0, "%d runs failed", bad);
+	CHECK(after.allocs - before.allocs == (uint64_t)threads, "%llu allocs",
+	      (unsigned long long)(after.allocs - before.allocs));
+	CHECK(after.live == before.live, "live %llu -> %llu", (unsigned long long)before.live,
+	      (unsigned long long)after.live);
+	CHECK(after.threads == before.threads);
+	CHECK(maps_after <= maps_before + 8, "mappings %d -> %d", maps_before, maps_after);
+	printf("# %d threads: stacks live %llu -> %llu, mappings %d -> %d\n", threads,
+	       (unsigned long long)before.live, (unsigned long long)after.live, maps_before,
+	       maps_after);
+	bpfrt_prog_free(prog);
+	bpfrt_privstack_stats(&after);
+	CHECK(after.live == before.live - 1, "unload frees this thread's stack");
+}
+
+TEST(unload_frees_every_threads_stack)
+{
+	struct bpfrt_privstack_stats before, after;
+	struct bpfrt_privstack_info info;
+	struct bpfrt_prog *prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
+	pthread_barrier_t *bar = NULL;
+
+	(void)bar;
+	REQUIRE(prog);
+	bpfrt_privstack_stats(&before);
+	short_thread(prog);
+	CHECK(!bpfrt_prog_privstack_info(prog, &info) && info.thread_cnt == 1);
+	bpfrt_prog_free(prog);
+	bpfrt_privstack_stats(&after);
+	CHECK(after.live == before.live, "%llu -> %llu", (unsigned long long)before.live,
+	      (unsigned long long)after.live);
+	/* the id is reused by the next program and starts empty */
+	prog = load_asm("deep_prog", deep_prog_text(), false, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(prog);
+	CHECK(!bpfrt_prog_privstack_info(prog, &info) && info.thread_cnt == 0);
+	CHECK(short_thread(prog) == NULL);
+	bpfrt_prog_free(prog);
+}
