@@ -24,6 +24,7 @@ static const struct bench *const benches[] = {
 	&bench_trig_kprobe, &bench_trig_kprobe_opt, &bench_trig_kretprobe,
 	&bench_multi_calls,
 	&bench_hashmap,
+	&bench_private_stack, &bench_no_private_stack,
 };
 
 #define BENCH_CNT (sizeof(benches) / sizeof(benches[0]))

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Prints the seed-000 private-stack table: no-private-stack-N and
+# private-stack-N for N = 1 8 64 512 2048 4096 hash-op rounds per event.
+# Rates are per producer CPU-second (preemption by other load excluded),
+# the median of ROUNDS interleaved runs (default 3), with the spread of
+# those runs and the private stack's difference in percent.
+# usage: bench/run_bench_private_stack.sh [BUILD_DIR] [bpfrt-bench options...]
+#   options default to -w1 -d3 -a; BATCHES="1 64" limits the rows.
+set -e
+cd "$(dirname "$0")/.."
+build=build
+case "$1" in
+-*|"") ;;
+*) build=$1; shift ;;
+esac
+if [ ! -x "$build/bpfrt-bench" ]; then
+	make --no-print-directory BUILD="$build" all >/dev/null
+fi
+bench="$build/bpfrt-bench"
+opts="$*"
+[ -n "$opts" ] || opts="-w1 -d3 -a"
+rounds=${ROUNDS:-3}
+
+# CPU-second rate (M/s) of one run.
+rate() {
+	"$bench" "$1" $opts --nr-batch-iters="$2" 2>/dev/null |
+		awk '/^Per producer CPU-second/ { print $5 }'
+}
+
+# median and half-range of the numbers on stdin
+stats() {
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "- -"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.3f %.3f\n", m, (v[NR] - v[1]) / 2 }'
+}
+
+for b in ${BATCHES:-1 8 64 512 2048 4096}; do
+	np=""; p=""
+	for r in $(seq "$rounds"); do
+		np="$np $(rate no-private-stack "$b")"
+		p="$p $(rate private-stack "$b")"
+	done
+	set -- $(echo $np | tr ' ' '\n' | stats) $(echo $p | tr ' ' '\n' | stats)
+	printf "no-private-stack-%s: %8s ± %sM/s\n" "$b" "$1" "$2"
+	printf "private-stack-%s:    %8s ± %sM/s   (%+.2f%%)\n" "$b" "$3" "$4" \
+		"$(echo "$1 $3" | awk '{ print ($1 > 0) ? ($2 - $1) * 100 / $1 : 0 }')"
+done
