@@ -16,6 +16,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -488,7 +489,7 @@ static void *churn_body(void *arg)
 			;
 
 		t->phase_of[i] = p1 == p2 ? p1 : ~0u;
-		t->calls = i + 1;
+		__atomic_store_n(&t->calls, i + 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -510,6 +511,24 @@ static struct bpfrt_prog *byte_inc_prog(bool jit)
 	return p;
 }
 
+/* Lets each thread make a few calls in the phase just entered (yielding:
+ * on a loaded machine they may only run when this thread does not). */
+static void wait_calls(struct churn_thread *th)
+{
+	long start[2] = { __atomic_load_n(&th[0].calls, __ATOMIC_ACQUIRE),
+			  __atomic_load_n(&th[1].calls, __ATOMIC_ACQUIRE) };
+
+	for (int spins = 0; spins < 200; spins++) {
+		if (__atomic_load_n(&th[0].calls, __ATOMIC_ACQUIRE) >= start[0] + 3 &&
+		    __atomic_load_n(&th[1].calls, __ATOMIC_ACQUIRE) >= start[1] + 3)
+			return;
+		if (__atomic_load_n(&th[0].calls, __ATOMIC_ACQUIRE) == CHURN_CALLS ||
+		    __atomic_load_n(&th[1].calls, __ATOMIC_ACQUIRE) == CHURN_CALLS)
+			return;
+		sched_yield();
+	}
+}
+
 static void churn(bool jit, enum bpfrt_kprobe_mode mode, double seconds)
 {
 	struct bpfrt_prog *p = byte_inc_prog(jit);
@@ -528,6 +547,10 @@ static void churn(bool jit, enum bpfrt_kprobe_mode mode, double seconds)
 		REQUIRE(th[i].seen && th[i].phase_of);
 		pthread_create(&th[i].tid, NULL, churn_body, &th[i]);
 	}
+	/* Under load the threads may take a while to get a CPU. */
+	for (int i = 0; i < 2; i++)
+		while (__atomic_load_n(&th[i].calls, __ATOMIC_RELAXED) < 1000)
+			sched_yield();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		atomic_fetch_add(&phase, 1);            /* attaching */
@@ -537,13 +560,11 @@ static void churn(bool jit, enum bpfrt_kprobe_mode mode, double seconds)
 			break;
 		opt_cycles += bpfrt_kprobe_optimized(l);
 		atomic_fetch_add(&phase, 1);            /* attached */
-		for (volatile int k = 0; k < 20000; k++)
-			;
+		wait_calls(th);
 		atomic_fetch_add(&phase, 1);            /* detaching */
 		bpfrt_link_destroy(l);
 		atomic_fetch_add(&phase, 1);            /* detached */
-		for (volatile int k = 0; k < 20000; k++)
-			;
+		wait_calls(th);
 		cycles++;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (now.tv_sec - t0.tv_sec + (now.tv_nsec - t0.tv_nsec) / 1e9 < seconds &&

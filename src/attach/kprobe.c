@@ -422,6 +422,42 @@ static int sweep_function(struct kprobe_site *s, const uint8_t *code, bool *opt_
 	return 0;
 }
 
+/* gcc moves unlikely blocks to a NAME.cold symbol that jumps back into
+ * the function: its branches count too. */
+static void sweep_cold_part(struct kprobe_site *s, bool *opt_ok)
+{
+	const struct ksym *fn = ksym_by_addr(s->func), *cold;
+	char name[512];
+	uint8_t *code;
+
+	if (!fn || snprintf(name, sizeof(name), "%s.cold", fn->name) >= (int)sizeof(name))
+		return;
+	cold = ksym_by_name(name);
+	if (!cold)
+		return;
+	if (!cold->size || cold->size > SCAN_MAX || !(code = malloc(cold->size))) {
+		*opt_ok = false;
+		return;
+	}
+	read_clean(cold->addr, cold->size, code);
+	for (uintptr_t pc = cold->addr; pc < cold->addr + cold->size && *opt_ok;) {
+		struct bpfrt_x86_insn in;
+
+		if (bpfrt_x86_decode(code + (pc - cold->addr), cold->addr + cold->size - pc, pc,
+				     &in) || in.kind == BPFRT_X86_JMP_IND) {
+			*opt_ok = false;
+			break;
+		}
+		if ((in.kind == BPFRT_X86_JMP || in.kind == BPFRT_X86_JCC ||
+		     in.kind == BPFRT_X86_CALL) &&
+		    in.target > s->addr && in.target < s->addr + s->span)
+			*opt_ok = false;
+		pc += in.len;
+	}
+	bpfrt_err_clear();
+	free(code);
+}
+
 static int site_plan(struct kprobe_site *s)
 {
 	uint8_t buf[SPAN_MAX + 16];
@@ -431,6 +467,20 @@ static int site_plan(struct kprobe_site *s)
 
 	if (s->func && s->func_end - s->addr < avail)
 		avail = s->func_end - s->addr;
+	if (s->func && s->func_end - s->func <= SCAN_MAX) {
+		/* First of all: is addr an instruction boundary? */
+		uint8_t *code = malloc(s->func_end - s->func);
+		bool ignored = true;
+
+		if (!code)
+			return bpfrt_err(-ENOMEM, "kprobe: out of memory");
+		read_clean(s->func, s->func_end - s->func, code);
+		s->span = 0;
+		err = sweep_function(s, code, &ignored);
+		free(code);
+		if (err)
+			return err;
+	}
 	read_clean(s->addr, avail, buf);
 	err = bpfrt_x86_decode(buf, avail, s->addr, &s->insns[0]);
 	if (err)
@@ -458,7 +508,7 @@ static int site_plan(struct kprobe_site *s)
 	if (opt_ok && (off > SPAN_MAX || s->addr + off > s->func_end ||
 		       overlaps_armed(s->addr, off, s)))
 		opt_ok = false;
-	if (s->func) {
+	if (opt_ok) {
 		uint8_t *code = malloc(s->func_end - s->func);
 
 		if (!code)
@@ -469,6 +519,8 @@ static int site_plan(struct kprobe_site *s)
 		free(code);
 		if (err)
 			return err;
+		if (opt_ok)
+			sweep_cold_part(s, &opt_ok);
 	}
 	if (!opt_ok) {
 		s->insn_cnt = 1;
@@ -682,7 +734,12 @@ static int build_tramp(struct kprobe_site *s)
 			p = put_mov_rsp(p, r, regs_off[r], false);
 	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp+168] */
 	p = put32(p, REGS_SIZE);
-	*p++ = 0x9d;                                            /* popfq */
+	/* popfq is slow (tens of cycles); at a function's entry no code
+	 * reads the flags its caller left (the ABI keeps none across calls) */
+	if (s->entry)
+		p = put(p, "\x48\x8d\x64\x24\x08", 5);     /* lea rsp,[rsp+8] */
+	else
+		*p++ = 0x9d;                                    /* popfq */
 	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp+128] */
 	p = put32(p, 128);
 	if ((size_t)(p - code) + s->insn_cnt * BPFRT_X86_RELOC_MAX + 5 > sizeof(code))
