@@ -378,13 +378,15 @@ fail:
 	return NULL;
 }
 
-void bpfrt_privstack_release(struct bpfrt_prog *prog)
+void *bpfrt_privstack_release(struct bpfrt_prog *prog)
 {
 	struct ps_thread *t = ps_self;
 	struct bpfrt_privstack *ps = t ? atomic_load(&t->rec[prog->privstack_id]) : NULL;
 
-	if (ps)
-		bpfrt_privstack_slot[prog->privstack_id] = ps->top;
+	if (!ps)
+		abort(); /* an abort stub ran without a claimed stack */
+	bpfrt_privstack_slot[prog->privstack_id] = ps->top;
+	return *(void **)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF);
 }
 
 void bpfrt_privstack_set_jit_info(struct bpfrt_prog *prog, uintptr_t abort_addr)
@@ -505,9 +507,10 @@ static void ps_segv(int sig, siginfo_t *info, void *ucv)
 	uintptr_t ip = (uintptr_t)gr[REG_RIP];
 	uintptr_t image = (uintptr_t)prog->jit_func;
 
-	if (prog->privstack_abort && ip >= image && ip < image + prog->jit_len &&
-	    bpfrt_run_state.entry_sp) {
-		gr[REG_RSP] = (greg_t)(uintptr_t)bpfrt_run_state.entry_sp;
+	if (prog->privstack_abort && ip >= image && ip < image + prog->jit_len) {
+		/* the stub calls bpfrt_privstack_release, which returns the
+		 * entry rsp the program stored in its C area */
+		gr[REG_RSP] = (greg_t)(uintptr_t)*(void **)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF);
 		gr[REG_RIP] = (greg_t)prog->privstack_abort;
 	} else if (t->interp_top && t->interp_top->prog == prog) {
 		/* leave signal context (the kernel restores the mask) and

@@ -29,8 +29,8 @@
  *	  bpfrt_privstack_enter_slow(prog) (args preserved): a non-NULL
  *	  result is the frame top (already claimed), NULL means "skip this
  *	  run" (return 0 without the release below); else store 0 to the slot;
- *	- store the native stack pointer in bpfrt_run_state.entry_sp (saving
- *	  the outer value) and emit an abort stub, so that a guard-page fault
+ *	- store the native stack pointer at top + BPFRT_PRIVSTACK_ENTRY_SP_OFF
+ *	  and emit an abort stub (rsp = bpfrt_privstack_release(prog)), so that a guard-page fault
  *	  can unwind the run (bpfrt_privstack_abort_addr tells the handler
  *	  where the stub is); main saves every callee-saved register when the
  *	  program has subprograms (the unwind skips their epilogues);
@@ -59,6 +59,9 @@ struct bpfrt_prog;
 /* Bytes above the frame top kept for a C engine's own state (the
  * interpreter's saved caller frames and unwind point), 16-aligned. */
 #define BPFRT_PRIVSTACK_C_AREA 1024
+/* JIT code stores its native stack pointer at entry at top + this (the
+ * unwind point of a guard-page fault). */
+#define BPFRT_PRIVSTACK_ENTRY_SP_OFF (BPFRT_PRIVSTACK_C_AREA - 8)
 
 extern __thread void *bpfrt_privstack_slot[BPFRT_PRIVSTACK_MAX_IDS]
 	__attribute__((tls_model("initial-exec")));
@@ -80,8 +83,9 @@ int bpfrt_privstack_prog_need_id(struct bpfrt_prog *prog);
  * or refuses a second activation (counted as a miss). Returns the frame
  * top, claimed, or NULL (skip the run). */
 void *bpfrt_privstack_enter_slow(struct bpfrt_prog *prog);
-/* Gives the stack back after an aborted run (the abort stub). */
-void bpfrt_privstack_release(struct bpfrt_prog *prog);
+/* Gives the stack back after an aborted run (the abort stub) and returns
+ * the native stack pointer the run stored at entry. */
+void *bpfrt_privstack_release(struct bpfrt_prog *prog);
 
 /* C engines (interpreter): claim and release around a run. */
 static inline void *bpfrt_privstack_enter(struct bpfrt_prog *prog, uint32_t id)

@@ -456,7 +456,7 @@ static int prescan_private(struct jit_ctx *c)
 		f->sub = f->priv_native ? (sp->chain_depth + 7) & ~7u : 0;
 		/* entry rsp is 8 mod 16; calls need 0 mod 16. main: saved
 		 * rbp and the outer entry_sp are pushed too */
-		total = 8 * (f->uses_fp || s == 0) + f->sub + 8 * f->saved_cnt + 8 * (s == 0);
+		total = 8 * (f->uses_fp || s == 0) + f->sub + 8 * f->saved_cnt;
 		if (f->has_calls && total % 16 != 8)
 			f->sub += 8;
 	}
@@ -841,9 +841,6 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	for (unsigned k = 0; k < sizeof(saved_order); k++)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_push(b, saved_order[k]);
-	emit_fs_prefix_modrm(c, false, false, 0xff, 6); /* push fs:[entry_sp] */
-	emit_u32(b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
-	emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
 
 	emit_fs_prefix_modrm(c, false, true, 0x8b, RBP); /* mov rbp, fs:[slot] */
 	emit_u32(b, (uint32_t)c->priv_slot);
@@ -867,6 +864,11 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	emit_fs_prefix_modrm(c, false, true, 0xc7, 0); /* mov qword fs:[slot], 0 */
 	emit_u32(b, (uint32_t)c->priv_slot);
 	emit_u32(b, 0);
+	/* the unwind point, in the stack's own C area: no outer value to
+	 * save and restore */
+	emit_rex(b, true, RSP, 0, RBP, false); /* mov [rbp + off], rsp */
+	emit1(b, 0x89);
+	emit_mem_operand(b, RSP, RBP, BPFRT_PRIVSTACK_ENTRY_SP_OFF);
 }
 
 /* Private stack, main function: gives the stack back (unless the run
@@ -879,8 +881,6 @@ static void emit_private_main_teardown(struct jit_ctx *c)
 		emit_fs_prefix_modrm(c, false, true, 0x89, RBP); /* mov fs:[slot], rbp */
 		emit_u32(&c->b, (uint32_t)c->priv_slot);
 	}
-	emit_fs_prefix_modrm(c, false, false, 0x8f, 0); /* pop fs:[entry_sp] */
-	emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
 	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_pop(&c->b, saved_order[k]);
@@ -927,9 +927,9 @@ static void emit_abort_stub(struct jit_ctx *c)
 		/* private stack: a guard-page fault resumes here too (the
 		 * SIGSEGV handler sets rsp = entry_sp); rbp is unknown, so
 		 * the stack is given back by C */
-		emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
 		emit_mov_imm64(&c->b, RDI, (uint64_t)(uintptr_t)c->prog);
 		emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_privstack_release);
+		emit_mov_rr(&c->b, true, RSP, RAX); /* the entry rsp it returns */
 		c->priv_release = false;
 		emit_frame_teardown(c, 0);
 		c->priv_release = true;
