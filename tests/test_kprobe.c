@@ -372,6 +372,10 @@ TEST(kprobe_refusals)
 	o.retprobe = false;
 	err = bpfrt_kprobe_attach(p, NULL, (uintptr_t)&kp_rip_data, &o, &l);
 	CHECK(err == -EINVAL || err == -EOPNOTSUPP, "data address: %d", err);
+	o.offset = 0;
+	err = bpfrt_kprobe_attach(p, "bpfrt_prog_array_free_rcu", 0, &o, &l);
+	CHECK(err == -EINVAL && strstr(bpfrt_last_error(), "probe path"),
+	      "bpfrt's own code: %d %s", err, bpfrt_last_error());
 	/* SEC-style targets through the dispatch */
 	struct bpfrt_attach_opts ao = { .sz = sizeof(ao), .kind = BPFRT_PROG_KPROBE,
 					.target = "kp_rip_load+zz" };

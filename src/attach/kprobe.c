@@ -1234,6 +1234,25 @@ static const struct bpfrt_link_ops kretprobe_ops = {
 	.show = kprobe_show,
 };
 
+/* Functions a probe hit runs before any recursion guard can help (as
+ * Linux's NOKPROBE_SYMBOL): bpfrt's own (all bpfrt_* symbols and the
+ * static helpers of the trap and probe paths) and what they call. */
+static bool on_probe_path(const char *name)
+{
+	static const char *const deny[] = {
+		"kprobe_handle", "kprobe_trap", "kretprobe_enter", "quiesce_handler",
+		"trap_handler", "trap_get", "trap_chain", "poke_emulate", "is_nop",
+		"count_misses", "__errno_location", "__restore_rt",
+	};
+
+	if (!strncmp(name, "bpfrt_", 6))
+		return true;
+	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++)
+		if (!strcmp(name, deny[i]))
+			return true;
+	return false;
+}
+
 struct code_ctx {
 	uintptr_t addr;
 	bool found;
@@ -1289,6 +1308,9 @@ static int resolve(const char *func, uintptr_t addr, uint64_t offset, bool retpr
 		return bpfrt_err(-EINVAL, "kprobe: %#lx is not code of a loaded object",
 				 (unsigned long)addr);
 	*sym = ksym_by_addr(addr);
+	if (*sym && on_probe_path((*sym)->name))
+		return bpfrt_err(-EINVAL, "kprobe: %s runs on the probe path itself (it would "
+				 "recurse)", (*sym)->name);
 	*entry = *sym && (*sym)->addr == addr;
 	/* A patchable entry (mk/bpfrt-host.mk) belongs to fentry: probe the
 	 * instruction after its nop5, where the registers are the same. */
