@@ -38,6 +38,7 @@ long kp_loop(long x, long n);
 long kp_indirect(long (*fn)(void));
 long kp_leaf(void);
 long kp_stress(unsigned char *p);
+double kp_xmm_mid(double x);
 extern volatile long kp_rip_data;
 
 /* Functions whose bytes must come back exactly after every detach. */
@@ -47,7 +48,7 @@ static const struct { const char *name; void *fn; } targets[] = {
 	{ "kp_call_first", (void *)kp_call_first }, { "kp_jcc", (void *)kp_jcc },
 	{ "kp_jmp_first", (void *)kp_jmp_first }, { "kp_loop", (void *)kp_loop },
 	{ "kp_indirect", (void *)kp_indirect }, { "kp_stress", (void *)kp_stress },
-	{ "kp_jump_out", (void *)kp_jump_out },
+	{ "kp_jump_out", (void *)kp_jump_out }, { "kp_xmm_mid", (void *)kp_xmm_mid },
 };
 #define SNAP 32
 static uint8_t snap[ARRAY_LEN(targets)][SNAP];
@@ -648,6 +649,36 @@ TEST(kprobe_shared_site_modes)
 	bpfrt_link_destroy(a);
 	bpfrt_prog_free(p1);
 	bpfrt_prog_free(p2);
+	check_restored();
+}
+
+/* Mid-function jmp-mode probes save the whole FP state (xsave), entry ones
+ * xmm0-7; kretprobes keep xmm0/xmm1 (float return values). */
+TEST(kprobe_float_registers)
+{
+	for (int jit = 0; jit < 2; jit++) {
+		struct bpfrt_prog *p = counter_prog(jit);
+
+		for (int m = 0; m < 2 && p; m++) {
+			enum bpfrt_kprobe_mode mode = m ? BPFRT_KPROBE_AUTO : BPFRT_KPROBE_INT3;
+			struct bpfrt_link *mid = kattach(p, "kp_xmm_mid", 4, false, mode);
+			struct bpfrt_link *ret = kattach(p, "kp_xmm_mid", 0, true, mode);
+
+			raw_hits = 0;
+			if (mid)
+				CHECK(bpfrt_kprobe_optimized(mid) == (bool)m, "+4 %s: optimized %d",
+				      mode_name(mode), bpfrt_kprobe_optimized(mid));
+			for (int i = 1; i <= 100; i++) {
+				double x = i * 0.25, r = kp_xmm_mid(x);
+
+				CHECK(r == 2 * x * x, "%s: kp_xmm_mid(%g) = %g", mode_name(mode), x, r);
+			}
+			CHECK(raw_hits == (mid ? 100 : 0) + (ret ? 100 : 0), "hits %ld", raw_hits);
+			bpfrt_link_destroy(mid);
+			bpfrt_link_destroy(ret);
+		}
+		bpfrt_prog_free(p);
+	}
 	check_restored();
 }
 

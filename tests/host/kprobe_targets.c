@@ -116,6 +116,14 @@ __asm__(".text\n"
 	"	pop %rbp\n"
 	"	ret\n"
 	".size kp_stress, .-kp_stress\n"
+	/* double kp_xmm_mid(double x): 2 * x * x; xmm1 live across +4 */
+	".globl kp_xmm_mid\n.type kp_xmm_mid, @function\n.p2align 4\n"
+	"kp_xmm_mid:\n"
+	"	movapd %xmm0, %xmm1\n"
+	"	addsd %xmm0, %xmm1\n"              /* +4 */
+	"	mulsd %xmm1, %xmm0\n"              /* +8 */
+	"	ret\n"
+	".size kp_xmm_mid, .-kp_xmm_mid\n"
 	/* long kp_indirect(long (*fn)(void)): fn() + 1, call *%rdi first */
 	".globl kp_indirect\n.type kp_indirect, @function\n.p2align 4\n"
 	"kp_indirect:\n"
