@@ -23,4 +23,9 @@ if "$build/bpfrt-bench" --help 2>&1 | grep -q multi-calls; then
 	echo "== 10 million calls of one function with programs attached (issue 5, seed 003)"
 	"$build/bpfrt-bench" multi-calls || status=1
 fi
+if [ -x bench/run_bench_private_stack.sh ]; then
+	echo
+	echo "== Private stacks: hash-op rounds per tracepoint event, with and without (issue 6, seed 000)"
+	ROUNDS=${ROUNDS:-1} bench/run_bench_private_stack.sh "$build" -w1 -d2 -a || status=1
+fi
 exit $status
