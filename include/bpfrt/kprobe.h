@@ -28,6 +28,15 @@
  *               instructions and jumps back. Like Linux's optprobes: armed
  *               as an int3 first, optimized once no thread can be inside
  *               the displaced bytes.
+ *   Refused: addresses inside an instruction, data, functions the probe
+ *   path itself runs (bpfrt_*, the trap handlers, __errno_location), and
+ *   instructions that cannot run out of line (int3, int n, far branches,
+ *   xbegin...). A kprobe at a patchable entry (mk/bpfrt-host.mk) goes on the
+ *   instruction after its nop5, which stays fentry's.
+ *   In int3 mode programs run in the SIGTRAP handler: a program's first
+ *   run on a thread that needs a private stack allocates it (calloc under a
+ *   lock), which is not async-signal-safe; keep int3-mode programs' stacks
+ *   small or load them with BPFRT_F_DISABLE_PRIVATE_STACK.
  *   kretprobe   an entry probe swaps the return address for a return
  *               trampoline and keeps the real one on a per-thread shadow
  *               stack (64 deep; deeper calls are missed). longjmp out of a
