@@ -64,7 +64,8 @@ static void barrier_on_all_threads(void)
 {
 	if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
 		return;
-	/* A forked child may have to register its new mm again. */
+	/* Defensive: registration survives fork(); should a child have lost
+	 * it anyway, register again. */
 	if (errno == EPERM && register_membarrier())
 		return;
 	/* Readers in fence-free sections are running now: there is no safe

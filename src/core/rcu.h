@@ -20,8 +20,11 @@
  * reading the readers' slots. The argument is in rcu.c, above
  * bpfrt_rcu_synchronize(). Where membarrier is missing (old kernel,
  * seccomp) or BPFRT_RCU_MEMBARRIER=0 is set, readers fall back at run time
- * to publishing with a fence (one xchg on x86), chosen by a global flag
- * read with a predictable branch.
+ * to publishing with a fence (one xchg on x86, out of line), chosen by a
+ * per-thread copy of a global flag read with a predictable branch.
+ * On x86 the fast path is plain movs; on arm64 the counter load and the
+ * store are ldar/stlr (no dmb); GCC 12 on riscv64 maps acquire/release to
+ * fences, so that read side is lighter than the fenced one but not free.
  *
  * Threads register on their first read_lock and unregister when they exit
  * (pthread key destructor). A thread must not exit inside a read section,
@@ -63,7 +66,7 @@ void bpfrt_rcu_register_thread(void);
  * Chosen before the first read section of any thread, then constant but
  * for bpfrt_rcu_set_membarrier(). The C read side tests the thread's own
  * copy (self.fast: one TLS byte, one branch shared with registration); the
- * x86 trampolines test this byte directly. */
+ * x86 trampolines test self.registered and this global byte. */
 extern _Atomic bool bpfrt_rcu_fenced_readers;
 
 /* Registration and the fenced publish, out of line so that the inline
