@@ -225,13 +225,81 @@ out:
 	return err ? 1 : 0;
 }
 
+/* bpfrt prog verify OBJ [--prog NAME] [--log-level 0|1|2]: loads the
+ * object trusted, then runs the verifier on each program (or NAME) and
+ * prints its verdict, and the log of a rejected program. */
+static int prog_verify(int argc, char **argv)
+{
+	const char *path = NULL, *name = NULL;
+	struct bpfrt_object *obj = NULL;
+	struct bpfrt_prog *p;
+	long level = 1;
+	size_t log_size = 16u << 20;
+	char *log;
+	int bad = 0, err, seen = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--prog") && i + 1 < argc)
+			name = argv[++i];
+		else if (!strcmp(argv[i], "--log-level") && i + 1 < argc)
+			level = strtol(argv[++i], NULL, 0);
+		else if (argv[i][0] != '-' && !path)
+			path = argv[i];
+		else
+			path = NULL, i = argc;
+	}
+	if (!path || level < 0 || level > 2) {
+		fprintf(stderr, "usage: bpfrt prog verify OBJ [--prog NAME] [--log-level 0|1|2]\n");
+		return 2;
+	}
+	err = bpfrt_object_open(path, NULL, &obj);
+	if (!err)
+		err = bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
+			.sz = sizeof(struct bpfrt_object_load_opts), .trusted = true });
+	if (err) {
+		fprintf(stderr, "bpfrt: %s (%s)\n", bpfrt_last_error(), strerror(-err));
+		bpfrt_object_close(obj);
+		return 1;
+	}
+	log = malloc(log_size);
+	for (p = bpfrt_object_next_prog(obj, NULL); p && log; p = bpfrt_object_next_prog(obj, p)) {
+		struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
+						.log_size = log_size, .log_level = (uint32_t)level };
+
+		if (name && strcmp(bpfrt_prog_name(p), name))
+			continue;
+		seen++;
+		err = bpfrt_prog_verify(p, &vo);
+		if (err) {
+			bad++;
+			printf("%s", log);
+			printf("%s: rejected: %s\n", bpfrt_prog_name(p), bpfrt_last_error());
+		} else {
+			if (level >= 2)
+				printf("%s", log);
+			printf("%s: verified (%" PRIu64 " insns processed, %u states)\n",
+			       bpfrt_prog_name(p), vo.insn_processed, vo.states);
+		}
+	}
+	if (name && !seen) {
+		fprintf(stderr, "bpfrt: %s: no program %s\n", path, name);
+		bad = 1;
+	}
+	free(log);
+	bpfrt_object_close(obj);
+	return bad ? 1 : 0;
+}
+
 int cli_prog(int argc, char **argv)
 {
+	if (argc >= 1 && !strcmp(argv[0], "verify"))
+		return prog_verify(argc - 1, argv + 1);
 	if (argc >= 1 && !strcmp(argv[0], "list"))
 		return prog_list(argc - 1, argv + 1);
 	if (argc >= 1 && !strcmp(argv[0], "run"))
 		return prog_run(argc - 1, argv + 1);
-	fprintf(stderr, "usage: bpfrt prog list OBJ | bpfrt prog run OBJ --prog NAME ...\n");
+	fprintf(stderr, "usage: bpfrt prog list OBJ | bpfrt prog run OBJ --prog NAME ... | "
+			"bpfrt prog verify OBJ [--prog NAME] [--log-level 0|1|2]\n");
 	return 2;
 }
 

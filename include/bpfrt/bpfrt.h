@@ -43,6 +43,14 @@ struct bpfrt_prog_load_opts {
 	size_t sz;              /* sizeof(struct bpfrt_prog_load_opts) */
 	const char *name;       /* for messages and listings; may be NULL */
 	bool jit;               /* compile to native code at load time */
+	/* Verification (src/verifier): raw-instruction loads are trusted
+	 * unless verify is set or a kind is given; see bpfrt_prog_load. */
+	bool verify;
+	enum bpfrt_prog_kind kind; /* context r1 points to (object.h) */
+	uint32_t ctx_size;      /* BPFRT_PROG_UNSPEC/SYSCALL: bytes at r1, read-write */
+	char *log_buf;          /* verifier log (NUL-terminated, keeps the tail) */
+	size_t log_size;
+	uint32_t log_level;     /* 0: message only, 1: insns on the failing path, 2: + states */
 	uint32_t flags;         /* BPFRT_F_* load flags below */
 };
 
@@ -53,8 +61,18 @@ struct bpfrt_prog_load_opts {
 #define BPFRT_F_DISABLE_PRIVATE_STACK (1u << 0) /* Linux's BPF_F_DISABLE_PRIVATE_STACK */
 #define BPFRT_F_PRIVATE_STACK         (1u << 1) /* force a private stack */
 
-/* Validates and (optionally) JIT-compiles insns; the program keeps its own
- * copy of the instructions. Returns 0 and *prog, or -errno. */
+/* Validates, verifies if asked, and (optionally) JIT-compiles insns; the
+ * program keeps its own copy of the instructions. Returns 0 and *prog, or
+ * -errno.
+ *
+ * Verification rule: programs from objects (bpfrt_object_load) are always
+ * verified unless the object load opts say trusted. Raw instructions have
+ * no program type, map references or context of their own (the
+ * conformance contract r1 = memory, r2 = length cannot be proven safe), so
+ * bpfrt_prog_load verifies only when opts->verify is set or opts->kind is
+ * not BPFRT_PROG_UNSPEC; otherwise the structural validator alone runs,
+ * as before (trusted). A verified BPFRT_PROG_UNSPEC program gets r1 =
+ * ctx_size read-write bytes and r2 = an unknown scalar. */
 int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		    const struct bpfrt_prog_load_opts *opts,
 		    struct bpfrt_prog **prog);
@@ -68,6 +86,27 @@ void bpfrt_prog_free(struct bpfrt_prog *prog);
  * bpfrt_prog_misses(). A nested run always uses a private stack. */
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval);
+
+/* ---- verifier ---------------------------------------------------------- */
+struct bpfrt_verify_opts {
+	size_t sz;              /* sizeof(struct bpfrt_verify_opts) */
+	char *log_buf;          /* may be NULL: message in bpfrt_last_error() only */
+	size_t log_size;
+	uint32_t log_level;     /* 0, 1 (insns of the failing path) or 2 (+ register states) */
+	uint32_t ctx_size;      /* BPFRT_PROG_UNSPEC/SYSCALL: bytes at r1 */
+	uint64_t insn_processed; /* out: instructions the verifier processed */
+	uint32_t states;        /* out: states kept for pruning */
+};
+
+/* Runs the verifier on a loaded program (e.g. one loaded trusted) as its
+ * kind, without changing it. Returns 0, or -EACCES/-EINVAL/-E2BIG with
+ * bpfrt_last_error() "insn N: reason" and the log in opts->log_buf. */
+int bpfrt_prog_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts);
+/* Largest context offset + size the program reads (attach points with a
+ * smaller context must refuse it), 0 if unverified. */
+uint32_t bpfrt_prog_ctx_access(const struct bpfrt_prog *prog);
+/* True if the program was verified at load. */
+bool bpfrt_prog_verified(const struct bpfrt_prog *prog);
 
 const char *bpfrt_prog_name(const struct bpfrt_prog *prog);
 const struct bpf_insn *bpfrt_prog_insns(const struct bpfrt_prog *prog, size_t *cnt);
@@ -144,6 +183,8 @@ enum bpfrt_arg_type {
 	BPFRT_ARG_PTR_TO_FUNC,
 	BPFRT_ARG_PTR_TO_STACK_OR_NULL,
 	BPFRT_ARG_PTR_TO_RINGBUF_MEM,
+	BPFRT_ARG_PTR_TO_LONG,   /* 8 writable bytes (an output u64) */
+	BPFRT_ARG_PTR_TO_CONST_STR, /* NUL-terminated string in a read-only map */
 };
 
 enum bpfrt_ret_type {

@@ -40,6 +40,10 @@ struct bpfrt_object_open_opts {
 struct bpfrt_object_load_opts {
 	size_t sz;
 	bool jit;          /* JIT-compile every program */
+	bool trusted;      /* skip the verifier (every program is verified otherwise) */
+	char *log_buf;     /* verifier log of the program that failed */
+	size_t log_size;
+	uint32_t log_level; /* 0, 1 or 2 as bpfrt_verify_opts */
 	uint32_t prog_flags; /* BPFRT_F_* added to every program's own flags */
 };
 

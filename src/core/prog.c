@@ -9,6 +9,7 @@
 #include "jit/backend.h"
 #include "jit/execmem.h"
 #include "verifier/validate.h"
+#include "verifier/verifier.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,10 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 	prog->helpers = bpfrt_helper_table();
 
 	err = bpfrt_validate(prog);
+	prog->verified = false;
+	prog->max_ctx_access = 0;
+	if (!err && prog->verify_opts)
+		err = bpfrt_verify(prog, prog->verify_opts, true);
 	if (!err)
 		err = bpfrt_privstack_prog_init(prog);
 	if (!err && jit) {
@@ -68,6 +73,7 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		    const struct bpfrt_prog_load_opts *opts,
 		    struct bpfrt_prog **out)
 {
+	struct bpfrt_verify_opts vopts;
 	struct bpfrt_prog *prog;
 	int err;
 
@@ -90,7 +96,20 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		free(prog);
 		return err;
 	}
+	if (opts && opts->sz >= offsetof(struct bpfrt_prog_load_opts, log_level) +
+				sizeof(opts->log_level)) {
+		prog->kind = opts->kind;
+		if (opts->verify || opts->kind != BPFRT_PROG_UNSPEC) {
+			vopts = (struct bpfrt_verify_opts){
+				.sz = sizeof(vopts), .log_buf = opts->log_buf,
+				.log_size = opts->log_size, .log_level = opts->log_level,
+				.ctx_size = opts->ctx_size,
+			};
+			prog->verify_opts = &vopts;
+		}
+	}
 	err = bpfrt_prog_prepare(prog, insns, insn_cnt, opts && opts->jit);
+	prog->verify_opts = NULL;
 	if (err) {
 		free(prog);
 		return err;
@@ -273,4 +292,24 @@ int bpfrt_prog_subprog_info(const struct bpfrt_prog *prog, uint32_t idx,
 int bpfrt_prog_dump_xlated(const struct bpfrt_prog *prog, FILE *out)
 {
 	return bpfrt_disasm(prog->insns, prog->insn_cnt, out);
+}
+
+int bpfrt_prog_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts)
+{
+	bpfrt_err_clear();
+	if (!prog || !prog->insns)
+		return bpfrt_err(-EINVAL, "prog_verify: no loaded program");
+	if (opts && opts->sz < offsetof(struct bpfrt_verify_opts, states) + sizeof(opts->states))
+		return bpfrt_err(-EINVAL, "prog_verify: opts->sz too small");
+	return bpfrt_verify(prog, opts, false);
+}
+
+uint32_t bpfrt_prog_ctx_access(const struct bpfrt_prog *prog)
+{
+	return prog->max_ctx_access;
+}
+
+bool bpfrt_prog_verified(const struct bpfrt_prog *prog)
+{
+	return prog->verified;
 }

@@ -53,6 +53,13 @@ struct bpfrt_prog {
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
 
+	/* Verifier (src/verifier/verifier.c). Callers of bpfrt_prog_prepare
+	 * set verify_opts (only for the call) to have it verify; it then
+	 * records verified, the context bytes read and tighter frames. */
+	struct bpfrt_verify_opts *verify_opts;
+	bool verified;
+	uint32_t max_ctx_access;
+
 	/* Filled by the JIT backend. */
 	bpfrt_jit_fn jit_func;
 	struct bpfrt_execmem *jit_mem;

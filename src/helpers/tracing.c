@@ -80,9 +80,9 @@ static const struct {
 	{ BPF_FUNC_get_attach_cookie, { "get_attach_cookie", bpf_get_attach_cookie,
 	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX) } } },
 	{ BPF_FUNC_get_func_arg, { "get_func_arg", bpf_get_func_arg, BPFRT_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(ANYTHING), A(ANYTHING) } } },
+	  { A(PTR_TO_CTX), A(ANYTHING), A(PTR_TO_LONG) } } },
 	{ BPF_FUNC_get_func_ret, { "get_func_ret", bpf_get_func_ret, BPFRT_RET_INTEGER,
-	  { A(PTR_TO_CTX), A(ANYTHING) } } },
+	  { A(PTR_TO_CTX), A(PTR_TO_LONG) } } },
 	{ BPF_FUNC_get_func_arg_cnt, { "get_func_arg_cnt", bpf_get_func_arg_cnt,
 	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX) } } },
 };

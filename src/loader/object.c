@@ -349,7 +349,20 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		if (!err && opts && opts->sz > offsetof(struct bpfrt_object_load_opts, prog_flags))
 			err = bpfrt_prog_set_flags(prog, prog->load_flags | opts->prog_flags);
 		if (!err) {
+			/* every program is verified unless the caller trusts them */
+			struct bpfrt_verify_opts vopts = { .sz = sizeof(vopts) };
+			bool have_log = opts && opts->sz > offsetof(struct bpfrt_object_load_opts,
+								   log_level);
+
+			if (have_log) {
+				vopts.log_buf = opts->log_buf;
+				vopts.log_size = opts->log_size;
+				vopts.log_level = opts->log_level;
+			}
+			if (!(have_log && opts->trusted))
+				prog->verify_opts = &vopts;
 			err = bpfrt_prog_prepare(prog, insns, cnt, opts && opts->jit);
+			prog->verify_opts = NULL;
 			if (err)
 				err = obj_err_wrap(err, "%s: program %s (section %s)", obj->name,
 						   prog->name, prog->sec_name);

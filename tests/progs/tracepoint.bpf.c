@@ -42,8 +42,12 @@ int on_raw_args(__u64 *ctx)
 {
 	raw_args[0] = ctx[0];
 	raw_args[1] = ctx[1];
-	/* a pointer argument: read the string it points to (first byte) */
-	raw_args[2] = *(const char *)ctx[2];
+	/* a pointer argument: read the string it points to (first byte);
+	 * raw_tp arguments are numbers to the verifier, so through probe_read */
+	char first = 0;
+
+	bpf_probe_read_kernel(&first, 1, (const void *)ctx[2]);
+	raw_args[2] = first;
 	__sync_fetch_and_add(&raw_hits, 1);
 	return 0;
 }

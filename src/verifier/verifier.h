@@ -1,0 +1,21 @@
+/* Path-sensitive verifier: proves a structurally valid program safe for
+ * its program kind before anything runs it (Linux's verifier, own code).
+ * Runs after bpfrt_validate, which guarantees valid encodings, jump
+ * targets, subprogram bounds and an acyclic call graph. */
+#ifndef BPFRT_VERIFIER_H
+#define BPFRT_VERIFIER_H
+
+#include "core/prog.h"
+
+/* Instructions one verification may process (Linux's BPF_COMPLEXITY_LIMIT_INSNS). */
+#define BPFRT_VERIFY_MAX_PROCESSED 1000000u
+
+/* Verifies prog (validated: subprogs filled) as prog->kind with the map
+ * references prog->map_refs. On success it records what it learnt in the
+ * program (tighter stack depths, context bytes read) and returns 0; on
+ * failure (record: false leaves the program unchanged) -EACCES (unsafe), -EINVAL (malformed for the verifier) or -E2BIG
+ * (too complex), with bpfrt_last_error() "insn N: reason". The log goes to
+ * opts->log_buf when given. */
+int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool record);
+
+#endif

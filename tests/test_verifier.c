@@ -1,0 +1,321 @@
+/* The verifier (src/verifier): a corpus of accepted and rejected programs
+ * (tests/verifier/: hand-written assembly, generated families, BPF C),
+ * every accepted one also run by the interpreter and the JIT; every BPF C
+ * program of tests/progs and bench/progs verifies; the Linux verifier
+ * agrees on each case (as root) except where the corpus says why not; a
+ * random-program smoke run (accepted programs never fault). */
+#include "testlib.h"
+#include "bpfrt/bpfrt.h"
+#include "core/prog.h"
+#include "maps/map.h"
+#include "verifier/vharness.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verifier/corpus_asm.inc"
+
+/* ---- maps shared by the cases ------------------------------------------ */
+
+struct tmap {
+	const char *name;
+	enum bpf_map_type type;
+	uint32_t key, value, max;
+	struct bpfrt_map *map;
+	int kfd;                 /* Linux's copy (comparison test), or -1 */
+};
+
+static struct tmap tmaps[] = {
+	{ "hash", BPF_MAP_TYPE_HASH, 4, 8, 16, NULL, -1 },
+	{ "array", BPF_MAP_TYPE_ARRAY, 4, 16, 4, NULL, -1 },
+	{ "big", BPF_MAP_TYPE_ARRAY, 4, 64, 1, NULL, -1 },
+	{ "rb", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, NULL, -1 },
+	{ "progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, NULL, -1 },
+	{ "rodata", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1 },
+};
+#define NMAPS (sizeof(tmaps) / sizeof(tmaps[0]))
+static const char rodata_image[16] = "hello\0\0\0\x2a";
+
+static void maps_init(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	for (size_t i = 0; i < NMAPS; i++) {
+		struct tmap *m = &tmaps[i];
+		const char *name = strcmp(m->name, "rodata") ? m->name : ".rodata";
+		int err = bpfrt_map_create(m->type, name, m->key, m->value, m->max, NULL, &m->map);
+
+		if (err)
+			fprintf(stderr, "# map %s: %s\n", m->name, bpfrt_last_error());
+	}
+	memcpy(bpfrt_map_value_ptr(tmaps[5].map, 0), rodata_image, sizeof(rodata_image));
+}
+
+static int tmap_find(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NMAPS; i++)
+		if (strlen(tmaps[i].name) == len && !strncmp(tmaps[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* ---- assembling a case ---------------------------------------------------- */
+
+#define MAGIC_MAP   0x7eadbe0000000000ull
+#define MAGIC_FUNC  0x5eed0000u
+
+struct built {
+	struct bpf_insn *insns;
+	size_t cnt;
+	struct bpfrt_map_ref refs[16];
+	uint32_t ref_cnt;
+	uint32_t ref_map[16];    /* tmaps index per ref */
+	bool has_kfunc;
+};
+
+/* Rewrites map:NAME, mapval:NAME+OFF and func:LABEL operands into what
+ * bpfrt_asm knows, assembles, then patches the results back. */
+static int build_case(const char *text, struct built *b, char *err, size_t errlen)
+{
+	size_t cap = strlen(text) * 2 + 256, n = 0;
+	char *out = malloc(cap);
+	const char *p = text;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char line[200];
+		char *op;
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		p += len + (eol ? 1 : 0);
+		if ((op = strstr(line, "func:"))) {
+			char reg[8] = "";
+
+			sscanf(line, " lddw %%r%7[0-9]", reg);
+			n += (size_t)snprintf(out + n, cap - n, "call local %s\n.insn 0x%08x%08x\n",
+					      op + 5, MAGIC_FUNC, (unsigned)atoi(reg) << 8);
+			continue;
+		}
+		if ((op = strstr(line, "map:")) || (op = strstr(line, "mapval:"))) {
+			bool val = op[3] != ':';
+			const char *nm = op + (val ? 7 : 4);
+			const char *plus = strchr(nm, '+');
+			size_t nlen = plus ? (size_t)(plus - nm) : strcspn(nm, " \t");
+			int idx = tmap_find(nm, nlen);
+			uint32_t off = plus ? (uint32_t)strtoul(plus + 1, NULL, 0) : 0;
+
+			if (idx < 0 || b->ref_cnt >= 16) {
+				snprintf(err, errlen, "bad map operand in '%s'", line);
+				free(out);
+				return -EINVAL;
+			}
+			b->ref_map[b->ref_cnt] = (uint32_t)idx;
+			b->refs[b->ref_cnt].kind = val ? BPF_PSEUDO_MAP_VALUE : BPF_PSEUDO_MAP_FD;
+			b->refs[b->ref_cnt].off = off;
+			b->refs[b->ref_cnt].map = tmaps[idx].map;
+			*op = 0;
+			n += (size_t)snprintf(out + n, cap - n, "%s0x%llx\n", line,
+					      (unsigned long long)(MAGIC_MAP | b->ref_cnt));
+			b->ref_cnt++;
+			continue;
+		}
+		n += (size_t)snprintf(out + n, cap - n, "%s\n", line);
+	}
+	rc = bpfrt_asm(out, &b->insns, &b->cnt);
+	free(out);
+	if (rc) {
+		snprintf(err, errlen, "asm: %s", bpfrt_last_error());
+		return rc;
+	}
+	for (size_t i = 0; i + 1 < b->cnt; i++) {
+		struct bpf_insn *in = &b->insns[i];
+
+		if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL &&
+		    in[1].code == 0 && (uint32_t)in[1].imm == MAGIC_FUNC) {
+			in->code = BPF_LD | BPF_DW | BPF_IMM;
+			in->dst_reg = in[1].dst_reg;
+			in->src_reg = BPF_PSEUDO_FUNC;
+			in[1] = (struct bpf_insn){ 0 };
+			i++;
+			continue;
+		}
+		if (in->code == (BPF_LD | BPF_DW | BPF_IMM) && !in->src_reg) {
+			uint64_t v = (uint32_t)in[0].imm | (uint64_t)(uint32_t)in[1].imm << 32;
+
+			if ((v & ~0xffull) == MAGIC_MAP) {
+				uint32_t r = (uint32_t)(v & 0xff);
+				struct bpfrt_map_ref *ref = &b->refs[r];
+				uint64_t addr = ref->kind == BPF_PSEUDO_MAP_VALUE
+					? (uint64_t)(uintptr_t)bpfrt_map_value_ptr(ref->map, 0) + ref->off
+					: (uint64_t)(uintptr_t)ref->map;
+
+				ref->insn = (uint32_t)i;
+				in[0].imm = (int32_t)(uint32_t)addr;
+				in[1].imm = (int32_t)(uint32_t)(addr >> 32);
+			}
+			i++;
+		}
+	}
+	return 0;
+}
+
+/* Loads through the internal path the object loader uses, with the
+ * case's kind and map references. */
+static int load_case(const struct vcase *c, const struct built *b, bool jit,
+		     struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level)
+{
+	struct bpfrt_prog *prog = calloc(1, sizeof(*prog));
+	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = log_size,
+					.log_level = level, .ctx_size = c->ctx_size };
+	int err;
+
+	snprintf(prog->name, sizeof(prog->name), "%s", c->name);
+	prog->kind = c->kind;
+	if (b->ref_cnt) {
+		prog->map_refs = malloc(sizeof(b->refs));
+		memcpy(prog->map_refs, b->refs, sizeof(b->refs));
+		prog->map_ref_cnt = b->ref_cnt;
+	}
+	prog->verify_opts = &vo;
+	err = bpfrt_prog_prepare(prog, b->insns, b->cnt, jit);
+	prog->verify_opts = NULL;
+	if (err) {
+		free(prog->map_refs);
+		free(prog);
+		return err;
+	}
+	*out = prog;
+	return 0;
+}
+
+/* ---- running accepted programs ------------------------------------------------ */
+
+struct xdp_md_ctx {
+	uint32_t data, data_end, data_meta, ifindex, rxq, egress;
+};
+
+static uint8_t *packet;          /* below 4 GiB, 64 bytes */
+static uint64_t ctx_buf[64];
+
+static uint64_t ctx_for(const struct vcase *c, uint64_t *len)
+{
+	static struct xdp_md_ctx xdp;
+
+	memset(ctx_buf, 0, sizeof(ctx_buf));
+	*len = sizeof(ctx_buf);
+	if (c->kind == BPFRT_PROG_XDP) {
+		if (!packet) {
+			packet = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+			if (packet == MAP_FAILED)
+				packet = NULL;
+		}
+		if (!packet)
+			return 0;
+		memset(packet, 0xab, 64);
+		xdp.data = (uint32_t)(uintptr_t)packet;
+		xdp.data_end = xdp.data + 64;
+		*len = sizeof(xdp);
+		return (uint64_t)(uintptr_t)&xdp;
+	}
+	return (uint64_t)(uintptr_t)ctx_buf;
+}
+
+static void run_accepted(const struct vcase *c, struct bpfrt_prog *prog, const char *mode)
+{
+	uint64_t len, ctx = ctx_for(c, &len), r0 = 0;
+	int err;
+
+	if (!ctx)
+		return;
+	err = bpfrt_prog_run(prog, prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, ctx, len, &r0);
+	if (err)
+		tl_fail(__FILE__, __LINE__, "%s (%s): run failed: %s", c->name, mode,
+			bpfrt_last_error());
+	else if (c->ret != RET_ANY && r0 != (uint64_t)c->ret)
+		tl_fail(__FILE__, __LINE__, "%s (%s): returned %#" PRIx64 ", expected %#" PRIx64,
+			c->name, mode, r0, (uint64_t)c->ret);
+}
+
+static size_t cases_checked, cases_accepted, cases_rejected;
+
+static void check_case(const struct vcase *c)
+{
+	static char log[1 << 16];
+	char err[256] = "";
+	struct bpfrt_prog *prog = NULL;
+	struct built b;
+	int rc;
+
+	if (build_case(c->text, &b, err, sizeof(err))) {
+		tl_fail(__FILE__, __LINE__, "%s: %s", c->name, err);
+		return;
+	}
+	rc = load_case(c, &b, false, &prog, log, sizeof(log), 1);
+	cases_checked++;
+	if (c->reject) {
+		cases_rejected++;
+		if (!rc) {
+			tl_fail(__FILE__, __LINE__, "%s: accepted, expected rejection '%s'", c->name,
+				c->reject);
+			bpfrt_prog_free(prog);
+		} else if (!strstr(bpfrt_last_error(), c->reject)) {
+			tl_fail(__FILE__, __LINE__, "%s: rejected with '%s', expected '%s'", c->name,
+				bpfrt_last_error(), c->reject);
+		} else if (!strstr(bpfrt_last_error(), "insn ")) {
+			tl_fail(__FILE__, __LINE__, "%s: message names no insn: %s", c->name,
+				bpfrt_last_error());
+		}
+		free(b.insns);
+		return;
+	}
+	cases_accepted++;
+	if (rc) {
+		tl_fail(__FILE__, __LINE__, "%s: rejected: %s\n%s", c->name, bpfrt_last_error(), log);
+		free(b.insns);
+		return;
+	}
+	run_accepted(c, prog, "interp");
+	bpfrt_prog_free(prog);
+	prog = NULL;
+	rc = load_case(c, &b, true, &prog, NULL, 0, 0);
+	if (rc)
+		tl_fail(__FILE__, __LINE__, "%s: JIT load failed: %s", c->name, bpfrt_last_error());
+	else
+		run_accepted(c, prog, "jit");
+	bpfrt_prog_free(prog);
+	free(b.insns);
+}
+
+#include "verifier/corpus_gen.inc"
+
+TEST(asm_corpus_verdicts_and_runs)
+{
+	maps_init();
+	for (size_t i = 0; i < sizeof(asm_cases) / sizeof(asm_cases[0]); i++)
+		check_case(&asm_cases[i]);
+}
+
+TEST(generated_corpus_verdicts_and_runs)
+{
+	maps_init();
+	gen_cases_init();
+	for (size_t i = 0; i < gen_cnt; i++)
+		check_case(&gen_cases[i]);
+}
