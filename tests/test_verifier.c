@@ -319,3 +319,305 @@ TEST(generated_corpus_verdicts_and_runs)
 	for (size_t i = 0; i < gen_cnt; i++)
 		check_case(&gen_cases[i]);
 }
+
+/* ---- every BPF C program of the project verifies ------------------------------ */
+
+static int verify_objects_in(const char *dir, int *cnt)
+{
+	static char log[1 << 20];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int bad = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX];
+		struct bpfrt_object *obj = NULL;
+		struct bpfrt_prog *p;
+		size_t len = strlen(e->d_name);
+
+		if (len < 7 || strcmp(e->d_name + len - 6, ".bpf.o") || !strncmp(e->d_name, "bad_", 4))
+			continue;
+		/* passes a number in r1 and computes with it: no verifier
+		 * accepts that of a context pointer (test_privstack loads it
+		 * trusted) */
+		if (!strcmp(e->d_name, "nested_tree.bpf.o"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (bpfrt_object_open(path, NULL, &obj) ||
+		    bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
+			    .sz = sizeof(struct bpfrt_object_load_opts), .trusted = true })) {
+			/* needs host kfuncs or is a loader negative: not ours */
+			bpfrt_object_close(obj);
+			continue;
+		}
+		for (p = bpfrt_object_next_prog(obj, NULL); p; p = bpfrt_object_next_prog(obj, p)) {
+			struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
+							.log_size = sizeof(log), .log_level = 1 };
+
+			(*cnt)++;
+			if (bpfrt_prog_verify(p, &vo)) {
+				bad++;
+				tl_fail(__FILE__, __LINE__, "%s: %s: %s", e->d_name, bpfrt_prog_name(p),
+					bpfrt_last_error());
+			}
+		}
+		bpfrt_object_close(obj);
+	}
+	closedir(d);
+	return bad;
+}
+
+static uint64_t host_add_fn(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+{
+	return a + b;
+}
+
+TEST(every_project_bpf_program_verifies)
+{
+	static const char *const kfuncs[] = { "host_add", "host_mix", "host_sum", "tp_test_refire",
+					      "tramp_test_call_traced", "bpfrt_run_children" };
+	struct bpfrt_helper k = { .fn = host_add_fn, .ret = BPFRT_RET_INTEGER,
+				  .args = { BPFRT_ARG_ANYTHING, BPFRT_ARG_ANYTHING } };
+	char dir[PATH_MAX];
+	int cnt = 0, bad;
+
+	for (size_t i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)
+		if (bpfrt_kfunc_id(kfuncs[i]) < 0)
+			bpfrt_kfunc_register(kfuncs[i], &k);
+	snprintf(dir, sizeof(dir), "%s", tl_prog_path(""));
+	bad = verify_objects_in(dir, &cnt);
+	snprintf(dir, sizeof(dir), "%s/../../bench/progs", tl_prog_path(""));
+	bad += verify_objects_in(dir, &cnt);
+	printf("# %d programs of tests/progs and bench/progs verified, %d rejected\n", cnt, bad);
+	CHECK(cnt >= 30, "only %d programs found", cnt);
+}
+
+/* ---- log and CLI-facing API ------------------------------------------------------ */
+
+TEST(log_names_insn_disassembly_and_state)
+{
+	static const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 1, .imm = 1 },
+		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 0, .src_reg = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	char log[4096];
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .verify = true, .log_buf = log,
+					  .log_size = sizeof(log), .log_level = 2 };
+	struct bpfrt_prog *p = NULL;
+	int err = bpfrt_prog_load(insns, 3, &o, &p);
+
+	CHECK(err == -EACCES, "%d %s", err, bpfrt_last_error());
+	CHECK(strstr(bpfrt_last_error(), "insn 1: R1 invalid mem access 'scalar'"), "%s",
+	      bpfrt_last_error());
+	CHECK(strstr(log, "1: (79) ldxdw %r0, [%r1]"), "%s", log);
+	CHECK(strstr(log, "R1=1"), "%s", log);
+	/* without verify, the same raw bytes load trusted (validator only) */
+	o.verify = false;
+	CHECK(bpfrt_prog_load(insns, 3, &o, &p) == 0, "%s", bpfrt_last_error());
+	CHECK(p && !bpfrt_prog_verified(p));
+	bpfrt_prog_free(p);
+	/* a small log keeps the tail, where the reason is */
+	o.verify = true;
+	o.log_size = 40;
+	bpfrt_prog_load(insns, 3, &o, &p);
+	CHECK(strlen(log) < 40 && strstr(log, "insn"), "%s", log);
+}
+
+TEST(verified_stack_depth_is_tighter_only_when_safe)
+{
+	/* r10 escapes into r1 (the validator gives 512) but only 16 bytes are used */
+	const char *text = "mov %r1, %r10\nadd %r1, -16\nstdw [%r1], 1\nstdw [%r1+8], 2\n"
+			   "ldxdw %r0, [%r1+8]\nexit\n";
+	const char *escaped = "mov %r1, %r10\nadd %r1, -16\nstdw [%r1], 1\nmov %r2, 8\n"
+			      "mov %r3, %r1\nmov %r1, %r10\nadd %r1, -24\ncall 4\nmov %r0, 0\nexit\n";
+	struct bpf_insn *insns;
+	size_t n;
+	struct bpfrt_prog *p = NULL;
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .verify = true };
+	uint64_t r0;
+
+	REQUIRE(bpfrt_asm(text, &insns, &n) == 0);
+	o.verify = false;
+	REQUIRE(bpfrt_prog_load(insns, n, &o, &p) == 0);
+	CHECK(bpfrt_prog_stack_depth(p) == 512, "%u", bpfrt_prog_stack_depth(p));
+	bpfrt_prog_free(p);
+	o.verify = true;
+	o.jit = true;
+	REQUIRE(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());
+	CHECK(bpfrt_prog_stack_depth(p) == 16, "%u", bpfrt_prog_stack_depth(p));
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r0) == 0 && r0 == 2);
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0 && r0 == 2);
+	bpfrt_prog_free(p);
+	free(insns);
+	/* a stack pointer handed to a helper as a plain number: keep 512 */
+	REQUIRE(bpfrt_asm(escaped, &insns, &n) == 0);
+	o.kind = BPFRT_PROG_KPROBE;
+	REQUIRE(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());
+	CHECK(bpfrt_prog_stack_depth(p) == 512, "%u", bpfrt_prog_stack_depth(p));
+	bpfrt_prog_free(p);
+	free(insns);
+}
+
+/* ---- speed: a 100,000-instruction program (printed, not asserted tightly) ------------ */
+
+TEST(large_program_verifies_fast)
+{
+	size_t n = 100000, i = 0;
+	struct bpf_insn *insns = calloc(n, sizeof(*insns));
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .verify = true };
+	struct bpfrt_prog *p = NULL;
+	struct timespec t0, t1;
+	double ms;
+
+	/* straight-line ALU and stack traffic with a forward branch every 16 */
+	insns[i++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 };
+	while (i < n - 1) {
+		if (i % 16 == 0 && i + 2 < n - 1) {
+			insns[i++] = (struct bpf_insn){ .code = BPF_JMP | BPF_JGT | BPF_K, .dst_reg = 2,
+							.off = 1, .imm = 7 };
+			insns[i++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
+							.dst_reg = 0, .imm = 1 };
+		} else if (i % 4 == 0) {
+			insns[i++] = (struct bpf_insn){ .code = BPF_STX | BPF_MEM | BPF_DW,
+							.dst_reg = 10, .src_reg = 0, .off = -8 };
+		} else {
+			insns[i++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_XOR | BPF_K,
+							.dst_reg = 0, .imm = (int32_t)i };
+		}
+	}
+	insns[n - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	printf("# 100,000 instructions validated and verified in %.1f ms\n", ms);
+	CHECK(ms < 5000, "%.1f ms", ms);
+	bpfrt_prog_free(p);
+	free(insns);
+}
+
+/* ---- agreement with Linux's verifier (root only) ---------------------------------- */
+
+static int kernel_maps_init(void)
+{
+	for (size_t i = 0; i < NMAPS; i++) {
+		struct tmap *m = &tmaps[i];
+		LIBBPF_OPTS(bpf_map_create_opts, mo);
+
+		if (m->kfd >= 0)
+			continue;
+		if (!strcmp(m->name, "rodata"))
+			mo.map_flags = BPF_F_RDONLY_PROG;
+		m->kfd = bpf_map_create(m->type, m->name, m->key, m->value, m->max, &mo);
+		if (m->kfd < 0)
+			return -errno;
+		if (!strcmp(m->name, "rodata")) {
+			uint32_t k = 0;
+
+			bpf_map_update_elem(m->kfd, &k, rodata_image, 0);
+			bpf_map_freeze(m->kfd);
+		}
+	}
+	return 0;
+}
+
+static int kernel_prog_type(enum bpfrt_prog_kind k)
+{
+	switch (k) {
+	case BPFRT_PROG_UNSPEC: return BPF_PROG_TYPE_SOCKET_FILTER;
+	case BPFRT_PROG_TRACEPOINT: return BPF_PROG_TYPE_TRACEPOINT;
+	case BPFRT_PROG_RAW_TRACEPOINT: return BPF_PROG_TYPE_RAW_TRACEPOINT;
+	case BPFRT_PROG_KPROBE: return BPF_PROG_TYPE_KPROBE;
+	case BPFRT_PROG_XDP: return BPF_PROG_TYPE_XDP;
+	default: return -1;
+	}
+}
+
+/* 1 accepted, 0 rejected, -1 not comparable. */
+static int kernel_verdict(const struct vcase *c, char *log, size_t log_size)
+{
+	struct built b;
+	char err[256];
+	int type = kernel_prog_type(c->kind), fd;
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .log_buf = log, .log_size = (uint32_t)log_size,
+		    .log_level = 1);
+
+	if (type < 0 || c->ctx_size || build_case(c->text, &b, err, sizeof(err)))
+		return -1;
+	for (uint32_t r = 0; r < b.ref_cnt; r++) {
+		struct bpf_insn *in = &b.insns[b.refs[r].insn];
+
+		in->src_reg = b.refs[r].kind;
+		in[0].imm = tmaps[b.ref_map[r]].kfd;
+		in[1].imm = b.refs[r].kind == BPF_PSEUDO_MAP_VALUE ? (int32_t)b.refs[r].off : 0;
+	}
+	log[0] = 0;
+	fd = bpf_prog_load(type, "vcase", "GPL", b.insns, b.cnt, &po);
+	free(b.insns);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return 0;
+}
+
+static void compare_with_linux(const struct vcase *cases, size_t n, size_t *same, size_t *diff,
+			       size_t *skipped)
+{
+	static char log[1 << 16];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct vcase *c = &cases[i];
+		int lx = c->lx == LX_SKIP ? -1 : kernel_verdict(c, log, sizeof(log));
+		bool ours = !c->reject, expect = ours;
+		char *last;
+
+		if (lx < 0) {
+			(*skipped)++;
+			continue;
+		}
+		if (c->lx == LX_ACCEPTS)
+			expect = true;
+		else if (c->lx == LX_REJECTS)
+			expect = false;
+		if ((lx == 1) == expect) {
+			(*same)++;
+			if (c->lx != LX_SAME)
+				(*diff)++;
+			continue;
+		}
+		/* the reason is the line before the statistics */
+		last = log + strlen(log);
+		while (last > log && last[-1] == '\n')
+			*--last = 0;
+		if ((last = strrchr(log, '\n')))
+			*last = 0;
+		last = strrchr(log, '\n');
+		tl_fail(__FILE__, __LINE__, "%s: Linux %s, bpfrt %s%s%s (Linux: %s)", c->name,
+			lx ? "accepts" : "rejects", ours ? "accepts" : "rejects: ",
+			ours ? "" : c->reject, c->lx != LX_SAME ? " [recorded difference wrong]" : "",
+			last ? last + 1 : log);
+	}
+}
+
+TEST(verifier_agrees_with_linux)
+{
+	size_t same = 0, diff = 0, skipped = 0;
+	int err;
+
+	if (geteuid() != 0)
+		SKIP("needs root to load programs into the kernel");
+	maps_init();
+	gen_cases_init();
+	err = kernel_maps_init();
+	if (err)
+		SKIP("cannot create kernel maps: %s", strerror(-err));
+	compare_with_linux(asm_cases, sizeof(asm_cases) / sizeof(asm_cases[0]), &same, &diff,
+			   &skipped);
+	compare_with_linux(gen_cases, gen_cnt, &same, &diff, &skipped);
+	printf("# Linux: %zu cases agree (%zu of them recorded differences), %zu not comparable\n",
+	       same, diff, skipped);
+}

@@ -428,7 +428,6 @@ static void setup_ctx(struct venv *env, uint32_t ctx_size)
 		break;
 	case BPFRT_PROG_RAW_TRACEPOINT:
 		env->ctx_size = 8 * tracepoint_nargs(env->prog);
-		env->ctx_u64_only = true;
 		break;
 	case BPFRT_PROG_FENTRY:
 	case BPFRT_PROG_FMOD_RET:
@@ -1475,6 +1474,12 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		return verr(env, "R%d !read_ok", regno);
 	switch (t) {
 	case BPFRT_ARG_ANYTHING:
+		if (r->type == PTR_TO_STACK) {
+			/* the helper may touch the frame anywhere: keep it whole */
+			struct vframe *fr = env->cur->frames[r->frameno];
+
+			note_stack_use(env, r->frameno, -(int32_t)fr->nslots * 8);
+		}
 		return 0;
 	case BPFRT_ARG_PTR_TO_CTX:
 		if (r->type != PTR_TO_CTX)
