@@ -79,4 +79,5 @@ clean:
 -include mk/cross.mk
 -include mk/attach.mk
 -include mk/kprobe.mk
+-include mk/verifier.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,10 @@
+# Verifier fuzzing (issue 7). libFuzzer is not available with this
+# toolchain, so the fuzz target is the random/mutated program generator in
+# tests/test_verifier.c run for longer under ASan+UBSan:
+#   make fuzz-verifier [FUZZ_SECONDS=300]
+FUZZ_SECONDS ?= 300
+
+.PHONY: fuzz-verifier
+fuzz-verifier:
+	@$(MAKE) --no-print-directory BUILD=build-fuzz-verifier SAN=1 build-fuzz-verifier/tests/test_verifier
+	BPFRT_FUZZ_SECONDS=$(FUZZ_SECONDS) build-fuzz-verifier/tests/test_verifier
