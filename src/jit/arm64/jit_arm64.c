@@ -38,8 +38,7 @@
 #include "helpers/callback.h"
 #include "isa/isa.h"
 #include "jit/backend.h"
-#include "jit/execmem.h"
-#include "jit/jit.h"
+#include "jit/passes.h"
 
 #include <capstone/capstone.h>
 #include <errno.h>
@@ -67,8 +66,6 @@ static const uint8_t saved_order[] = { 19, 20, 21, 22, 25 };
 #define A64_HWCAP_ATOMICS (1ul << 8)
 #define ENTRY_SP_SLOT   (offsetof(struct bpfrt_run_state, entry_sp) / 8)
 #define MAX_INSN_CODE   256 /* bytes reserved per BPF instruction */
-#define MAX_PASSES      40
-#define LONG_AFTER      24  /* passes before every branch goes long to force convergence */
 
 struct func_frame {
 	uint8_t saved[sizeof(saved_order)];
@@ -77,27 +74,17 @@ struct func_frame {
 	uint32_t stack;         /* BPF stack bytes, 16-aligned */
 };
 
-struct pass_offsets {
-	uint32_t *start;        /* n + 1: start of each instruction's code */
-	uint32_t *fstart;       /* per subprogram: function (prologue) start */
-	uint32_t *bend;         /* per subprogram: end of the body */
-	uint32_t abort_off;     /* abort stub (programs with callx) */
-	size_t len;
-};
-
 struct jit_ctx {
 	struct bpfrt_prog *prog;
 	const struct bpf_insn *insns;
 	uint32_t n;
-	uint8_t *p;             /* pass buffer */
-	size_t len, cap;        /* bytes */
-	uint64_t base;          /* image address, 0 while not allocated */
+	uint8_t *p;             /* pass buffer (the driver grows it) */
+	size_t len;             /* bytes */
 	bool lse;
-	bool force_long;
 	bool has_callx;
 	int err;                /* first error of this pass */
 	struct func_frame *frames;
-	struct pass_offsets cur, prev;
+	struct bpfrt_jit_passes jp; /* offsets, base, force_long */
 	uint32_t sub;           /* subprogram being emitted */
 	uint32_t pc;            /* instruction being emitted */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
@@ -137,7 +124,7 @@ static void set_err(struct jit_ctx *c, int err, const char *what)
  * (converged) pass is exact. */
 static int64_t prev_pos(const struct jit_ctx *c)
 {
-	return (int64_t)c->prev.start[c->pc] + (int64_t)(c->len - c->cur.start[c->pc]);
+	return bpfrt_jit_prev_pos(&c->jp, c->pc);
 }
 
 static int64_t disp_to(const struct jit_ctx *c, int64_t target)
@@ -159,7 +146,7 @@ static void emit_bcond_to(struct jit_ctx *c, enum a64_cond cond, int64_t target)
 {
 	int64_t d = disp_to(c, target);
 
-	if (!c->force_long && a64_fits_signed(d, 19)) {
+	if (!c->jp.force_long && a64_fits_signed(d, 19)) {
 		emit(c, a64_bcond(cond, (int32_t)d));
 		return;
 	}
@@ -171,7 +158,7 @@ static void emit_cbz_to(struct jit_ctx *c, bool sf, bool nonzero, int rt, int64_
 {
 	int64_t d = disp_to(c, target);
 
-	if (!c->force_long && a64_fits_signed(d, 19)) {
+	if (!c->jp.force_long && a64_fits_signed(d, 19)) {
 		emit(c, a64_cbz(sf, nonzero, rt, (int32_t)d));
 		return;
 	}
@@ -183,7 +170,7 @@ static void emit_tbz_to(struct jit_ctx *c, bool nonzero, int rt, unsigned bit, i
 {
 	int64_t d = disp_to(c, target);
 
-	if (!c->force_long && a64_fits_signed(d, 14)) {
+	if (!c->jp.force_long && a64_fits_signed(d, 14)) {
 		emit(c, a64_tbz(nonzero, rt, bit, (int32_t)d));
 		return;
 	}
@@ -845,7 +832,7 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
 	}
 	if (t == c->pc + 1)
 		return; /* both ways lead to the next instruction; compares have no effects */
-	target = c->prev.start[t];
+	target = c->jp.prev.start[t];
 
 	if (insn_src(insn) == BPF_X) {
 		int src = R(insn->src_reg);
@@ -922,7 +909,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	emit_mov_imm(c, false, TMP, ENOENT);
 	emit(c, a64_ldst_uimm(A64_W, A64_STORE, TMP, ADDR,
 			      offsetof(struct bpfrt_run_state, abort_err) / 4));
-	emit_b_to(c, c->prev.abort_off);
+	emit_b_to(c, c->jp.prev.abort_off);
 	patch_local(c, j_done);
 }
 
@@ -958,7 +945,7 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 			set_err(c, -EINVAL, "local call to a non-subprogram");
 			return;
 		}
-		emit(c, a64_bl((int32_t)disp_to(c, c->prev.fstart[s])));
+		emit(c, a64_bl((int32_t)disp_to(c, c->jp.prev.fstart[s])));
 		emit(c, a64_mov_reg(true, R(BPF_R0), 0));
 		return;
 	}
@@ -988,7 +975,7 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 			set_err(c, -EINVAL, "function reference to a non-subprogram");
 			return;
 		}
-		emit_mov_imm64_fixed(c, dst, c->base + c->prev.fstart[s]);
+		emit_mov_imm64_fixed(c, dst, c->jp.base + c->jp.prev.fstart[s]);
 		return;
 	}
 	emit_mov_imm(c, true, dst, insn_lddw_imm(insn));
@@ -1030,7 +1017,7 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 			int64_t t = insn_branch_target(insn, c->pc);
 
 			if (t != c->pc + 1)
-				emit_b_to(c, c->prev.start[t]);
+				emit_b_to(c, c->jp.prev.start[t]);
 			return 1;
 		}
 		case BPF_CALL:
@@ -1051,164 +1038,49 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	return 1;
 }
 
-/* ---- passes ----------------------------------------------------------- */
+/* ---- passes (jit/passes.c drives them) ------------------------------- */
 
-static int reserve(struct jit_ctx *c, size_t more)
+#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
+
+static int arm64_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
-	if (c->len + more <= c->cap)
-		return 0;
-	size_t cap = c->cap ? c->cap : 4096;
+	struct jit_ctx *c = CTX(jp);
 
-	while (cap < c->len + more)
-		cap *= 2;
-	uint8_t *p = realloc(c->p, cap);
-
-	if (!p)
-		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	c->p = p;
-	c->cap = cap;
-	return 0;
+	c->sub = s;
+	c->pc = c->prog->subprogs[s].start;
+	emit_prologue(c, s);
+	return c->err;
 }
 
-static int emit_pass(struct jit_ctx *c)
+static int arm64_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
-	struct bpfrt_prog *prog = c->prog;
-	int err;
+	struct jit_ctx *c = CTX(jp);
+	int used;
 
-	c->len = 0;
-	c->err = 0;
-	c->cur.abort_off = 0;
-	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
-
-		if ((err = reserve(c, MAX_INSN_CODE)))
-			return err;
-		c->sub = s;
-		c->pc = sp->start;
-		c->cur.fstart[s] = (uint32_t)c->len;
-		emit_prologue(c, s);
-		for (uint32_t pc = sp->start; pc < sp->end;) {
-			int used;
-
-			if ((err = reserve(c, MAX_INSN_CODE)))
-				return err;
-			c->pc = pc;
-			c->cur.start[pc] = (uint32_t)c->len;
-			used = translate_insn(c, &c->insns[pc]);
-			if (c->err)
-				return c->err;
-			for (int k = 1; k < used && pc + k < sp->end; k++)
-				c->cur.start[pc + k] = (uint32_t)c->len;
-			pc += (uint32_t)used;
-		}
-		c->cur.bend[s] = (uint32_t)c->len;
-		if (s == 0 && c->has_callx) {
-			if ((err = reserve(c, MAX_INSN_CODE)))
-				return err;
-			c->cur.abort_off = (uint32_t)c->len;
-			emit_abort_stub(c);
-		}
-	}
-	c->cur.start[c->n] = (uint32_t)c->len;
-	c->cur.len = c->len;
-	if (c->len > UINT32_MAX / 2)
-		return bpfrt_err(-E2BIG, "jit: native image too large");
-	return 0;
+	c->pc = pc;
+	used = translate_insn(c, &c->insns[pc]);
+	return c->err ? c->err : used;
 }
 
-static bool offsets_equal(const struct jit_ctx *c)
+static int arm64_emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
-	uint32_t ns = c->prog->subprog_cnt;
+	struct jit_ctx *c = CTX(jp);
 
-	return c->cur.len == c->prev.len && c->cur.abort_off == c->prev.abort_off &&
-	       !memcmp(c->cur.start, c->prev.start, (c->n + 1) * sizeof(uint32_t)) &&
-	       !memcmp(c->cur.fstart, c->prev.fstart, ns * sizeof(uint32_t)) &&
-	       !memcmp(c->cur.bend, c->prev.bend, ns * sizeof(uint32_t));
+	emit_abort_stub(c);
+	return c->err;
 }
 
-static void swap_offsets(struct jit_ctx *c)
-{
-	struct pass_offsets t = c->prev;
-
-	c->prev = c->cur;
-	c->cur = t;
-}
-
-/* Emits until the offsets stop changing. On return c->p holds the image
- * of the converged pass. */
-static int converge(struct jit_ctx *c)
-{
-	int err;
-
-	for (int pass = 0; pass < MAX_PASSES; pass++) {
-		c->force_long = pass >= LONG_AFTER;
-		if ((err = emit_pass(c)))
-			return err;
-		bool done = offsets_equal(c);
-
-		swap_offsets(c);
-		if (done)
-			return 0;
-	}
-	return bpfrt_err(-EFAULT, "jit: %s: code size did not converge", c->prog->name);
-}
-
-static int alloc_offsets(struct pass_offsets *o, uint32_t n, uint32_t ns)
-{
-	o->start = calloc(n + 1, sizeof(uint32_t));
-	o->fstart = calloc(ns, sizeof(uint32_t));
-	o->bend = calloc(ns, sizeof(uint32_t));
-	return o->start && o->fstart && o->bend ? 0 : -ENOMEM;
-}
-
-static void free_offsets(struct pass_offsets *o)
-{
-	free(o->start);
-	free(o->fstart);
-	free(o->bend);
-}
-
-/* Starting estimate: a few words per instruction. Short branches are
- * chosen by the estimated distance and the passes correct it. */
-static void seed_offsets(struct jit_ctx *c)
-{
-	struct pass_offsets *o = &c->prev;
-	uint32_t pos = 0;
-
-	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
-
-		o->fstart[s] = pos;
-		pos += 64;
-		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			o->start[pc] = pos;
-			pos += 16;
-		}
-		o->bend[s] = pos;
-		if (s == 0)
-			o->abort_off = pos;
-		pos += 64;
-	}
-	o->start[c->n] = pos;
-	o->len = (size_t)-1;
-}
-
-static int record_offsets(struct jit_ctx *c)
-{
-	struct bpfrt_prog *prog = c->prog;
-	uint32_t ns = prog->subprog_cnt;
-	uint32_t *off = calloc(bpfrt_jit_off_entries(prog), sizeof(uint32_t));
-
-	if (!off)
-		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	memcpy(off, c->prev.start, (c->n + 1) * sizeof(uint32_t));
-	for (uint32_t s = 0; s < ns; s++) {
-		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s];
-		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s];
-	}
-	prog->jit_insn_off = off;
-	return 0;
-}
+/* Sizes do not depend on the image address (lddw of a function address is
+ * always four words), so one convergence gives the size and a last pass at
+ * the real address gives the bytes. */
+static const struct bpfrt_jit_arch arm64_arch = {
+	.max_insn_code = MAX_INSN_CODE,
+	.seed_insn_code = MAX_INSN_CODE,
+	.addr_dependent = true,
+	.emit_prologue = arm64_emit_prologue,
+	.emit_insn = arm64_emit_insn,
+	.emit_abort_stub = arm64_emit_abort_stub,
+};
 
 static int arm64_compile(struct bpfrt_prog *prog)
 {
@@ -1219,56 +1091,22 @@ static int arm64_compile(struct bpfrt_prog *prog)
 		.lse = cpu_has_lse(),
 		.tp_off = bpfrt_run_state_tp_offset(),
 	};
-	struct bpfrt_execmem *mem = NULL;
-	uint32_t ns = prog->subprog_cnt;
 	int err;
 
-	if (!prog->subprogs || !ns || !prog->insn_cnt)
-		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
-	c.frames = calloc(ns, sizeof(*c.frames));
-	if (!c.frames || alloc_offsets(&c.cur, c.n, ns) || alloc_offsets(&c.prev, c.n, ns)) {
+	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &arm64_arch, &c.p, &c.len)))
+		goto out;
+	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
+	if (!c.frames) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
 		goto out;
 	}
 	if ((err = prescan(&c)))
 		goto out;
-
-	/* Sizes do not depend on the image address (lddw of a function
-	 * address is always four words), so one convergence gives the size
-	 * and a last pass at the real address gives the bytes. */
-	seed_offsets(&c);
-	if ((err = converge(&c)))
-		goto out;
-	mem = bpfrt_execmem_alloc(c.prev.len);
-	if (!mem) {
-		err = bpfrt_err(errno ? -errno : -ENOMEM,
-				"jit: %s: cannot allocate %zu bytes of executable memory",
-				prog->name, c.prev.len);
-		goto out;
-	}
-	c.base = (uint64_t)(uintptr_t)bpfrt_execmem_addr(mem);
-	if ((err = converge(&c)))
-		goto out;
-	if (c.prev.len > bpfrt_execmem_size(mem)) {
-		err = bpfrt_err(-EFAULT, "jit: %s: image grew at its address", prog->name);
-		goto out;
-	}
-	if ((err = bpfrt_execmem_copy(mem, 0, c.p, c.prev.len))) {
-		err = bpfrt_err(err, "jit: %s: cannot write the image", prog->name);
-		goto out;
-	}
-	if ((err = record_offsets(&c)))
-		goto out;
-	prog->jit_mem = mem;
-	prog->jit_len = c.prev.len;
-	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)c.base;
-	mem = NULL;
+	c.jp.abort_stub = c.has_callx;
+	err = bpfrt_jit_build(&c.jp);
 out:
-	bpfrt_execmem_free(mem);
-	free(c.p);
 	free(c.frames);
-	free_offsets(&c.cur);
-	free_offsets(&c.prev);
+	bpfrt_jit_passes_free(&c.jp);
 	return err;
 }
 

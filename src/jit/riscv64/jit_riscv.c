@@ -34,8 +34,7 @@
 #include "helpers/callback.h"
 #include "isa/isa.h"
 #include "jit/backend.h"
-#include "jit/execmem.h"
-#include "jit/jit.h"
+#include "jit/passes.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -73,8 +72,6 @@ static const uint8_t saved_order[] = { RV_RA, RV_S1, RV_S2, RV_S3, RV_S4, RV_S5 
 		   (1u << RV_S4) | (1u << RV_S5))
 
 #define MAX_INSN_CODE   256 /* room reserved per BPF instruction */
-#define MAX_PASSES      40
-#define LONG_AFTER      24  /* passes before all jumps go long to force convergence */
 
 struct func_frame {
 	uint32_t saved_mask;    /* bit rv reg: register to save */
@@ -84,26 +81,16 @@ struct func_frame {
 	uint32_t size;          /* whole frame, multiple of 16 */
 };
 
-struct pass_offsets {
-	uint32_t *start;        /* n + 1: start of each instruction's code */
-	uint32_t *fstart;       /* per subprogram: function (prologue) start */
-	uint32_t *bend;         /* per subprogram: end of the body */
-	uint32_t abort_off;     /* abort stub (programs with callx) */
-	size_t len;
-};
-
 struct jit_ctx {
 	struct bpfrt_prog *prog;
 	const struct bpf_insn *insns;
 	uint32_t n;
-	struct rv_buf b;
-	size_t cap;
+	struct rv_buf b;        /* pass buffer (the driver grows it) */
 	bool zba, zbb;
-	bool force_long;
 	bool has_callx;
 	int err;                /* first error of this pass */
 	struct func_frame *frames;
-	struct pass_offsets cur, prev;
+	struct bpfrt_jit_passes jp; /* offsets, base, force_long */
 	uint32_t sub;           /* subprogram being emitted */
 	uint32_t pc;            /* instruction being emitted */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
@@ -191,7 +178,7 @@ static void emit_zext32(struct jit_ctx *c, int rd, int rs)
  * monotonically and the final (converged) pass is exact. */
 static int64_t prev_pos(const struct jit_ctx *c)
 {
-	return (int64_t)c->prev.start[c->pc] + (int64_t)(c->b.len - c->cur.start[c->pc]);
+	return bpfrt_jit_prev_pos(&c->jp, c->pc);
 }
 
 /* auipc+jalr to a previous-pass offset (rd = ra for calls, zero for jumps) */
@@ -213,17 +200,17 @@ static void emit_jump_to(struct jit_ctx *c, int cond, int rs1, int rs2, int64_t 
 	int64_t d = target - prev_pos(c);
 
 	if (cond < 0) {
-		if (!c->force_long && is_simm21(d))
+		if (!c->jp.force_long && is_simm21(d))
 			emit_jal(&c->b, RV_ZERO, (int32_t)d);
 		else
 			emit_far(c, RV_ZERO, target);
 		return;
 	}
-	if (!c->force_long && is_simm13(d)) {
+	if (!c->jp.force_long && is_simm13(d)) {
 		emit_branch(&c->b, (enum rv_cond)cond, rs1, rs2, (int32_t)d);
 		return;
 	}
-	if (!c->force_long && is_simm21(d - 4)) {
+	if (!c->jp.force_long && is_simm21(d - 4)) {
 		emit_branch(&c->b, (enum rv_cond)(cond ^ 1), rs1, rs2, 8);
 		emit_jal(&c->b, RV_ZERO, (int32_t)(d - 4));
 		return;
@@ -826,7 +813,7 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
 		s = RV_ZERO;
 	} else if (op == BPF_JSET && is_simm12(insn->imm)) {
 		emit_andi(b, T1, a, insn->imm);
-		emit_jump_to(c, BR_NE, T1, RV_ZERO, c->prev.start[target]);
+		emit_jump_to(c, BR_NE, T1, RV_ZERO, c->jp.prev.start[target]);
 		return;
 	} else {
 		emit_imm(b, T1, insn->imm);
@@ -846,7 +833,7 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
 	case BPF_JSLE: cond = BR_GE; swap = true; break;
 	case BPF_JSET:
 		emit_alu(b, false, ALU_AND, T1, a, s);
-		emit_jump_to(c, BR_NE, T1, RV_ZERO, c->prev.start[target]);
+		emit_jump_to(c, BR_NE, T1, RV_ZERO, c->jp.prev.start[target]);
 		return;
 	default:
 		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
@@ -854,9 +841,9 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
 		return;
 	}
 	if (swap)
-		emit_jump_to(c, cond, s, a, c->prev.start[target]);
+		emit_jump_to(c, cond, s, a, c->jp.prev.start[target]);
 	else
-		emit_jump_to(c, cond, a, s, c->prev.start[target]);
+		emit_jump_to(c, cond, a, s, c->jp.prev.start[target]);
 }
 
 static void emit_call_reg(struct jit_ctx *c, int reg)
@@ -888,7 +875,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	emit_store_run_state(c, offsetof(struct bpfrt_run_state, abort_arg), ST_D, T4);
 	emit_imm(b, T1, ENOENT);
 	emit_store_run_state(c, offsetof(struct bpfrt_run_state, abort_err), ST_W, T1);
-	emit_jump_to(c, -1, 0, 0, c->prev.abort_off);
+	emit_jump_to(c, -1, 0, 0, c->jp.prev.abort_off);
 	patch_local(c, j_done);
 }
 
@@ -930,11 +917,11 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 			c->err = bpfrt_err(-EINVAL, "jit: insn %u: local call to a non-subprogram", c->pc);
 			return;
 		}
-		d = (int64_t)c->prev.fstart[s] - prev_pos(c);
-		if (!c->force_long && is_simm21(d))
+		d = (int64_t)c->jp.prev.fstart[s] - prev_pos(c);
+		if (!c->jp.force_long && is_simm21(d))
 			emit_jal(&c->b, RV_RA, (int32_t)d);
 		else
-			emit_far(c, RV_RA, c->prev.fstart[s]);
+			emit_far(c, RV_RA, c->jp.prev.fstart[s]);
 		emit_mv(&c->b, RV_A5, RV_A0);
 		return;
 	}
@@ -968,7 +955,7 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 			return;
 		}
 		/* pc-relative, fixed size: right wherever the image lands */
-		split_hi_lo((int64_t)c->prev.fstart[s] - prev_pos(c), &hi, &lo);
+		split_hi_lo((int64_t)c->jp.prev.fstart[s] - prev_pos(c), &hi, &lo);
 		emit_auipc(&c->b, rd, hi);
 		emit_addi(&c->b, rd, rd, lo);
 		return;
@@ -1013,7 +1000,7 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 			int64_t t = insn_branch_target(insn, c->pc);
 
 			if (t != c->pc + 1)
-				emit_jump_to(c, -1, 0, 0, c->prev.start[t]);
+				emit_jump_to(c, -1, 0, 0, c->jp.prev.start[t]);
 			break;
 		}
 		case BPF_CALL:
@@ -1035,164 +1022,47 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	return 1;
 }
 
-/* ---- passes ----------------------------------------------------------- */
+/* ---- passes (jit/passes.c drives them) ------------------------------- */
 
-static int reserve(struct jit_ctx *c, size_t more)
+#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
+
+static int rv_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
-	if (c->b.len + more <= c->cap)
-		return 0;
-	size_t cap = c->cap ? c->cap : 4096;
+	struct jit_ctx *c = CTX(jp);
 
-	while (cap < c->b.len + more)
-		cap *= 2;
-	uint8_t *p = realloc(c->b.p, cap);
-
-	if (!p)
-		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	c->b.p = p;
-	c->cap = cap;
-	return 0;
+	c->sub = s;
+	c->pc = c->prog->subprogs[s].start;
+	emit_prologue(c, s);
+	return c->err;
 }
 
-static int emit_pass(struct jit_ctx *c)
+static int rv_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
-	struct bpfrt_prog *prog = c->prog;
-	int err;
+	struct jit_ctx *c = CTX(jp);
+	int used;
 
-	c->b.len = 0;
-	c->err = 0;
-	c->cur.abort_off = 0;
-	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
-
-		if ((err = reserve(c, MAX_INSN_CODE)))
-			return err;
-		c->sub = s;
-		c->pc = sp->start;
-		c->cur.fstart[s] = (uint32_t)c->b.len;
-		emit_prologue(c, s);
-		for (uint32_t pc = sp->start; pc < sp->end;) {
-			int used;
-
-			if ((err = reserve(c, MAX_INSN_CODE)))
-				return err;
-			c->pc = pc;
-			c->cur.start[pc] = (uint32_t)c->b.len;
-			used = translate_insn(c, &c->insns[pc]);
-			if (c->err)
-				return c->err;
-			for (int k = 1; k < used && pc + k < sp->end; k++)
-				c->cur.start[pc + k] = (uint32_t)c->b.len;
-			pc += used;
-		}
-		c->cur.bend[s] = (uint32_t)c->b.len;
-		if (s == 0 && c->has_callx) {
-			if ((err = reserve(c, MAX_INSN_CODE)))
-				return err;
-			c->cur.abort_off = (uint32_t)c->b.len;
-			emit_abort_stub(c);
-		}
-	}
-	c->cur.start[c->n] = (uint32_t)c->b.len;
-	c->cur.len = c->b.len;
-	if (c->b.len > UINT32_MAX / 2)
-		return bpfrt_err(-E2BIG, "jit: native image too large");
-	return 0;
+	c->pc = pc;
+	used = translate_insn(c, &c->insns[pc]);
+	return c->err ? c->err : used;
 }
 
-static bool offsets_equal(const struct jit_ctx *c)
+static int rv_emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
-	uint32_t ns = c->prog->subprog_cnt;
+	struct jit_ctx *c = CTX(jp);
 
-	return c->cur.len == c->prev.len && c->cur.abort_off == c->prev.abort_off &&
-	       !memcmp(c->cur.start, c->prev.start, (c->n + 1) * sizeof(uint32_t)) &&
-	       !memcmp(c->cur.fstart, c->prev.fstart, ns * sizeof(uint32_t)) &&
-	       !memcmp(c->cur.bend, c->prev.bend, ns * sizeof(uint32_t));
+	emit_abort_stub(c);
+	return c->err;
 }
 
-static void swap_offsets(struct jit_ctx *c)
-{
-	struct pass_offsets t = c->prev;
-
-	c->prev = c->cur;
-	c->cur = t;
-}
-
-/* Emits until the offsets stop changing. On return c->b holds the image
- * of the converged pass. */
-static int converge(struct jit_ctx *c)
-{
-	int err;
-
-	for (int pass = 0; pass < MAX_PASSES; pass++) {
-		c->force_long = pass >= LONG_AFTER;
-		if ((err = emit_pass(c)))
-			return err;
-		bool done = offsets_equal(c);
-
-		swap_offsets(c);
-		if (done)
-			return 0;
-	}
-	return bpfrt_err(-EFAULT, "jit: %s: code size did not converge", c->prog->name);
-}
-
-static int alloc_offsets(struct pass_offsets *o, uint32_t n, uint32_t ns)
-{
-	o->start = calloc(n + 1, sizeof(uint32_t));
-	o->fstart = calloc(ns, sizeof(uint32_t));
-	o->bend = calloc(ns, sizeof(uint32_t));
-	return o->start && o->fstart && o->bend ? 0 : -ENOMEM;
-}
-
-static void free_offsets(struct pass_offsets *o)
-{
-	free(o->start);
-	free(o->fstart);
-	free(o->bend);
-}
-
-/* Starting estimate: every instruction long, so the first real pass only
- * shrinks distances. */
-static void seed_offsets(struct jit_ctx *c)
-{
-	struct pass_offsets *o = &c->prev;
-	uint32_t pos = 0;
-
-	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
-
-		o->fstart[s] = pos;
-		pos += 64;
-		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			o->start[pc] = pos;
-			pos += MAX_INSN_CODE;
-		}
-		o->bend[s] = pos;
-		if (s == 0)
-			o->abort_off = pos;
-		pos += 64;
-	}
-	o->start[c->n] = pos;
-	o->len = (size_t)-1;
-}
-
-static int record_offsets(struct jit_ctx *c)
-{
-	struct bpfrt_prog *prog = c->prog;
-	uint32_t ns = prog->subprog_cnt;
-	uint32_t *off = calloc(bpfrt_jit_off_entries(prog), sizeof(uint32_t));
-
-	if (!off)
-		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	memcpy(off, c->prev.start, (c->n + 1) * sizeof(uint32_t));
-	for (uint32_t s = 0; s < ns; s++) {
-		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s];
-		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s];
-	}
-	prog->jit_insn_off = off;
-	return 0;
-}
+static const struct bpfrt_jit_arch rv_arch = {
+	.max_insn_code = MAX_INSN_CODE,
+	/* a few words: short branches are chosen by the estimated distance
+	 * and the passes correct it */
+	.seed_insn_code = 16,
+	.emit_prologue = rv_emit_prologue,
+	.emit_insn = rv_emit_insn,
+	.emit_abort_stub = rv_emit_abort_stub,
+};
 
 static int rv_compile(struct bpfrt_prog *prog)
 {
@@ -1205,46 +1075,22 @@ static int rv_compile(struct bpfrt_prog *prog)
 		.zbb = ext & HWPROBE_EXT_ZBB,
 		.tp_off = bpfrt_run_state_tp_offset(),
 	};
-	struct bpfrt_execmem *mem = NULL;
-	uint32_t ns = prog->subprog_cnt;
 	int err;
 
-	if (!prog->subprogs || !ns || !prog->insn_cnt)
-		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
-	c.frames = calloc(ns, sizeof(*c.frames));
-	if (!c.frames || alloc_offsets(&c.cur, c.n, ns) || alloc_offsets(&c.prev, c.n, ns)) {
+	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &rv_arch, &c.b.p, &c.b.len)))
+		goto out;
+	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
+	if (!c.frames) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
 		goto out;
 	}
 	if ((err = prescan(&c)))
 		goto out;
-	seed_offsets(&c);
-	if ((err = converge(&c)))
-		goto out;
-	mem = bpfrt_execmem_alloc(c.prev.len);
-	if (!mem) {
-		err = bpfrt_err(-errno ? -errno : -ENOMEM,
-				"jit: %s: cannot allocate %zu bytes of executable memory",
-				prog->name, c.prev.len);
-		goto out;
-	}
-	/* copy makes the code visible to instruction fetch (fence.i) */
-	if ((err = bpfrt_execmem_copy(mem, 0, c.b.p, c.prev.len))) {
-		err = bpfrt_err(err, "jit: %s: cannot write the image", prog->name);
-		goto out;
-	}
-	if ((err = record_offsets(&c)))
-		goto out;
-	prog->jit_mem = mem;
-	prog->jit_len = c.prev.len;
-	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)bpfrt_execmem_addr(mem);
-	mem = NULL;
+	c.jp.abort_stub = c.has_callx;
+	err = bpfrt_jit_build(&c.jp);
 out:
-	bpfrt_execmem_free(mem);
-	free(c.b.p);
 	free(c.frames);
-	free_offsets(&c.cur);
-	free_offsets(&c.prev);
+	bpfrt_jit_passes_free(&c.jp);
 	return err;
 }
 

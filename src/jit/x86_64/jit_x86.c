@@ -34,9 +34,8 @@
 #include "core/run.h"
 #include "isa/isa.h"
 #include "jit/backend.h"
-#include "jit/execmem.h"
 #include "helpers/callback.h"
-#include "jit/jit.h"
+#include "jit/passes.h"
 #include "verifier/validate.h"
 
 #ifndef BPFRT_NO_CAPSTONE
@@ -70,9 +69,7 @@ static const uint8_t reg_map[BPF_NREGS] = {
 static const uint8_t saved_order[] = { RBX, R12, R13, R14, R15 };
 
 #define MAX_INSN_CODE   160 /* room reserved per BPF instruction */
-#define MAX_PASSES      40
-#define REL32_AFTER     24  /* passes before all jumps go rel32 to force convergence */
-#define IMAGE_ALIGN     64
+#define IMAGE_ALIGN     64  /* functions start at a cache line (passes.h) */
 #ifndef LOOP_ALIGN
 #define LOOP_ALIGN      16 /* loop heads start a fetch block */
 #endif
@@ -84,14 +81,6 @@ struct func_frame {
 	uint32_t sub;           /* bytes subtracted from rsp after rbp */
 	uint32_t saved_cnt;
 	bool priv_native;       /* private stack: callback keeps a native frame */
-};
-
-struct pass_offsets {
-	uint32_t *start;        /* n + 1: start of each instruction's code */
-	uint32_t *fstart;       /* per subprogram: function (prologue) start */
-	uint32_t *bend;         /* per subprogram: end of the body */
-	uint32_t abort_off;     /* abort stub (programs with callx) */
-	size_t len;
 };
 
 enum {
@@ -107,11 +96,8 @@ struct jit_ctx {
 	struct bpfrt_prog *prog;
 	const struct bpf_insn *insns;
 	uint32_t n;
-	struct x86_buf b;
-	size_t cap;
-	uint64_t base;          /* image address, 0 while not allocated */
+	struct x86_buf b;       /* pass buffer (the driver grows it) */
 	bool bmi2;
-	bool force_rel32;
 	bool no_align;          /* loop heads unaligned (a retry after growth) */
 	bool has_callx;
 	int err;                /* first error of this pass */
@@ -121,7 +107,7 @@ struct jit_ctx {
 	uint8_t *skip_len;      /* per F_SKIP group start: instructions in the group */
 	bool bmi1;
 	struct func_frame *frames;
-	struct pass_offsets cur, prev;
+	struct bpfrt_jit_passes jp; /* offsets, base, force_long */
 	uint32_t sub;           /* subprogram being emitted */
 	uint32_t pc;            /* instruction being emitted */
 	/* peephole state, valid only within straight-line code */
@@ -129,7 +115,6 @@ struct jit_ctx {
 	bool zf_w32;            /* that value came from a 32-bit ALU op */
 	uint16_t zext;          /* BPF regs whose upper 32 bits are known zero */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
-	uint32_t head_pad;      /* trap bytes before the first function */
 	bool priv;              /* private stack (prog->privstack) */
 	bool priv_release;      /* main's teardown gives the stack back */
 	int32_t priv_slot;      /* fs: displacement of the program's slot */
@@ -174,7 +159,7 @@ static inline unsigned log2_u64(uint64_t v) { return 63 - (unsigned)__builtin_cl
  * monotonically and the final (converged) pass is exact. */
 static int64_t prev_pos(const struct jit_ctx *c)
 {
-	return (int64_t)c->prev.start[c->pc] + (int64_t)(c->b.len - c->cur.start[c->pc]);
+	return bpfrt_jit_prev_pos(&c->jp, c->pc);
 }
 
 /* jmp or jcc (cc < 0: unconditional) to a previous-pass offset. */
@@ -183,7 +168,7 @@ static void emit_jump_to(struct jit_ctx *c, int cc, int64_t target)
 	int64_t from = prev_pos(c);
 	int64_t d8 = target - (from + 2);
 
-	if (!c->force_rel32 && is_imm8(d8)) {
+	if (!c->jp.force_long && is_imm8(d8)) {
 		emit2(&c->b, cc < 0 ? 0xeb : (uint8_t)(0x70 | cc), (uint8_t)d8);
 		return;
 	}
@@ -269,8 +254,8 @@ static void emit_rm_sib(struct x86_buf *b, bool w, uint8_t opc, int reg, int bas
  * else through rax (r0 is clobbered by every call anyway). */
 static void emit_call_abs(struct jit_ctx *c, uint64_t fn)
 {
-	if (c->base) {
-		int64_t from = (int64_t)c->base + (int64_t)c->b.len + 5;
+	if (c->jp.base) {
+		int64_t from = (int64_t)c->jp.base + (int64_t)c->b.len + 5;
 		int64_t d = (int64_t)fn - from;
 
 		if (is_simm32(d)) {
@@ -1686,7 +1671,7 @@ static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int dst_sub, int src_
 	} else {
 		emit_alu_ri(b, is64, ALU_CMP, dst, insn->imm);
 	}
-	emit_jump_to(c, cc, c->prev.start[target]);
+	emit_jump_to(c, cc, c->jp.prev.start[target]);
 	return consumed;
 }
 
@@ -1743,7 +1728,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	emit_store_run_state_imm32(c, offsetof(struct bpfrt_run_state, abort_err), ENOENT);
 	/* the stub's distance is out of this instruction's control: rel32 */
 	emit1(b, 0xe9);
-	emit_u32(b, (uint32_t)(int32_t)((int64_t)c->prev.abort_off - (prev_pos(c) + 4)));
+	emit_u32(b, (uint32_t)(int32_t)((int64_t)c->jp.prev.abort_off - (prev_pos(c) + 4)));
 	patch_local(c, j_done);
 }
 
@@ -1778,7 +1763,7 @@ static void emit_private_call(struct jit_ctx *c, int s)
 	if (move)
 		emit_alu_ri(&c->b, true, ALU_SUB, RBP, (int32_t)own);
 	emit1(&c->b, 0xe8);
-	emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->prev.fstart[s] - (prev_pos(c) + 4)));
+	emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->jp.prev.fstart[s] - (prev_pos(c) + 4)));
 	if (move)
 		emit_alu_ri(&c->b, true, ALU_ADD, RBP, (int32_t)own);
 }
@@ -1826,7 +1811,7 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 		/* fixed-size movabs: the address is only known in the last passes */
 		emit_rex(&c->b, true, 0, 0, dst, false);
 		emit1(&c->b, 0xb8 + (dst & 7));
-		emit_u64(&c->b, c->base + c->prev.fstart[s]);
+		emit_u64(&c->b, c->jp.base + c->jp.prev.fstart[s]);
 		return;
 	}
 	emit_mov_imm64(&c->b, dst, insn_lddw_imm(insn));
@@ -1970,7 +1955,7 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 			int64_t t = insn_branch_target(insn, c->pc);
 
 			if (t != c->pc + 1)
-				emit_jump_to(c, -1, c->prev.start[t]);
+				emit_jump_to(c, -1, c->jp.prev.start[t]);
 			break;
 		}
 		case BPF_CALL:
@@ -1997,182 +1982,78 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	return consumed;
 }
 
-/* ---- passes ----------------------------------------------------------- */
+/* ---- passes (jit/passes.c drives them) ------------------------------- */
 
-static int reserve(struct jit_ctx *c, size_t more)
+#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
+
+static int x86_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
-	if (c->b.len + more <= c->cap)
-		return 0;
-	size_t cap = c->cap ? c->cap : 4096;
+	struct jit_ctx *c = CTX(jp);
 
-	while (cap < c->b.len + more)
-		cap *= 2;
-	uint8_t *p = realloc(c->b.p, cap);
-
-	if (!p)
-		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	c->b.p = p;
-	c->cap = cap;
-	return 0;
+	c->sub = s;
+	emit_prologue(c, s);
+	c->zf_reg = -1;
+	c->zext = 0;
+	return c->err;
 }
 
-static int emit_pass(struct jit_ctx *c)
+static void x86_pad_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
-	struct bpfrt_prog *prog = c->prog;
-	int err;
+	struct jit_ctx *c = CTX(jp);
 
-	c->b.len = 0;
-	c->err = 0;
-	/* execmem starts images at a random 16-byte offset; trap padding up
-	 * to a 64-byte boundary makes the code's cache-line layout, and so
-	 * its speed, the same for every load */
-	if ((err = reserve(c, IMAGE_ALIGN)))
-		return err;
-	c->head_pad = c->base ? (uint32_t)(-c->base & (IMAGE_ALIGN - 1)) : IMAGE_ALIGN - 1;
-	memset(c->b.p, 0xcc, c->head_pad);
-	c->b.len = c->head_pad;
-	c->cur.abort_off = 0;
-	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+	if ((c->flags[pc] & F_LOOP) && !c->no_align && LOOP_ALIGN > 1) {
+		/* worst case until the address is known, so the image only
+		 * shrinks once it is */
+		size_t pad = c->jp.base ? (size_t)(-(c->jp.base + c->b.len)) & (LOOP_ALIGN - 1)
+					: LOOP_ALIGN - 1;
 
-		if ((err = reserve(c, 2 * MAX_INSN_CODE)))
-			return err;
-		c->sub = s;
-		c->cur.fstart[s] = (uint32_t)c->b.len;
-		emit_prologue(c, s);
-		c->zf_reg = -1;
-		c->zext = 0;
-		for (uint32_t pc = sp->start; pc < sp->end;) {
-			int used;
-
-			if ((err = reserve(c, MAX_INSN_CODE)))
-				return err;
-			c->pc = pc;
-			if ((c->flags[pc] & F_LOOP) && !c->no_align && LOOP_ALIGN > 1) {
-				/* worst case until the address is known, so the
-				 * image only shrinks once it is */
-				size_t pad = c->base ? (size_t)(-(c->base + c->b.len)) & (LOOP_ALIGN - 1)
-						     : LOOP_ALIGN - 1;
-
-				emit_nops(&c->b, (unsigned)pad);
-			}
-			c->cur.start[pc] = (uint32_t)c->b.len;
-			used = translate_insn(c, &c->insns[pc]);
-			if (c->err)
-				return c->err;
-			for (int k = 1; k < used && pc + k < sp->end; k++)
-				c->cur.start[pc + k] = (uint32_t)c->b.len;
-			pc += used;
-		}
-		c->cur.bend[s] = (uint32_t)c->b.len;
-		if (s == 0 && (c->has_callx || c->priv)) {
-			if ((err = reserve(c, MAX_INSN_CODE)))
-				return err;
-			c->cur.abort_off = (uint32_t)c->b.len;
-			emit_abort_stub(c);
-		}
+		emit_nops(&c->b, (unsigned)pad);
 	}
-	c->cur.start[c->n] = (uint32_t)c->b.len;
-	c->cur.len = c->b.len;
-	if (c->b.len > UINT32_MAX / 2)
-		return bpfrt_err(-E2BIG, "jit: native image too large");
-	return 0;
 }
 
-static bool offsets_equal(const struct jit_ctx *c)
+static int x86_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
-	uint32_t ns = c->prog->subprog_cnt;
+	struct jit_ctx *c = CTX(jp);
+	int used;
 
-	return c->cur.len == c->prev.len && c->cur.abort_off == c->prev.abort_off &&
-	       !memcmp(c->cur.start, c->prev.start, (c->n + 1) * sizeof(uint32_t)) &&
-	       !memcmp(c->cur.fstart, c->prev.fstart, ns * sizeof(uint32_t)) &&
-	       !memcmp(c->cur.bend, c->prev.bend, ns * sizeof(uint32_t));
+	c->pc = pc;
+	used = translate_insn(c, &c->insns[pc]);
+	return c->err ? c->err : used;
 }
 
-static void swap_offsets(struct jit_ctx *c)
+static int x86_emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
-	struct pass_offsets t = c->prev;
+	struct jit_ctx *c = CTX(jp);
 
-	c->prev = c->cur;
-	c->cur = t;
+	emit_abort_stub(c);
+	return c->err;
 }
 
-/* Emits until the offsets stop changing. On return c->b holds the image
- * of the converged pass. */
-static int converge(struct jit_ctx *c)
+static void x86_shrink(struct bpfrt_jit_passes *jp)
 {
-	int err;
-
-	for (int pass = 0; pass < MAX_PASSES; pass++) {
-		c->force_rel32 = pass >= REL32_AFTER;
-		if ((err = emit_pass(c)))
-			return err;
-		bool done = offsets_equal(c);
-
-		swap_offsets(c);
-		if (done)
-			return 0;
-	}
-	return bpfrt_err(-EFAULT, "jit: %s: code size did not converge", c->prog->name);
+	CTX(jp)->no_align = true;
 }
 
-static int alloc_offsets(struct pass_offsets *o, uint32_t n, uint32_t ns)
+static void x86_fill_traps(void *dst, size_t len)
 {
-	o->start = calloc(n + 1, sizeof(uint32_t));
-	o->fstart = calloc(ns, sizeof(uint32_t));
-	o->bend = calloc(ns, sizeof(uint32_t));
-	return o->start && o->fstart && o->bend ? 0 : -ENOMEM;
+	memset(dst, 0xcc, len);
 }
 
-static void free_offsets(struct pass_offsets *o)
-{
-	free(o->start);
-	free(o->fstart);
-	free(o->bend);
-}
-
-/* Starting estimate: every instruction long, so the first real pass only
- * shrinks distances. */
-static void seed_offsets(struct jit_ctx *c)
-{
-	struct pass_offsets *o = &c->prev;
-	uint32_t pos = 0;
-
-	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
-
-		o->fstart[s] = pos;
-		pos += 64;
-		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			o->start[pc] = pos;
-			pos += MAX_INSN_CODE;
-		}
-		o->bend[s] = pos;
-		if (s == 0)
-			o->abort_off = pos;
-		pos += 64;
-	}
-	o->start[c->n] = pos;
-	o->len = (size_t)-1;
-}
-
-static int record_offsets(struct jit_ctx *c)
-{
-	struct bpfrt_prog *prog = c->prog;
-	uint32_t ns = prog->subprog_cnt;
-	uint32_t *off = calloc(bpfrt_jit_off_entries(prog), sizeof(uint32_t));
-
-	if (!off)
-		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	for (uint32_t i = 0; i <= c->n; i++)
-		off[i] = c->prev.start[i] - c->head_pad;
-	for (uint32_t s = 0; s < ns; s++) {
-		off[BPFRT_JIT_FUNC_START(prog, s)] = c->prev.fstart[s] - c->head_pad;
-		off[BPFRT_JIT_BODY_END(prog, s)] = c->prev.bend[s] - c->head_pad;
-	}
-	prog->jit_insn_off = off;
-	return 0;
-}
+/* Sizes with unknown addresses, then again at the real address (helper
+ * calls may shrink to rel32, loop-head padding changes); growth there
+ * means starting over without loop alignment. */
+static const struct bpfrt_jit_arch x86_arch = {
+	.max_insn_code = MAX_INSN_CODE,
+	.seed_insn_code = MAX_INSN_CODE,
+	.image_align = IMAGE_ALIGN,
+	.addr_dependent = true,
+	.fill_traps = x86_fill_traps,
+	.emit_prologue = x86_emit_prologue,
+	.pad_insn = x86_pad_insn,
+	.emit_insn = x86_emit_insn,
+	.emit_abort_stub = x86_emit_abort_stub,
+	.shrink = x86_shrink,
+};
 
 static int x86_compile(struct bpfrt_prog *prog)
 {
@@ -2187,12 +2068,10 @@ static int x86_compile(struct bpfrt_prog *prog)
 		.priv = prog->privstack,
 		.priv_release = true,
 	};
-	struct bpfrt_execmem *mem = NULL;
-	uint32_t ns = prog->subprog_cnt;
 	int err;
 
-	if (!prog->subprogs || !ns || !prog->insn_cnt)
-		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
+	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &x86_arch, &c.b.p, &c.b.len)))
+		goto out;
 	if (c.priv)
 		c.priv_slot = (int32_t)bpfrt_privstack_slot_tp_offset(prog->privstack_id);
 	c.flags = calloc(c.n + 1, 1);
@@ -2204,9 +2083,8 @@ static int x86_compile(struct bpfrt_prog *prog)
 		memset(c.dst_sub, -1, c.n + 1);
 		memset(c.src_sub, -1, c.n + 1);
 	}
-	c.frames = calloc(ns, sizeof(*c.frames));
-	if (!c.flags || !c.frames || !c.live_out || !c.dst_sub || !c.src_sub || !c.skip_len || alloc_offsets(&c.cur, c.n, ns) ||
-	    alloc_offsets(&c.prev, c.n, ns)) {
+	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
+	if (!c.flags || !c.frames || !c.live_out || !c.dst_sub || !c.src_sub || !c.skip_len) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
 		goto out;
 	}
@@ -2226,64 +2104,20 @@ static int x86_compile(struct bpfrt_prog *prog)
 		free(gd);
 		free(gs);
 	}
-
-	/* sizes with unknown addresses, then again at the real address
-	 * (helper calls may shrink to rel32); shrinking keeps it in the
-	 * allocation, anything else means starting over with more room */
-	seed_offsets(&c);
-	if ((err = converge(&c)))
+	c.jp.abort_stub = c.has_callx || c.priv;
+	if ((err = bpfrt_jit_build(&c.jp)))
 		goto out;
-	for (int attempt = 0;; attempt++) {
-		size_t want = c.prev.len;
-
-		mem = bpfrt_execmem_alloc(want);
-		if (!mem) {
-			err = bpfrt_err(-errno ? -errno : -ENOMEM, "jit: %s: cannot allocate %zu bytes of executable memory",
-					prog->name, want);
-			goto out;
-		}
-		c.base = (uint64_t)(uintptr_t)bpfrt_execmem_addr(mem);
-		if ((err = converge(&c)))
-			goto out;
-		if (c.prev.len <= want)
-			break;
-		bpfrt_execmem_free(mem);
-		mem = NULL;
-		c.no_align = true;
-		if (attempt == 3) {
-			err = bpfrt_err(-EFAULT, "jit: %s: image keeps growing", prog->name);
-			goto out;
-		}
-	}
-	if ((err = bpfrt_execmem_copy(mem, 0, c.b.p, c.prev.len))) {
-		err = bpfrt_err(err, "jit: %s: cannot write the image", prog->name);
-		goto out;
-	}
-	if ((err = record_offsets(&c)))
-		goto out;
-	prog->jit_mem = mem;
-	prog->jit_len = c.prev.len - c.head_pad;
-	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)(c.base + c.head_pad);
 	if (c.priv)
-		bpfrt_privstack_set_jit_info(prog, c.base + c.prev.abort_off);
-	mem = NULL;
+		bpfrt_privstack_set_jit_info(prog, c.jp.base + c.jp.prev.abort_off);
 out:
-	bpfrt_execmem_free(mem);
-	free(c.b.p);
 	free(c.flags);
 	free(c.live_out);
 	free(c.dst_sub);
 	free(c.src_sub);
 	free(c.skip_len);
 	free(c.frames);
-	free_offsets(&c.cur);
-	free_offsets(&c.prev);
+	bpfrt_jit_passes_free(&c.jp);
 	return err;
-}
-
-static void x86_fill_traps(void *dst, size_t len)
-{
-	memset(dst, 0xcc, len);
 }
 
 const struct bpfrt_jit_backend bpfrt_jit_x86_64 = {

@@ -1,0 +1,291 @@
+/* Arch-neutral JIT passes (passes.h): the backends emit, this converges,
+ * allocates and records. */
+#include "jit/passes.h"
+
+#include "core/error.h"
+#include "jit/execmem.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PASSES      40
+#define LONG_AFTER      24  /* passes before every branch goes long to force convergence */
+#define SEED_FUNC_CODE  64  /* first estimate of a prologue, and of the code after a body */
+#define MAX_ATTEMPTS    4   /* allocations when the image grows at its address */
+
+static int alloc_offsets(struct bpfrt_jit_offsets *o, uint32_t n, uint32_t ns)
+{
+	o->start = calloc(n + 1, sizeof(uint32_t));
+	o->fstart = calloc(ns, sizeof(uint32_t));
+	o->bend = calloc(ns, sizeof(uint32_t));
+	return o->start && o->fstart && o->bend ? 0 : -ENOMEM;
+}
+
+static void free_offsets(struct bpfrt_jit_offsets *o)
+{
+	free(o->start);
+	free(o->fstart);
+	free(o->bend);
+}
+
+int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
+			  const struct bpfrt_jit_arch *arch, uint8_t **code, size_t *len)
+{
+	uint32_t n = prog->insn_cnt, ns = prog->subprog_cnt;
+
+	*jp = (struct bpfrt_jit_passes){ .prog = prog, .arch = arch, .code = code, .len = len };
+	if (!prog->subprogs || !ns || !n)
+		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
+	if (alloc_offsets(&jp->cur, n, ns) || alloc_offsets(&jp->prev, n, ns))
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	return 0;
+}
+
+void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp)
+{
+	free_offsets(&jp->cur);
+	free_offsets(&jp->prev);
+	if (jp->code) {
+		free(*jp->code);
+		*jp->code = NULL;
+	}
+}
+
+/* Room for more bytes in the pass buffer. */
+static int reserve(struct bpfrt_jit_passes *jp, size_t more)
+{
+	size_t len = *jp->len;
+
+	if (len + more <= jp->cap)
+		return 0;
+	size_t cap = jp->cap ? jp->cap : 4096;
+
+	while (cap < len + more)
+		cap *= 2;
+	uint8_t *p = realloc(*jp->code, cap);
+
+	if (!p)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	*jp->code = p;
+	jp->cap = cap;
+	return 0;
+}
+
+/* execmem starts images at a random 16-byte offset; trap padding up to the
+ * arch's alignment makes the code's cache-line layout, and so its speed,
+ * the same for every load. Worst case while the address is unknown. */
+static int emit_head_pad(struct bpfrt_jit_passes *jp)
+{
+	size_t align = jp->arch->image_align;
+	int err;
+
+	jp->head_pad = 0;
+	if (align <= 1)
+		return 0;
+	if ((err = reserve(jp, align)))
+		return err;
+	jp->head_pad = jp->base ? (uint32_t)(-jp->base & (align - 1)) : (uint32_t)(align - 1);
+	jp->arch->fill_traps(*jp->code, jp->head_pad);
+	*jp->len = jp->head_pad;
+	return 0;
+}
+
+static int emit_body(struct bpfrt_jit_passes *jp, const struct bpfrt_subprog *sp)
+{
+	const struct bpfrt_jit_arch *arch = jp->arch;
+	int err;
+
+	for (uint32_t pc = sp->start; pc < sp->end;) {
+		int used;
+
+		if ((err = reserve(jp, arch->max_insn_code)))
+			return err;
+		if (arch->pad_insn)
+			arch->pad_insn(jp, pc);
+		jp->cur.start[pc] = (uint32_t)*jp->len;
+		used = arch->emit_insn(jp, pc);
+		if (used < 0)
+			return used;
+		/* an lddw second slot or a fused instruction starts where
+		 * its code would (empty) */
+		for (int k = 1; k < used && pc + k < sp->end; k++)
+			jp->cur.start[pc + k] = (uint32_t)*jp->len;
+		pc += (uint32_t)used;
+	}
+	return 0;
+}
+
+static int emit_pass(struct bpfrt_jit_passes *jp)
+{
+	const struct bpfrt_jit_arch *arch = jp->arch;
+	const struct bpfrt_prog *prog = jp->prog;
+	int err;
+
+	*jp->len = 0;
+	if ((err = emit_head_pad(jp)))
+		return err;
+	jp->cur.abort_off = 0;
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		if ((err = reserve(jp, 2 * arch->max_insn_code)))
+			return err;
+		jp->cur.fstart[s] = (uint32_t)*jp->len;
+		if ((err = arch->emit_prologue(jp, s)) ||
+		    (err = emit_body(jp, &prog->subprogs[s])))
+			return err;
+		jp->cur.bend[s] = (uint32_t)*jp->len;
+		if (s == 0 && jp->abort_stub) {
+			if ((err = reserve(jp, arch->max_insn_code)))
+				return err;
+			jp->cur.abort_off = (uint32_t)*jp->len;
+			if ((err = arch->emit_abort_stub(jp)))
+				return err;
+		}
+	}
+	jp->cur.start[prog->insn_cnt] = (uint32_t)*jp->len;
+	jp->cur.len = *jp->len;
+	if (*jp->len > UINT32_MAX / 2)
+		return bpfrt_err(-E2BIG, "jit: native image too large");
+	return 0;
+}
+
+static bool offsets_equal(const struct bpfrt_jit_passes *jp)
+{
+	const struct bpfrt_jit_offsets *a = &jp->cur, *b = &jp->prev;
+	uint32_t n = jp->prog->insn_cnt, ns = jp->prog->subprog_cnt;
+
+	return a->len == b->len && a->abort_off == b->abort_off &&
+	       !memcmp(a->start, b->start, (n + 1) * sizeof(uint32_t)) &&
+	       !memcmp(a->fstart, b->fstart, ns * sizeof(uint32_t)) &&
+	       !memcmp(a->bend, b->bend, ns * sizeof(uint32_t));
+}
+
+static void swap_offsets(struct bpfrt_jit_passes *jp)
+{
+	struct bpfrt_jit_offsets t = jp->prev;
+
+	jp->prev = jp->cur;
+	jp->cur = t;
+}
+
+/* Emits until the offsets stop changing. On return the pass buffer holds
+ * the image of the converged pass and jp->prev its offsets. */
+static int converge(struct bpfrt_jit_passes *jp)
+{
+	int err;
+
+	for (int pass = 0; pass < MAX_PASSES; pass++) {
+		jp->force_long = pass >= LONG_AFTER;
+		if ((err = emit_pass(jp)))
+			return err;
+		bool done = offsets_equal(jp);
+
+		swap_offsets(jp);
+		if (done)
+			return 0;
+	}
+	return bpfrt_err(-EFAULT, "jit: %s: code size did not converge", jp->prog->name);
+}
+
+/* Starting estimate: every instruction long, so the first real pass
+ * mostly shrinks distances. */
+static void seed_offsets(struct bpfrt_jit_passes *jp)
+{
+	const struct bpfrt_prog *prog = jp->prog;
+	struct bpfrt_jit_offsets *o = &jp->prev;
+	uint32_t pos = 0;
+
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+
+		o->fstart[s] = pos;
+		pos += SEED_FUNC_CODE;
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			o->start[pc] = pos;
+			pos += jp->arch->seed_insn_code;
+		}
+		o->bend[s] = pos;
+		if (s == 0)
+			o->abort_off = pos;
+		pos += SEED_FUNC_CODE;
+	}
+	o->start[prog->insn_cnt] = pos;
+	o->len = (size_t)-1;
+}
+
+/* prog->jit_insn_off in jit.h's layout, relative to the first function. */
+static int record_offsets(struct bpfrt_jit_passes *jp)
+{
+	struct bpfrt_prog *prog = jp->prog;
+	uint32_t *off = calloc(bpfrt_jit_off_entries(prog), sizeof(uint32_t));
+
+	if (!off)
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	for (uint32_t i = 0; i <= prog->insn_cnt; i++)
+		off[i] = jp->prev.start[i] - jp->head_pad;
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		off[BPFRT_JIT_FUNC_START(prog, s)] = jp->prev.fstart[s] - jp->head_pad;
+		off[BPFRT_JIT_BODY_END(prog, s)] = jp->prev.bend[s] - jp->head_pad;
+	}
+	prog->jit_insn_off = off;
+	return 0;
+}
+
+/* Allocates the image for the converged size and, if the code depends on
+ * its address, converges again there. Shrinking keeps it in the
+ * allocation; growth means starting over with a smaller try (arch->shrink). */
+static int place(struct bpfrt_jit_passes *jp, struct bpfrt_execmem **memp)
+{
+	const char *name = jp->prog->name;
+	int err;
+
+	for (int attempt = 1;; attempt++) {
+		size_t want = jp->prev.len;
+		struct bpfrt_execmem *mem = bpfrt_execmem_alloc(want);
+
+		if (!mem)
+			return bpfrt_err(errno ? -errno : -ENOMEM,
+					 "jit: %s: cannot allocate %zu bytes of executable memory",
+					 name, want);
+		*memp = mem;
+		jp->base = (uint64_t)(uintptr_t)bpfrt_execmem_addr(mem);
+		if (!jp->arch->addr_dependent)
+			return 0;
+		if ((err = converge(jp)))
+			return err;
+		if (jp->prev.len <= want)
+			return 0;
+		bpfrt_execmem_free(mem);
+		*memp = NULL;
+		if (!jp->arch->shrink)
+			return bpfrt_err(-EFAULT, "jit: %s: image grew at its address", name);
+		jp->arch->shrink(jp);
+		if (attempt == MAX_ATTEMPTS)
+			return bpfrt_err(-EFAULT, "jit: %s: image keeps growing", name);
+	}
+}
+
+int bpfrt_jit_build(struct bpfrt_jit_passes *jp)
+{
+	struct bpfrt_prog *prog = jp->prog;
+	struct bpfrt_execmem *mem = NULL;
+	int err;
+
+	seed_offsets(jp);
+	if ((err = converge(jp)) || (err = place(jp, &mem)))
+		goto fail;
+	/* the copy also makes the code visible to instruction fetch */
+	if ((err = bpfrt_execmem_copy(mem, 0, *jp->code, jp->prev.len))) {
+		err = bpfrt_err(err, "jit: %s: cannot write the image", prog->name);
+		goto fail;
+	}
+	if ((err = record_offsets(jp)))
+		goto fail;
+	prog->jit_mem = mem;
+	prog->jit_len = jp->prev.len - jp->head_pad;
+	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)(jp->base + jp->head_pad);
+	return 0;
+fail:
+	bpfrt_execmem_free(mem);
+	return err;
+}

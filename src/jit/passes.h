@@ -1,0 +1,91 @@
+/* The arch-neutral half of every JIT backend: the passes that converge
+ * the image size, the image's allocation and copy through execmem, and
+ * the offsets listings read (jit.h). As in Linux, arch code emits and the
+ * driver converges: a backend describes itself with struct bpfrt_jit_arch
+ * and emits one function prologue, one instruction or one abort stub at a
+ * time into its own pass buffer; bpfrt_jit_build() does the rest.
+ *
+ * Branch displacements are computed from previous-pass positions on both
+ * ends (bpfrt_jit_prev_pos), so they shrink monotonically and the final,
+ * converged pass is exact. */
+#ifndef BPFRT_JIT_PASSES_H
+#define BPFRT_JIT_PASSES_H
+
+#include "jit/jit.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Image offsets of one pass. */
+struct bpfrt_jit_offsets {
+	uint32_t *start;        /* insn_cnt + 1: start of each instruction's code */
+	uint32_t *fstart;       /* per subprogram: function (prologue) start */
+	uint32_t *bend;         /* per subprogram: end of the body */
+	uint32_t abort_off;     /* abort stub after subprogram 0 */
+	size_t len;
+};
+
+struct bpfrt_jit_passes;
+
+struct bpfrt_jit_arch {
+	size_t max_insn_code;   /* buffer room one instruction's code may take */
+	uint32_t seed_insn_code; /* first estimate of one instruction's code */
+	/* > 1: functions start at this power-of-two alignment of the image's
+	 * address, behind trap padding (fill_traps) */
+	size_t image_align;
+	/* code depends on the image address: converge again at it */
+	bool addr_dependent;
+	void (*fill_traps)(void *dst, size_t len);
+	/* Each returns 0 or the -errno of the first error of the pass. */
+	int (*emit_prologue)(struct bpfrt_jit_passes *jp, uint32_t s);
+	/* Optional: padding before instruction pc's code (not part of it). */
+	void (*pad_insn)(struct bpfrt_jit_passes *jp, uint32_t pc);
+	/* Instructions consumed (1, or 2 for lddw or a fused pair), or -errno. */
+	int (*emit_insn)(struct bpfrt_jit_passes *jp, uint32_t pc);
+	int (*emit_abort_stub)(struct bpfrt_jit_passes *jp);
+	/* Optional: the image grew when emitted at its address; make the
+	 * next try smaller. Without it such growth is an error. */
+	void (*shrink)(struct bpfrt_jit_passes *jp);
+};
+
+struct bpfrt_jit_passes {
+	struct bpfrt_prog *prog;
+	const struct bpfrt_jit_arch *arch;
+	uint8_t **code;         /* the backend's pass buffer ... */
+	size_t *len;            /* ... and the bytes emitted into it */
+	size_t cap;
+	bool abort_stub;        /* set by the backend: subprogram 0 has one */
+	/* read by the emitters */
+	struct bpfrt_jit_offsets cur, prev;
+	uint64_t base;          /* image address, 0 while not allocated */
+	bool force_long;        /* late passes: every branch long, to converge */
+	uint32_t head_pad;      /* trap bytes before the first function */
+};
+
+/* Checks that prog was validated and allocates the offsets. code and len
+ * are the backend's pass buffer (NULL, 0); the driver grows and frees it.
+ * Returns 0 or -errno with bpfrt_last_error() set; call
+ * bpfrt_jit_passes_free() either way. */
+int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
+			  const struct bpfrt_jit_arch *arch, uint8_t **code, size_t *len);
+void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp);
+
+/* Converges, allocates the image, emits it at its address if the code
+ * depends on it, copies it and sets prog->jit_func, jit_mem, jit_len and
+ * jit_insn_off. jp->base and jp->prev stay valid until
+ * bpfrt_jit_passes_free(). Returns 0 or -errno with bpfrt_last_error(). */
+int bpfrt_jit_build(struct bpfrt_jit_passes *jp);
+
+/* The backend context holding jp, from jp (as Linux's container_of). */
+#define bpfrt_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* Position of the code being emitted for instruction pc as it was in the
+ * previous pass. */
+static inline int64_t bpfrt_jit_prev_pos(const struct bpfrt_jit_passes *jp, uint32_t pc)
+{
+	return (int64_t)jp->prev.start[pc] + (int64_t)(*jp->len - jp->cur.start[pc]);
+}
+
+#endif
