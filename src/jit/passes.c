@@ -3,6 +3,7 @@
 #include "jit/passes.h"
 
 #include "core/error.h"
+#include "isa/isa.h"
 #include "jit/execmem.h"
 
 #include <errno.h>
@@ -288,4 +289,68 @@ int bpfrt_jit_build(struct bpfrt_jit_passes *jp)
 fail:
 	bpfrt_execmem_free(mem);
 	return err;
+}
+
+/* ---- prescan helpers --------------------------------------------------- */
+
+int bpfrt_jit_scan_branches(const struct bpfrt_prog *prog, uint8_t *marks, bool *callx)
+{
+	const uint32_t n = prog->insn_cnt;
+
+	*callx = false;
+	for (uint32_t pc = 0; pc < n; pc++) {
+		const struct bpf_insn *insn = &prog->insns[pc];
+
+		if (insn_is_lddw(insn)) {
+			pc++;
+			continue;
+		}
+		if (insn_is_branch(insn)) {
+			int64_t t = insn_branch_target(insn, pc);
+
+			if (t < 0 || t >= n)
+				return bpfrt_err(-EINVAL, "jit: insn %u: jump out of range", pc);
+			if (marks) {
+				marks[t] |= BPFRT_JIT_TARGET;
+				if (t <= pc)
+					marks[t] |= BPFRT_JIT_LOOP;
+			}
+		}
+		if (insn_is_callx(insn))
+			*callx = true;
+	}
+	return 0;
+}
+
+uint16_t bpfrt_jit_subprog_regs(const struct bpfrt_prog *prog, const struct bpfrt_subprog *sp,
+				bool *calls)
+{
+	uint16_t regs = 0;
+	bool any_call = false;
+
+	for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+		const struct bpf_insn *insn = &prog->insns[pc];
+
+		if (insn->dst_reg < BPF_NREGS)
+			regs |= (uint16_t)(1u << insn->dst_reg);
+		if (!insn_is_lddw(insn) && !insn_is_call(insn) && insn->src_reg < BPF_NREGS)
+			regs |= (uint16_t)(1u << insn->src_reg);
+		if (insn_is_call(insn) || insn_is_callx(insn))
+			any_call = true;
+		if (insn_is_lddw(insn))
+			pc++;
+	}
+	if (calls)
+		*calls = any_call;
+	return regs;
+}
+
+uint32_t bpfrt_jit_map_regs(uint16_t bpf_regs, const uint8_t *map)
+{
+	uint32_t native = 0;
+
+	for (unsigned r = 0; r < BPF_NREGS; r++)
+		if (bpf_regs & (1u << r))
+			native |= 1u << map[r];
+	return native;
 }

@@ -77,6 +77,26 @@ void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp);
  * bpfrt_jit_passes_free(). Returns 0 or -errno with bpfrt_last_error(). */
 int bpfrt_jit_build(struct bpfrt_jit_passes *jp);
 
+/* ---- prescan helpers ---- */
+
+/* Marks bpfrt_jit_scan_branches() sets per instruction. */
+#define BPFRT_JIT_TARGET 1      /* some branch lands here */
+#define BPFRT_JIT_LOOP   2      /* a backward branch lands here */
+
+/* Checks that every branch lands inside the program, tells whether it has
+ * a callx (*callx) and, if marks (insn_cnt bytes) is given, ORs the
+ * BPFRT_JIT_* marks into branch targets. Returns 0 or -EINVAL naming the
+ * instruction. */
+int bpfrt_jit_scan_branches(const struct bpfrt_prog *prog, uint8_t *marks, bool *callx);
+
+/* BPF registers (bit r) the subprogram's instructions name: dst, and src
+ * except in lddw and calls, where it is a kind; *calls (may be NULL):
+ * it calls (call or callx). */
+uint16_t bpfrt_jit_subprog_regs(const struct bpfrt_prog *prog, const struct bpfrt_subprog *sp,
+				bool *calls);
+/* Native registers (bit map[r]) behind a mask of BPF registers. */
+uint32_t bpfrt_jit_map_regs(uint16_t bpf_regs, const uint8_t *map);
+
 /* The backend context holding jp, from jp (as Linux's container_of). */
 #define bpfrt_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))

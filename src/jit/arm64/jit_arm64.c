@@ -314,39 +314,15 @@ static void emit_run_state_addr(struct jit_ctx *c, int reg, int scratch)
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->prog;
+	int err = bpfrt_jit_scan_branches(prog, NULL, &c->has_callx);
 
-	for (uint32_t pc = 0; pc < c->n; pc++) {
-		const struct bpf_insn *insn = &c->insns[pc];
-
-		if (insn_is_lddw(insn)) {
-			pc++;
-			continue;
-		}
-		if (insn_is_branch(insn)) {
-			int64_t t = insn_branch_target(insn, pc);
-
-			if (t < 0 || t >= c->n)
-				return bpfrt_err(-EINVAL, "jit: insn %u: jump out of range", pc);
-		}
-		if (insn_is_callx(insn))
-			c->has_callx = true;
-	}
-
+	if (err)
+		return err;
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
-		uint16_t used = 0;
+		uint16_t used = bpfrt_jit_subprog_regs(prog, sp, NULL);
 
-		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			const struct bpf_insn *insn = &c->insns[pc];
-
-			if (insn->dst_reg < BPF_NREGS)
-				used |= (uint16_t)(1u << insn->dst_reg);
-			if (!insn_is_lddw(insn) && !insn_is_call(insn) && insn->src_reg < BPF_NREGS)
-				used |= (uint16_t)(1u << insn->src_reg);
-			if (insn_is_lddw(insn))
-				pc++;
-		}
 		if (sp->stack_depth)
 			used |= 1u << BPF_R10;
 		/* The abort stub unwinds through subprogram frames without

@@ -299,49 +299,21 @@ static int mem_operand(struct jit_ctx *c, int base, int32_t off, int32_t *disp)
 
 /* ---- prescan ---------------------------------------------------------- */
 
-static void mark_reg(uint32_t *mask, uint8_t bpf_reg)
-{
-	if (bpf_reg < BPF_NREGS)
-		*mask |= 1u << reg_map[bpf_reg];
-}
-
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->prog;
+	int err = bpfrt_jit_scan_branches(prog, NULL, &c->has_callx);
 
-	for (uint32_t pc = 0; pc < c->n; pc++) {
-		const struct bpf_insn *insn = &c->insns[pc];
-
-		if (insn_is_lddw(insn)) {
-			pc++;
-			continue;
-		}
-		if (insn_is_branch(insn)) {
-			int64_t t = insn_branch_target(insn, pc);
-
-			if (t < 0 || t >= c->n)
-				return bpfrt_err(-EINVAL, "jit: insn %u: jump out of range", pc);
-		}
-		if (insn_is_callx(insn))
-			c->has_callx = true;
-	}
-
+	if (err)
+		return err;
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
-		uint32_t used = 0;
+		bool calls;
+		uint32_t used = bpfrt_jit_map_regs(bpfrt_jit_subprog_regs(prog, sp, &calls), reg_map);
 
-		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			const struct bpf_insn *insn = &c->insns[pc];
-
-			mark_reg(&used, insn->dst_reg);
-			if (!insn_is_lddw(insn) && !insn_is_call(insn))
-				mark_reg(&used, insn->src_reg);
-			if (insn_is_call(insn) || insn_is_callx(insn))
-				used |= 1u << RV_RA;
-			if (insn_is_lddw(insn))
-				pc++;
-		}
+		if (calls)
+			used |= 1u << RV_RA;
 		f->depth = (sp->stack_depth + 7) & ~7u;
 		if (f->depth)
 			used |= 1u << RV_S5;

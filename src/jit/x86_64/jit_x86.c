@@ -84,8 +84,8 @@ struct func_frame {
 };
 
 enum {
-	F_TARGET = 1,   /* some branch lands here */
-	F_LOOP = 2,     /* a backward branch lands here */
+	F_TARGET = BPFRT_JIT_TARGET, /* some branch lands here */
+	F_LOOP = BPFRT_JIT_LOOP,     /* a backward branch lands here */
 	F_SWAP = 4,     /* "d op= s" is emitted as "s op= d" (see coalesce()) */
 	F_ELIDE = 8,    /* the "mov s, d" that F_SWAP made redundant */
 	F_SKIP = 16,    /* part of a copy whose only reader uses the source (subst()) */
@@ -308,10 +308,41 @@ static bool insn_needs_r12(const struct bpf_insn *insn)
 	return false;
 }
 
-static void mark_reg(uint16_t *mask, uint8_t bpf_reg)
+/* x86 registers the subprogram's code uses (r12: some divisions and
+ * atomics); notes in f whether it calls. */
+static uint16_t subprog_used_regs(const struct jit_ctx *c, const struct bpfrt_subprog *sp,
+				  struct func_frame *f)
 {
-	if (bpf_reg < BPF_NREGS)
-		*mask |= (uint16_t)(1u << reg_map[bpf_reg]);
+	uint16_t bpf_regs = bpfrt_jit_subprog_regs(c->prog, sp, &f->has_calls);
+	uint16_t used = (uint16_t)bpfrt_jit_map_regs(bpf_regs, reg_map);
+
+	for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+		const struct bpf_insn *insn = &c->insns[pc];
+
+		if (insn_needs_r12(insn))
+			used |= 1u << TMP2;
+		if (insn_is_lddw(insn))
+			pc++;
+	}
+	return used;
+}
+
+/* The callee-saved registers among used, in push order. */
+static void set_saved_regs(struct func_frame *f, uint16_t used)
+{
+	for (unsigned k = 0; k < sizeof(saved_order); k++)
+		if (used & (1u << saved_order[k])) {
+			f->saved_mask |= (uint16_t)(1u << saved_order[k]);
+			f->saved_cnt++;
+		}
+}
+
+/* Entry rsp is 8 mod 16 and calls need 0 mod 16; pushed is what the
+ * prologue pushes and subtracts before f->sub's padding. */
+static void align_for_calls(struct func_frame *f, uint32_t pushed)
+{
+	if (f->has_calls && pushed % 16 != 8)
+		f->sub += 8;
 }
 
 static int prescan_private(struct jit_ctx *c);
@@ -319,48 +350,18 @@ static int prescan_private(struct jit_ctx *c);
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->prog;
+	int err = bpfrt_jit_scan_branches(prog, c->flags, &c->has_callx);
 
-	for (uint32_t pc = 0; pc < c->n; pc++) {
-		const struct bpf_insn *insn = &c->insns[pc];
-
-		if (insn_is_lddw(insn)) {
-			pc++;
-			continue;
-		}
-		if (insn_is_branch(insn)) {
-			int64_t t = insn_branch_target(insn, pc);
-
-			if (t < 0 || t >= c->n)
-				return bpfrt_err(-EINVAL, "jit: insn %u: jump out of range", pc);
-			c->flags[t] |= F_TARGET;
-			if (t <= pc)
-				c->flags[t] |= F_LOOP;
-		}
-		if (insn_is_callx(insn))
-			c->has_callx = true;
-	}
+	if (err)
+		return err;
 	if (c->priv)
 		return prescan_private(c);
 
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
-		uint16_t used = 0;
-		uint32_t total;
+		uint16_t used = subprog_used_regs(c, sp, f);
 
-		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			const struct bpf_insn *insn = &c->insns[pc];
-
-			mark_reg(&used, insn->dst_reg);
-			if (!insn_is_lddw(insn) && !insn_is_call(insn))
-				mark_reg(&used, insn->src_reg);
-			if (insn_is_call(insn) || insn_is_callx(insn))
-				f->has_calls = true;
-			if (insn_needs_r12(insn))
-				used |= 1u << TMP2;
-			if (insn_is_lddw(insn))
-				pc++;
-		}
 		f->uses_fp = sp->stack_depth > 0 || (used & (1u << RBP));
 		if (s == 0 && c->has_callx) {
 			/* The abort stub unwinds through subprogram frames
@@ -369,16 +370,10 @@ static int prescan(struct jit_ctx *c)
 			f->uses_fp = true;
 			used |= 1u << RBX | 1u << R12 | 1u << R13 | 1u << R14 | 1u << R15;
 		}
-		for (unsigned k = 0; k < sizeof(saved_order); k++)
-			if (used & (1u << saved_order[k])) {
-				f->saved_mask |= (uint16_t)(1u << saved_order[k]);
-				f->saved_cnt++;
-			}
+		set_saved_regs(f, used);
 		f->sub = (sp->stack_depth + 7) & ~7u;
-		/* entry rsp is 8 mod 16; calls need 0 mod 16 */
-		total = 8 * f->uses_fp + f->sub + 8 * f->saved_cnt + 8 * (s == 0 && c->has_callx);
-		if (f->has_calls && total % 16 != 8)
-			f->sub += 8;
+		align_for_calls(f, 8 * f->uses_fp + f->sub + 8 * f->saved_cnt +
+				   8 * (s == 0 && c->has_callx));
 	}
 	return 0;
 }
@@ -410,22 +405,8 @@ static int prescan_private(struct jit_ctx *c)
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
-		uint16_t used = 0;
-		uint32_t total;
+		uint16_t used = subprog_used_regs(c, sp, f);
 
-		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			const struct bpf_insn *insn = &c->insns[pc];
-
-			mark_reg(&used, insn->dst_reg);
-			if (!insn_is_lddw(insn) && !insn_is_call(insn))
-				mark_reg(&used, insn->src_reg);
-			if (insn_is_call(insn) || insn_is_callx(insn))
-				f->has_calls = true;
-			if (insn_needs_r12(insn))
-				used |= 1u << TMP2;
-			if (insn_is_lddw(insn))
-				pc++;
-		}
 		used &= (uint16_t)~(1u << RBP);
 		if (s == 0) {
 			f->has_calls = true; /* the slow path of the claim */
@@ -433,17 +414,10 @@ static int prescan_private(struct jit_ctx *c)
 				used |= 1u << RBX | 1u << R12 | 1u << R13 | 1u << R14 | 1u << R15;
 		}
 		f->uses_fp = f->priv_native;
-		for (unsigned k = 0; k < sizeof(saved_order); k++)
-			if (used & (1u << saved_order[k])) {
-				f->saved_mask |= (uint16_t)(1u << saved_order[k]);
-				f->saved_cnt++;
-			}
+		set_saved_regs(f, used);
 		f->sub = f->priv_native ? (sp->chain_depth + 7) & ~7u : 0;
-		/* entry rsp is 8 mod 16; calls need 0 mod 16. main: saved
-		 * rbp and the outer entry_sp are pushed too */
-		total = 8 * (f->uses_fp || s == 0) + f->sub + 8 * f->saved_cnt;
-		if (f->has_calls && total % 16 != 8)
-			f->sub += 8;
+		/* main: saved rbp and the outer entry_sp are pushed too */
+		align_for_calls(f, 8 * (f->uses_fp || s == 0) + f->sub + 8 * f->saved_cnt);
 	}
 	return 0;
 }
