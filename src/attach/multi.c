@@ -229,7 +229,15 @@ uintptr_t bpfrt_multi_global_tramp(const struct bpfrt_tramp_func *tf)
 	for (g = globals; g; g = g->next)
 		if (g->pad == pad && !bpfrt_encode_call(insn, tf->ip, g->addr))
 			return g->addr;
-	struct bpfrt_tramp_desc d = { .enter = pad ? multi_enter_pad : multi_enter_hash };
+	struct bpfrt_tramp_desc d = {
+		.type = BPFRT_TRAMP_MULTI, .pad = pad, .pad_chunks = pad_chunks,
+		.pad_chunk_bits = PAD_CHUNK_BITS, .pad_chunk_cnt = PAD_CHUNKS,
+		.lookup = bpfrt_multi_lookup_hash, .run_item = bpfrt_tramp_run_item,
+	};
+
+	/* BPFRT_TRAMP_NO_FAST=1: the run path in C (benchmarks compare). */
+	if (getenv("BPFRT_TRAMP_NO_FAST"))
+		d = (struct bpfrt_tramp_desc){ .enter = pad ? multi_enter_pad : multi_enter_hash };
 
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -367,7 +375,10 @@ int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
 				target, ma.skipped ? " (some start with 1-byte nops: see mk/bpfrt-host.mk)" : "");
 		goto fail;
 	}
-	struct bpfrt_prog_array_item item = { .prog = prog, .cookie = cookie, .link = &ml->link };
+	struct bpfrt_prog_array_item item = {
+		.prog = prog, .cookie = cookie, .link = &ml->link,
+		.flags = bpfrt_tramp_prog_inlinable(prog) ? BPFRT_TRAMP_ITEM_INLINE : 0,
+	};
 
 	for (; added < ml->cnt; added++) {
 		err = bpfrt_prog_array_add(&ml->tfs[added]->multi, &item);

@@ -34,9 +34,79 @@ static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module *modules;
 static size_t module_cnt;
 static unsigned long long scan_adds = ~0ull;   /* dl_iterate_phdr generation seen */
-static struct bpfrt_patchable_func **funcs;    /* sorted by name after a scan; each
-						* entry allocated once, never moved */
+static struct bpfrt_patchable_func **funcs;    /* in discovery order; each entry
+						* allocated once, never moved */
 static size_t func_cnt, func_cap;
+
+/* Name index: open addressing on a string hash, load <= 1/2, one slot per
+ * name (the function of that name with the lowest entry; the others hang
+ * off it through same_name). A hash rather than a sort by name: sorting
+ * 32,768 names that share long prefixes was a third of the first attach. */
+static struct bpfrt_patchable_func **name_slots;
+static size_t name_mask;                        /* slots - 1; 0: no table */
+static size_t name_cnt;
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static struct bpfrt_patchable_func **name_slot(const char *name)
+{
+	size_t i = (size_t)name_hash(name) & name_mask;
+
+	while (name_slots[i] && strcmp(name_slots[i]->name, name))
+		i = (i + 1) & name_mask;
+	return &name_slots[i];
+}
+
+static int name_index_grow(void)
+{
+	size_t size = name_mask ? 2 * (name_mask + 1) : 4096;
+	struct bpfrt_patchable_func **old = name_slots;
+	size_t old_size = name_mask ? name_mask + 1 : 0;
+
+	name_slots = calloc(size, sizeof(*name_slots));
+	if (!name_slots) {
+		name_slots = old;
+		return -ENOMEM;
+	}
+	name_mask = size - 1;
+	for (size_t i = 0; i < old_size; i++)
+		if (old[i])
+			*name_slot(old[i]->name) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Indexes f by name. Returns 1 if an identical function (same name and
+ * entry: a symbol table can list one twice) is already known. */
+static int name_index_add(struct bpfrt_patchable_func *f)
+{
+	struct bpfrt_patchable_func **slot, *g;
+
+	if ((name_cnt + 1) * 2 > (name_mask ? name_mask + 1 : 0) && name_index_grow())
+		return -ENOMEM;
+	slot = name_slot(f->name);
+	for (g = *slot; g; g = g->same_name)
+		if (g->entry == f->entry)
+			return 1;
+	if (!*slot) {
+		*slot = f;
+		name_cnt++;
+	} else if (f->entry < (*slot)->entry) {
+		f->same_name = *slot;   /* the lowest entry answers lookups */
+		*slot = f;
+	} else {
+		f->same_name = (*slot)->same_name;
+		(*slot)->same_name = f;
+	}
+	return 0;
+}
 
 static bool module_known(const char *path, uintptr_t base)
 {
@@ -51,17 +121,6 @@ static int addr_cmp(const void *a, const void *b)
 	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	const struct bpfrt_patchable_func *x = *(const struct bpfrt_patchable_func *const *)a;
-	const struct bpfrt_patchable_func *y = *(const struct bpfrt_patchable_func *const *)b;
-	int c = strcmp(x->name, y->name);
-
-	if (c)
-		return c;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
 /* Collects the relocated records of the sections that hold them:
@@ -100,6 +159,14 @@ static int read_records(Elf *elf, uintptr_t base, uintptr_t *recs[2], size_t cnt
 		cnt[k] += n;
 	}
 	return 0;
+}
+
+static bool addrs_sorted(const uintptr_t *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (a[i - 1] > a[i])
+			return false;
+	return true;
 }
 
 /* Index of the last record <= addr, or -1. */
@@ -141,27 +208,71 @@ static int add_func(const char *name, const char *module, uintptr_t entry, uint3
 		funcs = grown;
 		func_cap = cap;
 	}
-	f = calloc(1, sizeof(*f));
+	/* One allocation for the function and its name. */
+	size_t len = strlen(name) + 1;
+	int dup;
+
+	f = calloc(1, sizeof(*f) + len);
 	if (!f)
 		return -ENOMEM;
-	f->name = strdup(name);
-	if (!f->name) {
-		free(f);
-		return -ENOMEM;
-	}
-	funcs[func_cnt] = f;
+	memcpy(f + 1, name, len);
+	f->name = (const char *)(f + 1);
 	f->module = module;
 	f->entry = entry;
 	f->pad = pad;
 	f->nops1 = is_nops1((const uint8_t *)entry);
-	func_cnt++;
+	dup = name_index_add(f);
+	if (dup) {
+		free(f);
+		return dup < 0 ? dup : 0;
+	}
+	funcs[func_cnt++] = f;
 	return 0;
+}
+
+/* A matched symbol; bucket ranks its record by address. */
+struct cand {
+	size_t bucket;
+	const char *name;
+	uintptr_t entry;
+	uint32_t pad;
+};
+
+/* Adds the module's functions in address order (a counting sort on the
+ * records' ranks, since symbol tables are in hash order), so fentry.multi
+ * hands text_poke its sites already sorted. Frees cands. */
+static int add_in_address_order(struct cand *cands, size_t n, size_t buckets,
+				const char *module)
+{
+	size_t *start = calloc(buckets + 1, sizeof(*start));
+	struct cand **order = malloc((n ? n : 1) * sizeof(*order));
+	int err = 0;
+
+	if (!start || !order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[cands[i].bucket + 1]++;
+	for (size_t b = 0; b < buckets; b++)
+		start[b + 1] += start[b];
+	for (size_t i = 0; i < n; i++)
+		order[start[cands[i].bucket]++] = &cands[i];
+	for (size_t i = 0; i < n && !err; i++)
+		err = add_func(order[i]->name, module, order[i]->entry, order[i]->pad);
+out:
+	free(start);
+	free(order);
+	free(cands);
+	return err;
 }
 
 static int scan_symbols(Elf *elf, uintptr_t base, const char *module,
 			uintptr_t *recs[2], size_t cnt[2])
 {
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	struct cand *cands = NULL;
+	size_t cand_cnt = 0, cand_cap = 0;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -182,15 +293,33 @@ static int scan_symbols(Elf *elf, uintptr_t base, const char *module,
 	if (!gelf_getshdr(scn, &sh) || !data || !sh.sh_entsize)
 		return 0;
 	size_t n = sh.sh_size / sh.sh_entsize;
+	/* Native 64-bit symbols are read in place (gelf_getsym copies each
+	 * one); the string table is bounds-checked here instead of by
+	 * elf_strptr. */
+	Elf_Data *strs = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
+	bool direct = gelf_getclass(elf) == ELFCLASS64 && sh.sh_entsize == sizeof(Elf64_Sym) &&
+		      data->d_size >= n * sizeof(Elf64_Sym) && strs && strs->d_buf &&
+		      data->d_type == ELF_T_SYM;
 
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
 
-		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+		if (direct) {
+			sym = ((const Elf64_Sym *)data->d_buf)[i];
+		} else if (!gelf_getsym(data, (int)i, &sym)) {
 			continue;
-		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		}
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		if (direct)
+			name = sym.st_name < strs->d_size &&
+			       memchr((const char *)strs->d_buf + sym.st_name, 0,
+				      strs->d_size - sym.st_name) ?
+			       (const char *)strs->d_buf + sym.st_name : NULL;
+		else
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
 		uintptr_t entry = base + sym.st_value;
@@ -219,12 +348,24 @@ static int scan_symbols(Elf *elf, uintptr_t base, const char *module,
 		}
 		if (!is_nop5((const uint8_t *)entry) && !is_nops1((const uint8_t *)entry))
 			continue;
-		int err = add_func(name, module, entry, pad);
+		if (cand_cnt == cand_cap) {
+			size_t cap = cand_cap ? 2 * cand_cap : 1024;
+			struct cand *grown = realloc(cands, cap * sizeof(*cands));
 
-		if (err)
-			return err;
+			if (!grown) {
+				free(cands);
+				return -ENOMEM;
+			}
+			cands = grown;
+			cand_cap = cap;
+		}
+		/* bucket: the record's rank in address order */
+		cands[cand_cnt++] = (struct cand){
+			.bucket = mcount ? cnt[0] + (size_t)m : (size_t)p,
+			.name = name, .entry = entry, .pad = pad,
+		};
 	}
-	return 0;
+	return add_in_address_order(cands, cand_cnt, cnt[0] + cnt[1], module);
 }
 
 static int scan_module(const char *path, uintptr_t base)
@@ -253,7 +394,7 @@ static int scan_module(const char *path, uintptr_t base)
 		err = read_records(elf, base, recs, rec_cnt);
 		if (!err && (rec_cnt[0] || rec_cnt[1])) {
 			for (int k = 0; k < 2; k++)
-				if (rec_cnt[k])
+				if (rec_cnt[k] && !addrs_sorted(recs[k], rec_cnt[k]))
 					qsort(recs[k], rec_cnt[k], sizeof(uintptr_t), addr_cmp);
 			err = scan_symbols(elf, base, modules[module_cnt - 1].path, recs, rec_cnt);
 		}
@@ -298,8 +439,6 @@ int bpfrt_patchable_scan(void)
 	if (adds != scan_adds) {
 		elf_version(EV_CURRENT);
 		dl_iterate_phdr(phdr_cb, &w);
-		if (w.added && func_cnt)
-			qsort(funcs, func_cnt, sizeof(*funcs), name_cmp);
 		if (!w.err)
 			scan_adds = adds;
 	}
@@ -309,45 +448,49 @@ int bpfrt_patchable_scan(void)
 	return 0;
 }
 
-/* The scan only appends modules and re-sorts, under scan_lock; callers
- * hold bpfrt_tramp_lock, which serialises every scan after the first. */
+/* The scan only appends modules and indexes them, under scan_lock;
+ * callers hold bpfrt_tramp_lock, which serialises every scan after the
+ * first. */
 const struct bpfrt_patchable_func *bpfrt_patchable_lookup(const char *name)
 {
-	size_t lo = 0, hi;
 	int err = bpfrt_patchable_scan();
 
 	if (err)
 		return NULL;
-	hi = func_cnt;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(funcs[mid]->name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < func_cnt && !strcmp(funcs[lo]->name, name))
-		return funcs[lo];
+	if (name_mask && *name_slot(name))
+		return *name_slot(name);
 	bpfrt_err(-ENOENT, "no patchable function %s (build it with the flags of mk/bpfrt-host.mk)",
 		  name);
 	return NULL;
 }
 
+/* The literal start of a glob (up to its first special character). A glob
+ * that is that prefix and one final '*' matches by the prefix alone. */
+static size_t glob_prefix(const char *glob, bool *prefix_only)
+{
+	size_t n = strcspn(glob, "*?[\\");
+
+	*prefix_only = glob[n] == '*' && !glob[n + 1];
+	return n;
+}
+
+/* Calls fn in discovery order (module by module, symbol table order). */
 int bpfrt_patchable_foreach(const char *glob,
 			    int (*fn)(void *ctx, const struct bpfrt_patchable_func *f),
 			    void *ctx)
 {
 	int err = bpfrt_patchable_scan(), n = 0;
+	bool prefix_only;
+	size_t plen = glob_prefix(glob, &prefix_only);
 
 	if (err)
 		return err;
 	for (size_t i = 0; i < func_cnt; i++) {
-		if (fnmatch(glob, funcs[i]->name, 0))
+		const char *name = funcs[i]->name;
+
+		if (strncmp(name, glob, plen))
 			continue;
-		/* Exact duplicates a symtab can hold (same name, same entry). */
-		if (i && funcs[i - 1]->entry == funcs[i]->entry &&
-		    !strcmp(funcs[i - 1]->name, funcs[i]->name))
+		if (!prefix_only && fnmatch(glob, name, 0))
 			continue;
 		err = fn(ctx, funcs[i]);
 		if (err < 0)

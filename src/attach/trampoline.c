@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRAMP_IMAGE_MAX 512
+#define TRAMP_IMAGE_MAX 1024
 
 pthread_mutex_t bpfrt_tramp_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread uint32_t bpfrt_attach_nr_args;
@@ -169,6 +169,23 @@ bool bpfrt_tramp_prog_inlinable(const struct bpfrt_prog *prog)
 
 /* ---- function state -------------------------------------------------------- */
 
+/* Function states are permanent: carved from slabs (fentry.multi creates
+ * tens of thousands at once). Under bpfrt_tramp_lock. */
+static struct bpfrt_tramp_func *tramp_func_alloc(void)
+{
+	static struct bpfrt_tramp_func *slab;
+	static size_t slab_left;
+
+	if (!slab_left) {
+		slab = calloc(256, sizeof(*slab));
+		if (!slab)
+			return NULL;
+		slab_left = 256;
+	}
+	slab_left--;
+	return slab++;
+}
+
 struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func *pf,
 					      uint32_t nr_args)
 {
@@ -176,7 +193,7 @@ struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func 
 
 	if (tf)
 		return tf;
-	tf = calloc(1, sizeof(*tf));
+	tf = tramp_func_alloc();
 	if (!tf) {
 		bpfrt_err(-ENOMEM, "trampoline: out of memory");
 		return NULL;
@@ -185,7 +202,7 @@ struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func 
 	tf->pf = pf;
 	tf->nr_args = nr_args;
 	if (bpfrt_multi_register_func(tf)) {
-		free(tf);
+		memset(tf, 0, sizeof(*tf));     /* lost to the slab: rare */
 		return NULL;
 	}
 	return tf;

@@ -34,6 +34,8 @@ struct bpfrt_patchable_func {
 	bool nops1;             /* gcc's five 1-byte nops: cannot be patched live */
 	const char *name;
 	const char *module;     /* file it comes from */
+	/* patchable.c: the others of the same name (static functions) */
+	struct bpfrt_patchable_func *same_name;
 };
 
 /* Scans the executable and loaded libraries (again when libraries were
@@ -94,6 +96,11 @@ enum bpfrt_tramp_type {
 	BPFRT_TRAMP_CLASSIC,
 	BPFRT_TRAMP_STUB,
 	BPFRT_TRAMP_IMAGE,
+	/* fentry.multi's global trampoline with the run path generated: the
+	 * RCU lock, the function's state from the padding index (or the
+	 * hash, in C), then its multi array run item by item, items flagged
+	 * BPFRT_TRAMP_ITEM_INLINE called inline as in an IMAGE. */
+	BPFRT_TRAMP_MULTI,
 	/* Tests: the inline read-side lock / unlock as void f(void). */
 	BPFRT_TRAMP_RCU_LOCK_FN,
 	BPFRT_TRAMP_RCU_UNLOCK_FN,
@@ -108,6 +115,9 @@ struct bpfrt_tramp_item {
 	uint64_t cookie;
 	bool inline_run;
 };
+
+/* bpfrt_prog_array_item.flags: the program may run inline. */
+#define BPFRT_TRAMP_ITEM_INLINE 0x80000000u
 
 struct bpfrt_tramp_desc {
 	enum bpfrt_tramp_type type;
@@ -126,6 +136,11 @@ struct bpfrt_tramp_desc {
 	uint32_t item_cnt;
 	void (*run_item)(struct bpfrt_tramp_frame *frame, void *md,
 			 struct bpfrt_prog *prog, uint64_t cookie);
+	/* MULTI (with run_item) */
+	bool pad;               /* index in the padding first */
+	const void *pad_chunks; /* struct bpfrt_tramp_func **[pad_chunk_cnt] */
+	uint32_t pad_chunk_bits, pad_chunk_cnt;
+	struct bpfrt_tramp_func *(*lookup)(uintptr_t ip);       /* the hash */
 };
 
 struct tramp_block;

@@ -490,6 +490,140 @@ static int prepare_image(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	return b->overflow ? -E2BIG : (int)b->len;
 }
 
+/* fentry.multi's global trampoline, run path generated (see trampoline.h):
+ *
+ *   push rbp; mov rbp, rsp; push rbx; push r12; sub rsp, FRAME
+ *   save arguments; frame->ip = [rbp+8] - 5; RCU lock
+ *   tf = padding index lookup (inline) or lookup(ip) (C, the hash)
+ *   for (rbx = tf->multi, r12 = 0; r12 < rbx->cnt; r12++)
+ *           inline item: the guard and call as in an IMAGE, through
+ *                        item->prog->jit_func; else run_item() in C
+ *   RCU unlock; restore; ret into the body
+ *
+ * tf is kept in frame->cookie (unused by these runs) across C calls. */
+#define ITEM_OFF(field) ((int32_t)offsetof(struct bpfrt_prog_array, items) + \
+			 (int32_t)offsetof(struct bpfrt_prog_array_item, field))
+
+static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
+{
+	struct slow_block slow[2];
+	size_t to_hash[4], n_hash = 0, to_found = 0, to_none, to_empty, loop, to_done;
+	size_t to_c[2], next, c_block;
+
+	_Static_assert(sizeof(struct bpfrt_prog_array_item) == 32, "item stride");
+	_Static_assert(offsetof(struct bpfrt_tramp_func, ip) < 128, "disp8");
+	if (!d->lookup || !d->run_item || (d->pad && !d->pad_chunks))
+		return -EINVAL;
+	put1(b, 0x55);                              /* push rbp */
+	put(b, "\x48\x89\xe5", 3);                  /* mov rbp, rsp */
+	put(b, "\x53\x41\x54", 3);                  /* push rbx; push r12 */
+	put(b, "\x48\x81\xec", 3);                  /* sub rsp, FRAME */
+	put32(b, BPFRT_TRAMP_FRAME_SIZE);
+	save_args(b);
+	put(b, "\x48\x8b\x45\x08", 4);              /* mov rax, [rbp+8] */
+	put(b, "\x48\x83\xe8\x05", 4);              /* sub rax, 5 */
+	store64(b, RAX_, OFF(ip));
+	emit_rcu_lock(b, image, slow);
+	load64(b, RDI_, OFF(ip));
+	if (d->pad) {
+		put(b, "\x8b\x47\xfc", 3);          /* mov eax, [rdi-4] */
+		put(b, "\x89\xc1", 2);              /* mov ecx, eax */
+		put(b, "\xc1\xe9", 2);              /* shr ecx, bits */
+		put1(b, (uint8_t)d->pad_chunk_bits);
+		put(b, "\x81\xf9", 2);              /* cmp ecx, chunks */
+		put32(b, d->pad_chunk_cnt);
+		to_hash[n_hash++] = jcc32(b, 0x3);   /* jae */
+		movabs(b, RDX_, (uint64_t)(uintptr_t)d->pad_chunks);
+		put(b, "\x48\x8b\x14\xca", 4);      /* mov rdx, [rdx + rcx*8] */
+		put(b, "\x48\x85\xd2", 3);          /* test rdx, rdx */
+		to_hash[n_hash++] = jcc32(b, 0x4);   /* jz */
+		put1(b, 0x25);                       /* and eax, mask */
+		put32(b, (1u << d->pad_chunk_bits) - 1);
+		put(b, "\x48\x8b\x14\xc2", 4);      /* mov rdx, [rdx + rax*8] */
+		put(b, "\x48\x85\xd2", 3);          /* test rdx, rdx */
+		to_hash[n_hash++] = jcc32(b, 0x4);   /* jz */
+		put(b, "\x48\x39\x7a", 3);          /* cmp [rdx + ip], rdi */
+		put1(b, (uint8_t)offsetof(struct bpfrt_tramp_func, ip));
+		to_hash[n_hash++] = jcc32(b, 0x5);   /* jne */
+		put1(b, 0xe9);                       /* jmp found */
+		put32(b, 0);
+		to_found = b->len - 4;
+	}
+	for (size_t i = 0; i < n_hash; i++)
+		fix32(b, to_hash[i]);
+	save_xmm(b);
+	call_abs(b, image, (uintptr_t)d->lookup);   /* rdi = ip */
+	restore_xmm(b);
+	put(b, "\x48\x89\xc2", 3);                  /* mov rdx, rax */
+	put(b, "\x48\x85\xd2", 3);                  /* test rdx, rdx */
+	to_none = jcc32(b, 0x4);                     /* jz done: detached meanwhile */
+	if (d->pad)
+		fix32(b, to_found);
+	store64(b, RDX_, OFF(cookie));              /* tf */
+	put(b, "\x48\x8b\x9a", 3);                  /* mov rbx, [rdx + multi] */
+	put32(b, (uint32_t)offsetof(struct bpfrt_tramp_func, multi));
+	put(b, "\x48\x85\xdb", 3);                  /* test rbx, rbx */
+	to_empty = jcc32(b, 0x4);
+	put(b, "\x45\x31\xe4", 3);                  /* xor r12d, r12d */
+	loop = b->len;
+	put(b, "\x44\x3b\x63", 3);                  /* cmp r12d, [rbx + cnt] */
+	put1(b, (uint8_t)offsetof(struct bpfrt_prog_array, cnt));
+	to_done = jcc32(b, 0x3);                     /* jae */
+	put(b, "\x4c\x89\xe6", 3);                  /* mov rsi, r12 */
+	put(b, "\x48\xc1\xe6\x05", 4);              /* shl rsi, 5 */
+	put(b, "\x48\x01\xde", 3);                  /* add rsi, rbx */
+	put(b, "\xf7\x86", 2);                      /* test dword [rsi + flags], INLINE */
+	put32(b, (uint32_t)ITEM_OFF(flags));
+	put32(b, BPFRT_TRAMP_ITEM_INLINE);
+	to_c[0] = jcc32(b, 0x4);                     /* jz: C */
+	put(b, "\x64\x83\x3c\x25", 4);              /* cmp dword depth, 0 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put1(b, 0);
+	to_c[1] = jcc32(b, 0x5);                     /* jnz: C */
+	put(b, "\x48\x8b\x86", 3);                  /* mov rax, [rsi + prog] */
+	put32(b, (uint32_t)ITEM_OFF(prog));
+	fs_op(b, 0x48, 0x89, RAX_, ATTACH_OFF(active));
+	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 1 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put32(b, 1);
+	put(b, "\x48\x8d\x7c\x24", 4);              /* lea rdi, [rsp + args] */
+	put1(b, (uint8_t)OFF(args));
+	put(b, "\x31\xf6", 2);                        /* xor esi, esi */
+	put(b, "\xff\x90", 2);                        /* call [rax + jit_func] */
+	put32(b, (uint32_t)offsetof(struct bpfrt_prog, jit_func));
+	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 0 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put32(b, 0);
+	next = b->len;
+	put(b, "\x41\xff\xc4", 3);                  /* inc r12d */
+	jmp_back(b, loop);
+	c_block = b->len;
+	fix32(b, to_c[0]);
+	fix32(b, to_c[1]);
+	(void)c_block;
+	save_xmm(b);
+	put(b, "\x48\x8b\x8e", 3);                  /* mov rcx, [rsi + cookie] */
+	put32(b, (uint32_t)ITEM_OFF(cookie));
+	put(b, "\x48\x8b\x96", 3);                  /* mov rdx, [rsi + prog] */
+	put32(b, (uint32_t)ITEM_OFF(prog));
+	load64(b, RSI_, OFF(cookie));               /* tf */
+	put(b, "\x48\x89\xe7", 3);                  /* mov rdi, rsp */
+	call_abs(b, image, (uintptr_t)d->run_item);
+	restore_xmm(b);
+	jmp_back(b, next);
+	fix32(b, to_none);
+	fix32(b, to_empty);
+	fix32(b, to_done);
+	emit_rcu_unlock(b);
+	restore_args(b);
+	put(b, "\x48\x8b\x5d\xf8", 4);              /* mov rbx, [rbp-8] */
+	put(b, "\x4c\x8b\x65\xf0", 4);              /* mov r12, [rbp-16] */
+	put1(b, 0xc9);                              /* leave */
+	put1(b, 0xc3);                              /* ret: into the body */
+	emit_rcu_lock_slow(b, image, slow);
+	return b->overflow ? -E2BIG : (int)b->len;
+}
+
 int bpfrt_x86_prepare_trampoline(void *buf, size_t cap, uintptr_t image,
 				 const struct bpfrt_tramp_desc *d)
 {
@@ -505,6 +639,8 @@ int bpfrt_x86_prepare_trampoline(void *buf, size_t cap, uintptr_t image,
 		return prepare_stub(&b, image, d);
 	case BPFRT_TRAMP_IMAGE:
 		return prepare_image(&b, image, d);
+	case BPFRT_TRAMP_MULTI:
+		return prepare_multi(&b, image, d);
 	case BPFRT_TRAMP_RCU_LOCK_FN:
 	case BPFRT_TRAMP_RCU_UNLOCK_FN:
 		return prepare_rcu_fn(&b, image, d->type == BPFRT_TRAMP_RCU_LOCK_FN);
