@@ -246,6 +246,10 @@ static void check_churn(bool hash)
 	pb_add(&b, EXIT());
 	REQUIRE(!bpfrt_prog_load(b.insns, b.n, &o, &p), "%s", bpfrt_last_error());
 	stop = 0;
+	/* The ids of an earlier run (same threads' sequence numbers) must not
+	 * be left in the slots: a caller reaching one later would count its
+	 * own call as a phantom. */
+	memset(slots, 0, sizeof(slots));
 	atomic_store(&phase, 3);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, caller, &st[i]);

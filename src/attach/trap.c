@@ -120,10 +120,17 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 		if (done)
 			goto handled;
 	}
-	/* The int3 went away after this thread hit it: run what is there. */
-	if (*(volatile uint8_t *)addr != 0xcc) {
-		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
-		goto handled;
+	/* The int3 went away after this thread hit it: run what is there.
+	 * Or it went away and a newer batch put it back after our look at
+	 * the pokes (a batch publishes its pokes before its first int3):
+	 * look again. */
+	for (int tries = 0; tries < 100; tries++) {
+		if (*(volatile uint8_t *)addr != 0xcc) {
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
+			goto handled;
+		}
+		if (bpfrt_text_poke_trap(uc, addr))
+			goto handled;
 	}
 	trap_chain(sig, info, ucv);
 	errno = saved_errno;
