@@ -120,27 +120,15 @@ struct jit_ctx {
 	int32_t priv_slot;      /* fs: displacement of the program's slot */
 };
 
-static bool cpu_has_bmi1(void)
+/* CPUID leaf 7 EBX feature bit: 3 BMI1, 8 BMI2. */
+static bool cpu_has_leaf7_ebx(unsigned bit)
 {
 #if defined(__x86_64__)
 	unsigned a, b, c, d;
 
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return false;
-	return b & (1u << 3);
-#else
-	return false;
-#endif
-}
-
-static bool cpu_has_bmi2(void)
-{
-#if defined(__x86_64__)
-	unsigned a, b, c, d;
-
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
-	return b & (1u << 8);
+	return b & (1u << bit);
 #else
 	return false;
 #endif
@@ -2035,8 +2023,8 @@ static int x86_compile(struct bpfrt_prog *prog)
 		.prog = prog,
 		.insns = prog->insns,
 		.n = prog->insn_cnt,
-		.bmi2 = cpu_has_bmi2(),
-		.bmi1 = cpu_has_bmi1(),
+		.bmi2 = cpu_has_leaf7_ebx(8),
+		.bmi1 = cpu_has_leaf7_ebx(3),
 		.zf_reg = -1,
 		.tp_off = bpfrt_run_state_tp_offset(),
 		.priv = prog->privstack,
