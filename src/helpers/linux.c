@@ -162,27 +162,27 @@ static uint64_t bpf_trace_printk(uint64_t fmt, uint64_t fmt_size, uint64_t a1,
 /* bpf_trace_vprintk(fmt, fmt_size, args, args_size): up to 12 u64 args. */
 #define MAX_VPRINTK_ARGS 12
 
-static int copy_fmt_args(uint64_t *args, uint64_t data, uint64_t data_len)
+/* Formats fmt with the u64 arguments at data (data_len bytes) into msg
+ * (BPFRT_TRACE_MSG_MAX bytes); returns the length or -errno. */
+static long format_data_args(char *msg, uint64_t fmt, uint32_t fmt_size, uint64_t data,
+			     uint64_t data_len)
 {
+	uint64_t args[MAX_VPRINTK_ARGS];
+
 	if (data_len % 8 || data_len > MAX_VPRINTK_ARGS * 8 || (data_len && !data))
 		return -EINVAL;
 	if (data_len && bpfrt_probe_read(args, PTR(data), data_len))
 		return -EFAULT;
-	return (int)(data_len / 8);
+	return bpfrt_trace_format(msg, BPFRT_TRACE_MSG_MAX, PTR(fmt), fmt_size, args,
+				  (uint32_t)(data_len / 8));
 }
 
 static uint64_t bpf_trace_vprintk(uint64_t fmt, uint64_t fmt_size, uint64_t data,
 				  uint64_t data_len, uint64_t r5)
 {
-	uint64_t args[MAX_VPRINTK_ARGS];
 	char msg[BPFRT_TRACE_MSG_MAX];
-	int nr = copy_fmt_args(args, data, data_len);
-	long n;
+	long n = format_data_args(msg, fmt, (uint32_t)fmt_size, data, data_len);
 
-	if (nr < 0)
-		return (uint64_t)(int64_t)nr;
-	n = bpfrt_trace_format(msg, sizeof(msg), PTR(fmt), (uint32_t)fmt_size, args,
-			       (uint32_t)nr);
 	if (n < 0)
 		return (uint64_t)n;
 	bpfrt_trace_emit(msg, (size_t)n);
@@ -194,16 +194,10 @@ static uint64_t bpf_trace_vprintk(uint64_t fmt, uint64_t fmt_size, uint64_t data
 static uint64_t bpf_snprintf(uint64_t str, uint64_t str_size, uint64_t fmt,
 			     uint64_t data, uint64_t data_len)
 {
-	uint64_t args[MAX_VPRINTK_ARGS];
 	char msg[BPFRT_TRACE_MSG_MAX];
-	int nr = copy_fmt_args(args, data, data_len);
-	long n;
-
-	if (nr < 0)
-		return (uint64_t)(int64_t)nr;
 	/* fmt is a read-only string constant: read up to its NUL */
-	n = bpfrt_trace_format(msg, sizeof(msg), PTR(fmt), BPFRT_TRACE_FMT_STRING, args,
-			       (uint32_t)nr);
+	long n = format_data_args(msg, fmt, BPFRT_TRACE_FMT_STRING, data, data_len);
+
 	if (n < 0)
 		return (uint64_t)n;
 	if (str_size) {
