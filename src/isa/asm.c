@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "isa/disasm.h"
 #include "isa/isa.h"
+#include "isa/lines.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -859,34 +860,9 @@ static void assembler_free(struct assembler *as)
 	free(as->insns);
 }
 
-static int assemble_text(struct assembler *as, const char *text)
+static int assemble_one_line(void *as, char *line)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	int err = 0;
-
-	for (const char *p = text; *p && !err;) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-
-		as->line++;
-		if (len + 1 > cap) {
-			char *n = realloc(line, len + 1);
-
-			if (!n) {
-				err = bpfrt_err(-ENOMEM, "asm: out of memory");
-				break;
-			}
-			line = n;
-			cap = len + 1;
-		}
-		memcpy(line, p, len);
-		line[len] = '\0';
-		err = assemble_line(as, line);
-		p += len + (eol ? 1 : 0);
-	}
-	free(line);
-	return err;
+	return assemble_line(as, line);
 }
 
 int bpfrt_asm(const char *text, struct bpf_insn **insns, size_t *insn_cnt)
@@ -898,7 +874,7 @@ int bpfrt_asm(const char *text, struct bpf_insn **insns, size_t *insn_cnt)
 		return bpfrt_err(-EINVAL, "asm: NULL argument");
 	*insns = NULL;
 	*insn_cnt = 0;
-	err = assemble_text(&as, text);
+	err = bpfrt_for_each_line(text, &as.line, assemble_one_line, &as, "asm");
 	if (!err && !as.cnt)
 		err = bpfrt_err(-EINVAL, "asm: line %u: no instructions", as.line);
 	if (!err)

@@ -10,6 +10,7 @@
 #include "bpfrt/bpfrt.h"
 
 #include "core/error.h"
+#include "isa/lines.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -265,34 +266,9 @@ static int parse_line(struct parser *p, char *line)
 	}
 }
 
-static int parse_lines(struct parser *p, const char *text)
+static int parse_one_line(void *p, char *line)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	int err = 0;
-
-	for (const char *s = text; *s && !err;) {
-		const char *eol = strchr(s, '\n');
-		size_t len = eol ? (size_t)(eol - s) : strlen(s);
-
-		p->line++;
-		if (len + 1 > cap) {
-			char *n = realloc(line, len + 1);
-
-			if (!n) {
-				err = bpfrt_err(-ENOMEM, "data: out of memory");
-				break;
-			}
-			line = n;
-			cap = len + 1;
-		}
-		memcpy(line, s, len);
-		line[len] = '\0';
-		err = parse_line(p, line);
-		s += len + (eol ? 1 : 0);
-	}
-	free(line);
-	return err;
+	return parse_line(p, line);
 }
 
 /* Hands the collected sections over to df (empty but present sections as
@@ -339,7 +315,7 @@ int bpfrt_datafile_parse(const char *text, struct bpfrt_datafile *df)
 	memset(df, 0, sizeof(*df));
 	if (!text)
 		return bpfrt_err(-EINVAL, "data: NULL argument");
-	err = parse_lines(&p, text);
+	err = bpfrt_for_each_line(text, &p.line, parse_one_line, &p, "data");
 	if (!err)
 		err = finish(&p);
 	free(p.asm_text.data);
