@@ -13,8 +13,9 @@ struct bpfrt_jit_backend {
 	/* Compiles a validated program: converges the image size over passes,
 	 * allocates it with bpfrt_execmem_alloc, emits the final pass with
 	 * its real address, copies it with bpfrt_execmem_copy and sets
-	 * prog->jit_func, jit_mem, jit_len and jit_insn_off. Returns 0 or
-	 * -errno with bpfrt_last_error() set. */
+	 * prog->jit_func, jit_mem, jit_len and jit_insn_off (the shared
+	 * driver in passes.h does all of that around the backend's emitters).
+	 * Returns 0 or -errno with bpfrt_last_error() set. */
 	int (*compile)(struct bpfrt_prog *prog);
 	/* Fills len bytes with the architecture's trap instruction. */
 	void (*fill_traps)(void *dst, size_t len);
