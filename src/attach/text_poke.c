@@ -31,6 +31,10 @@ enum sync_mode { SYNC_CORE, SYNC_EXPEDITED, SYNC_MPROTECT };
 static struct bpfrt_poke *_Atomic live_pokes;
 static _Atomic size_t live_cnt;
 static _Atomic uint32_t live_readers;
+/* Bumped after a batch is published and before it is unpublished: a trap
+ * handler that read the same value before and after looking at the pokes
+ * and at the byte knows no poke started or ended in between (trap.c). */
+static _Atomic uint64_t live_gen;
 
 int bpfrt_encode_call(uint8_t insn[5], uintptr_t from, uintptr_t target)
 {
@@ -125,6 +129,11 @@ bool bpfrt_text_poke_trap(ucontext_t *uc, uintptr_t addr)
 	}
 	atomic_fetch_sub(&live_readers, 1);
 	return done;
+}
+
+uint64_t bpfrt_text_poke_gen(void)
+{
+	return atomic_load(&live_gen);
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -266,6 +275,7 @@ static int poke_batch_locked(struct bpfrt_poke *p, size_t cnt)
 		goto out;
 	atomic_store(&live_cnt, cnt);
 	atomic_store(&live_pokes, p);
+	atomic_fetch_add(&live_gen, 1);
 
 	/* 1: int3 over the first byte of each multi-byte executed site. */
 	n = 0;
@@ -306,7 +316,10 @@ static int poke_batch_locked(struct bpfrt_poke *p, size_t cnt)
 	}
 out_unpublish:
 	/* A thread that trapped but has not reached the handler yet finds
-	 * no poke and sees the int3 gone (trap.c step 3). */
+	 * no poke and sees the int3 gone (trap.c step 3), or, if the next
+	 * poke already put its own int3 there, sees the generation move and
+	 * looks again. */
+	atomic_fetch_add(&live_gen, 1);
 	atomic_store(&live_pokes, NULL);
 	while (atomic_load(&live_readers))
 		sched_yield();

@@ -60,6 +60,8 @@ void bpfrt_text_poke_stats(uint64_t *writes, uint64_t *syncs);
 /* For trap.c: emulates the instruction being poked at addr if a poke is in
  * progress there. Signal context. */
 bool bpfrt_text_poke_trap(ucontext_t *uc, uintptr_t addr);
+/* For trap.c: changes whenever a poke starts or ends. Signal context. */
+uint64_t bpfrt_text_poke_gen(void);
 
 /* call/jmp rel32 encodings: -ERANGE if target is beyond +-2 GiB. */
 int bpfrt_encode_call(uint8_t insn[5], uintptr_t from, uintptr_t target);

@@ -108,29 +108,40 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 #else
 	uintptr_t addr = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
 
-	if (bpfrt_text_poke_trap(uc, addr))
-		goto handled;
+	/* The signal may arrive long after the int3 that raised it (the
+	 * thread was preempted in between), when the int3 is gone and a
+	 * later poke, or a kprobe armed again, has put a new one at addr.
+	 * Steps 1-3 must see one state: if a poke started or ended, or the
+	 * table changed, while they looked, they look again (a handler that
+	 * declined may be asked again), rather than take a bpfrt int3 whose
+	 * owner they missed for the host's. Each retry means a writer made
+	 * progress; writers never wait for a trapped thread. */
+	for (;;) {
+		uint64_t gen = bpfrt_text_poke_gen();
+		uint32_t seq = atomic_load(&trap_seq);
 
-	struct trap_slot *s = trap_get(addr);
-
-	if (s) {
-		bool done = s->fn(s->ctx, uc, addr);
-
-		atomic_fetch_sub(&s->refs, 1);
-		if (done)
+		if (bpfrt_text_poke_trap(uc, addr))
 			goto handled;
-	}
-	/* The int3 went away after this thread hit it: run what is there.
-	 * Or it went away and a newer batch put it back after our look at
-	 * the pokes (a batch publishes its pokes before its first int3):
-	 * look again. */
-	for (int tries = 0; tries < 100; tries++) {
+
+		struct trap_slot *s = trap_get(addr);
+
+		if (s) {
+			bool done = s->fn(s->ctx, uc, addr);
+
+			atomic_fetch_sub(&s->refs, 1);
+			if (done)
+				goto handled;
+		}
+		/* The int3 went away after this thread hit it: run what is
+		 * there (whatever the snapshot, that int3 is gone). */
 		if (*(volatile uint8_t *)addr != 0xcc) {
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
 			goto handled;
 		}
-		if (bpfrt_text_poke_trap(uc, addr))
-			goto handled;
+		atomic_thread_fence(memory_order_acquire);
+		if (!(seq & 1) && atomic_load(&trap_seq) == seq &&
+		    bpfrt_text_poke_gen() == gen)
+			break;
 	}
 	trap_chain(sig, info, ucv);
 	errno = saved_errno;
