@@ -150,10 +150,11 @@ void bpfrt_tramp_run_item(struct bpfrt_tramp_frame *f, void *md,
 
 /* JIT'ed and calling nothing outside its own code: no helper or kfunc
  * (tail calls are a helper), no callx. Such a run cannot abort or reach a
- * helper that reads the run state, the cookie, the frame or xmm. */
+ * helper that reads the run state, the cookie, the frame or xmm. A
+ * private stack can fault and unwind (an abort): those run in C. */
 bool bpfrt_tramp_prog_inlinable(const struct bpfrt_prog *prog)
 {
-	if (!prog->jit_func || !prog->insns)
+	if (!prog->jit_func || !prog->insns || prog->privstack)
 		return false;
 	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
 		const struct bpf_insn *in = &prog->insns[i];

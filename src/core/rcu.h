@@ -65,8 +65,10 @@ void bpfrt_rcu_register_thread(void);
  * False once membarrier is registered: the writer side fences for them.
  * Chosen before the first read section of any thread, then constant but
  * for bpfrt_rcu_set_membarrier(). The C read side tests the thread's own
- * copy (self.fast: one TLS byte, one branch shared with registration); the
- * x86 trampolines test self.registered and this global byte. */
+ * copy (self.fast: one TLS byte, one branch shared with registration), and
+ * so do the x86 trampolines, which emit read_lock/unlock inline
+ * (jit/x86_64/trampoline_x86.c emit_rcu_lock: change both together;
+ * tests/test_trampoline.c rcu_inline_matches_c compares them). */
 extern _Atomic bool bpfrt_rcu_fenced_readers;
 
 /* Registration and the fenced publish, out of line so that the inline

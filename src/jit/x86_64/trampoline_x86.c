@@ -241,50 +241,35 @@ static void load64_abs(struct tbuf *b, uintptr_t image, int reg, uintptr_t addr)
 	put1(b, (uint8_t)(((reg & 7) << 3) | (reg & 7))); /* mov reg, [reg] */
 }
 
-/* cmp byte [addr], 0 (r11 as scratch when out of reach). */
-static void cmp_byte_abs0(struct tbuf *b, uintptr_t image, uintptr_t addr)
-{
-	int64_t rel = (int64_t)(addr - (image + b->len + 7));
-
-	if (rel == (int32_t)rel) {
-		put(b, "\x80\x3d", 2);
-		put32(b, (uint32_t)(int32_t)rel);
-		put1(b, 0);
-		return;
-	}
-	movabs(b, 11, addr);
-	put(b, "\x41\x80\x3b\x00", 4);
-}
-
 /* ---- the RCU read side, inline ---------------------------------------------
  *
  * Exactly bpfrt_rcu_read_lock()/unlock() of core/rcu.h (keep them in step:
- * tests/test_trampoline.c rcu_inline_matches_c runs both and compares):
+ * tests/test_trampoline.c rcu_inline_matches_c runs both on fresh threads
+ * in both modes and compares the reader state after every step):
  *
- *   lock:   if (self.nesting++) done; if (!self.registered) register();
- *           gp = gp_ctr; if (fenced_readers) xchg(self.ctr, gp) else
- *           self.ctr = gp (a plain mov: release on x86)
+ *   lock:   if (self.nesting++) done; if (!self.fast) read_lock_slow();
+ *           else self.ctr = gp_ctr (a plain mov: release on x86)
  *   unlock: if (--self.nesting) done; self.ctr = 0
  *
- * Clobbers rax, rcx (and the C registers on the rare registration path,
- * which saves xmm0-7 in the frame at rsp). rsp must be 16-aligned. */
+ * read_lock_slow() registers the thread and publishes with a fence in
+ * fenced mode; self.fast is 1 only for a registered thread in fence-free
+ * mode. The layout comes from struct bpfrt_rcu_reader itself (offsetof);
+ * the sizes are asserted below. Clobbers rax, rcx (and the C registers on
+ * the slow path, which saves xmm0-7 in the frame at rsp). rsp must be
+ * 16-aligned. */
 
 _Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->nesting) == 4, "nesting is a u32");
-_Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->registered) == 1, "registered is a byte");
+_Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->fast) == 1, "fast is a byte");
 _Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->ctr) == 8, "ctr is a u64");
-_Static_assert(sizeof(bpfrt_rcu_fenced_readers) == 1, "the mode flag is a byte");
 
 #define RCU_OFF(field) (tp_off(&bpfrt_rcu_self) + \
 			(int32_t)offsetof(struct bpfrt_rcu_reader, field))
 
 struct slow_block {
 	size_t jcc, back;       /* the branch to patch, where to resume */
-	int kind;
 };
 
-enum { SLOW_REGISTER, SLOW_FENCED };
-
-static void emit_rcu_lock(struct tbuf *b, uintptr_t image, struct slow_block slow[2])
+static void emit_rcu_lock(struct tbuf *b, uintptr_t image, struct slow_block *slow)
 {
 	size_t to_in;
 
@@ -293,29 +278,23 @@ static void emit_rcu_lock(struct tbuf *b, uintptr_t image, struct slow_block slo
 	fs_op(b, 0, 0x89, RCX_, RCU_OFF(nesting));           /* mov nesting, ecx */
 	put(b, "\x85\xc0", 2);                                /* test eax, eax */
 	to_in = jcc32(b, 0x5);                                /* jnz: nested */
-	put(b, "\x64\x80\x3c\x25", 4);                      /* cmp byte registered, 0 */
-	put32(b, (uint32_t)RCU_OFF(registered));
+	put(b, "\x64\x80\x3c\x25", 4);                      /* cmp byte fast, 0 */
+	put32(b, (uint32_t)RCU_OFF(fast));
 	put1(b, 0);
-	slow[0] = (struct slow_block){ .jcc = jcc32(b, 0x4), .kind = SLOW_REGISTER };
-	slow[0].back = b->len;
+	slow->jcc = jcc32(b, 0x4);                            /* je: slow */
 	load64_abs(b, image, RAX_, (uintptr_t)&bpfrt_rcu_gp_ctr);
-	cmp_byte_abs0(b, image, (uintptr_t)&bpfrt_rcu_fenced_readers);
-	slow[1] = (struct slow_block){ .jcc = jcc32(b, 0x5), .kind = SLOW_FENCED };
 	fs_op(b, 0x48, 0x89, RAX_, RCU_OFF(ctr));            /* mov ctr, rax */
 	fix32(b, to_in);
-	slow[1].back = b->len;
+	slow->back = b->len;
 }
 
-static void emit_rcu_lock_slow(struct tbuf *b, uintptr_t image, struct slow_block slow[2])
+static void emit_rcu_lock_slow(struct tbuf *b, uintptr_t image, struct slow_block *slow)
 {
-	fix32(b, slow[0].jcc);
+	fix32(b, slow->jcc);
 	save_xmm(b);
-	call_abs(b, image, (uintptr_t)bpfrt_rcu_register_thread);
+	call_abs(b, image, (uintptr_t)bpfrt_rcu_read_lock_slow);
 	restore_xmm(b);
-	jmp_back(b, slow[0].back);
-	fix32(b, slow[1].jcc);
-	fs_op(b, 0x48, 0x87, RAX_, RCU_OFF(ctr));            /* xchg ctr, rax: store + fence */
-	jmp_back(b, slow[1].back);
+	jmp_back(b, slow->back);
 }
 
 static void emit_rcu_unlock(struct tbuf *b)
@@ -345,17 +324,17 @@ static void prologue(struct tbuf *b, uint32_t extra)
 /* Tests: void f(void) doing just the lock or the unlock. */
 static int prepare_rcu_fn(struct tbuf *b, uintptr_t image, bool lock)
 {
-	struct slow_block slow[2];
+	struct slow_block slow;
 
 	prologue(b, 8);
 	if (lock)
-		emit_rcu_lock(b, image, slow);
+		emit_rcu_lock(b, image, &slow);
 	else
 		emit_rcu_unlock(b);
 	put1(b, 0xc9);                              /* leave */
 	put1(b, 0xc3);
 	if (lock)
-		emit_rcu_lock_slow(b, image, slow);
+		emit_rcu_lock_slow(b, image, &slow);
 	return b->overflow ? -E2BIG : (int)b->len;
 }
 
@@ -377,14 +356,14 @@ static void restore_args(struct tbuf *b)
 
 static int prepare_stub(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
-	struct slow_block slow[2];
+	struct slow_block slow;
 	size_t to_c, tail;
 
 	if (!d->image_slot || !d->enter || !d->tail_off)
 		return -EINVAL;
 	prologue(b, 0);
 	save_args(b);
-	emit_rcu_lock(b, image, slow);
+	emit_rcu_lock(b, image, &slow);
 	movabs(b, 11, (uint64_t)(uintptr_t)d->image_slot);
 	put(b, "\x4d\x8b\x1b", 3);                  /* mov r11, [r11] */
 	put(b, "\x4d\x85\xdb", 3);                  /* test r11, r11 */
@@ -401,7 +380,7 @@ static int prepare_stub(struct tbuf *b, uintptr_t image, const struct bpfrt_tram
 	call_c(b, image, d->md, (uintptr_t)d->enter);
 	restore_xmm(b);
 	jmp_back(b, tail);
-	emit_rcu_lock_slow(b, image, slow);
+	emit_rcu_lock_slow(b, image, &slow);
 	return b->overflow ? -E2BIG : (int)b->len;
 }
 
@@ -506,7 +485,7 @@ static int prepare_image(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 
 static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
-	struct slow_block slow[2];
+	struct slow_block slow;
 	size_t to_hash[4], n_hash = 0, to_found = 0, to_none, to_empty, loop, to_done;
 	size_t to_c[2], next, c_block;
 
@@ -523,7 +502,7 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	put(b, "\x48\x8b\x45\x08", 4);              /* mov rax, [rbp+8] */
 	put(b, "\x48\x83\xe8\x05", 4);              /* sub rax, 5 */
 	store64(b, RAX_, OFF(ip));
-	emit_rcu_lock(b, image, slow);
+	emit_rcu_lock(b, image, &slow);
 	load64(b, RDI_, OFF(ip));
 	if (d->pad) {
 		put(b, "\x8b\x47\xfc", 3);          /* mov eax, [rdi-4] */
@@ -620,7 +599,7 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	put(b, "\x4c\x8b\x65\xf0", 4);              /* mov r12, [rbp-16] */
 	put1(b, 0xc9);                              /* leave */
 	put1(b, 0xc3);                              /* ret: into the body */
-	emit_rcu_lock_slow(b, image, slow);
+	emit_rcu_lock_slow(b, image, &slow);
 	return b->overflow ? -E2BIG : (int)b->len;
 }
 
