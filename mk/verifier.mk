@@ -8,3 +8,8 @@ FUZZ_SECONDS ?= 300
 fuzz-verifier:
 	@$(MAKE) --no-print-directory BUILD=build-fuzz-verifier SAN=1 build-fuzz-verifier/tests/test_verifier
 	BPFRT_FUZZ_SECONDS=$(FUZZ_SECONDS) build-fuzz-verifier/tests/test_verifier
+
+# The BPF C verifier corpus (tests/verifier/progs/*.bpf.c, expected verdicts
+# in each file's header), built next to the test binaries like tests/progs.
+VERIFIER_C_PROGS := $(patsubst %.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/verifier/progs/*.bpf.c))
+all: $(VERIFIER_C_PROGS)

@@ -805,3 +805,433 @@ TEST(fuzz_random_and_mutated_programs_never_fault)
 	       programs, el, accepted);
 	CHECK(accepted > 0);
 }
+
+/* ---- the scalar domain is sound: concrete samples stay inside -------------------------- */
+
+#include "verifier/vstate.h"
+
+static uint64_t sd_alu(uint8_t op, uint64_t a, uint64_t b, bool is64)
+{
+	if (!is64) {
+		uint32_t x = (uint32_t)a, y = (uint32_t)b;
+
+		switch (op) {
+		case BPF_ADD: return (uint32_t)(x + y);
+		case BPF_SUB: return (uint32_t)(x - y);
+		case BPF_MUL: return (uint32_t)(x * y);
+		case BPF_AND: return x & y;
+		case BPF_OR: return x | y;
+		case BPF_XOR: return x ^ y;
+		case BPF_LSH: return (uint32_t)(x << (y & 31));
+		case BPF_RSH: return x >> (y & 31);
+		case BPF_ARSH: return (uint32_t)((int32_t)x >> (y & 31));
+		case BPF_DIV: return y ? x / y : 0;
+		default: return y ? x % y : x; /* BPF_MOD */
+		}
+	}
+	switch (op) {
+	case BPF_ADD: return a + b;
+	case BPF_SUB: return a - b;
+	case BPF_MUL: return a * b;
+	case BPF_AND: return a & b;
+	case BPF_OR: return a | b;
+	case BPF_XOR: return a ^ b;
+	case BPF_LSH: return a << (b & 63);
+	case BPF_RSH: return a >> (b & 63);
+	case BPF_ARSH: return (uint64_t)((int64_t)a >> (b & 63));
+	case BPF_DIV: return b ? a / b : 0;
+	default: return b ? a % b : a;
+	}
+}
+
+static bool sd_jmp(uint8_t op, uint64_t a, uint64_t b, bool is32)
+{
+	int64_t sa = (int64_t)a, sb = (int64_t)b;
+
+	if (is32) {
+		a = (uint32_t)a, b = (uint32_t)b;
+		sa = (int32_t)(uint32_t)a, sb = (int32_t)(uint32_t)b;
+	}
+	switch (op) {
+	case BPF_JEQ: return a == b;
+	case BPF_JNE: return a != b;
+	case BPF_JGT: return a > b;
+	case BPF_JGE: return a >= b;
+	case BPF_JLT: return a < b;
+	case BPF_JLE: return a <= b;
+	case BPF_JSGT: return sa > sb;
+	case BPF_JSGE: return sa >= sb;
+	case BPF_JSLT: return sa < sb;
+	case BPF_JSLE: return sa <= sb;
+	default: return a & b; /* BPF_JSET */
+	}
+}
+
+static bool sd_contains(const struct vreg *r, uint64_t v)
+{
+	return r->umin <= v && v <= r->umax && r->smin <= (int64_t)v && (int64_t)v <= r->smax &&
+	       r->u32min <= (uint32_t)v && (uint32_t)v <= r->u32max &&
+	       r->s32min <= (int32_t)(uint32_t)v && (int32_t)(uint32_t)v <= r->s32max &&
+	       (v & ~r->var_off.mask) == r->var_off.value;
+}
+
+static uint64_t sd_value(void)
+{
+	static const uint64_t edges[] = { 0, 1, 15, 16, 0x7fffffff, 0x80000000, 0xffffffff,
+					  0x100000000ull, 0x7fffffffffffffffull,
+					  0x8000000000000000ull, ~0ull, ~0ull - 15 };
+	uint64_t v = fz(2) ? edges[fz(12)] : fz_next();
+
+	return fz(4) ? v : v >> fz(64);
+}
+
+static char sd_trace[4096];
+static size_t sd_len;
+
+static void sd_log(const char *what, uint8_t op, bool wide, uint64_t k, const struct vreg *r)
+{
+	if (sd_len < sizeof(sd_trace) - 200)
+		sd_len += (size_t)snprintf(sd_trace + sd_len, sizeof(sd_trace) - sd_len,
+			"%s op=%#x %s k=%#" PRIx64 " -> u[%#" PRIx64 ",%#" PRIx64 "] s[%" PRId64 ",%"
+			PRId64 "] u32[%#x,%#x] s32[%d,%d] t(%#" PRIx64 ";%#" PRIx64 ")\n", what, op,
+			wide ? "64" : "32", k, r->umin, r->umax, r->smin, r->smax, r->u32min,
+			r->u32max, r->s32min, r->s32max, r->var_off.value, r->var_off.mask);
+}
+
+/* One random walk: ALU operations with constants and branches taken one
+ * way, applied to the abstract scalar and to concrete samples that
+ * follow the same path. Returns false on the first unsound step. */
+static bool sd_walk(void)
+{
+	static const uint8_t alu[] = { BPF_ADD, BPF_SUB, BPF_MUL, BPF_AND, BPF_OR, BPF_XOR,
+				       BPF_LSH, BPF_RSH, BPF_ARSH, BPF_DIV, BPF_MOD };
+	static const uint8_t jmp[] = { BPF_JEQ, BPF_JNE, BPF_JGT, BPF_JGE, BPF_JLT, BPF_JLE,
+				       BPF_JSGT, BPF_JSGE, BPF_JSLT, BPF_JSLE, BPF_JSET };
+	uint64_t v[48], kvs[48];
+	size_t nv = 48;
+	struct vreg r, k;
+
+	sd_len = 0;
+	vreg_mark_unknown(&r);
+	if (fz(2)) {
+		vreg_mark_load(&r, 1u << fz(4), false);
+		sd_log("load", 0, true, 0, &r);
+	}
+	for (size_t i = 0; i < nv; i++)
+		v[i] = r.umax == UINT64_MAX ? sd_value() : sd_value() & r.umax;
+	for (int step = 0; step < 12 && nv; step++) {
+		bool wide = fz(3) != 0;
+		uint64_t c = sd_value();
+
+		memset(&k, 0, sizeof(k));
+		k.type = SCALAR;
+		if (fz(8) == 0) {
+			/* mov32 (zero extension) or movsx of the low 8/16/32 bits */
+			unsigned bits = 8u << fz(3);
+
+			if (fz(2)) {
+				vreg_zext32(&r);
+				sd_log("zext32", 0, false, 0, &r);
+				for (size_t i = 0; i < nv; i++)
+					v[i] = (uint32_t)v[i];
+			} else {
+				vscalar_sext(&r, bits, wide);
+				sd_log("sext", 0, wide, bits, &r);
+				for (size_t i = 0; i < nv; i++) {
+					uint64_t lo = bits == 64 ? v[i] : v[i] & ((1ull << bits) - 1);
+					uint64_t sb = 1ull << (bits - 1);
+
+					v[i] = (lo ^ sb) - sb;
+					if (!wide)
+						v[i] = (uint32_t)v[i];
+				}
+			}
+		} else if (fz(3)) {
+			uint8_t op = alu[fz(11)];
+			struct bpf_insn in = { .code = (uint8_t)((wide ? BPF_ALU64 : BPF_ALU) | op) };
+
+			if (op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH)
+				c &= wide ? 63 : 31;
+			if ((op == BPF_DIV || op == BPF_MOD) && !(wide ? c : (uint32_t)c))
+				c = 3;
+			vreg_mark_const(&k, c);
+			vscalar_alu(NULL, &in, &r, &k, wide);
+			sd_log("alu", op, wide, c, &r);
+			for (size_t i = 0; i < nv; i++)
+				v[i] = sd_alu(op, v[i], c, wide);
+		} else {
+			uint8_t op = jmp[fz(11)];
+			bool dir;
+			struct vreg a = r, b;
+			size_t keep = 0;
+			int taken;
+
+			if (fz(2) && nv)
+				c = v[fz((uint32_t)nv)] + fz(3) - 1; /* near a live value */
+			vreg_mark_const(&k, wide ? c : (uint32_t)c);
+			if (fz(3) == 0) {
+				/* against a register known as [c, c + d] */
+				uint64_t d = fz(2) ? fz(40) : sd_value();
+
+				vreg_mark_unknown(&k);
+				if (fz(2))
+					vreg_set_urange(&k, c, c + d < c ? UINT64_MAX : c + d);
+				else if (fz(2))
+					vreg_set_range(&k, (int64_t)c, (int64_t)(c + d) < (int64_t)c ?
+						       INT64_MAX : (int64_t)(c + d));
+			}
+			b = k;
+			dir = fz(2);
+			if (!vreg_is_const(&k))
+				sd_log("src", 0, wide, c, &k);
+			if (!sd_contains(&k, k.umin) || !sd_contains(&k, k.umax)) {
+				sd_log("src ends outside", 0, wide, c, &k);
+				return false;
+			}
+			taken = vscalar_branch_taken(&r, &k, op, !wide);
+			for (size_t i = 0; i < nv; i++) {
+				/* a range's lowest and highest members are members */
+				uint64_t kv = fz(2) ? k.umin : k.umax;
+				bool t = sd_jmp(op, v[i], kv, !wide);
+
+				if (taken >= 0 && t != (taken == 1)) {
+					sd_log("taken?", op, wide, kv, &r);
+					return false;
+				}
+				if (t == dir) {
+					kvs[keep] = kv;
+					v[keep++] = v[i];
+				}
+			}
+			nv = keep;
+			if (!nv)
+				break;
+			if (!vscalar_refine(&a, &b, op, !wide, dir)) {
+				sd_log(dir ? "refine-true-empty" : "refine-false-empty", op, wide, c, &r);
+				return false;
+			}
+			r = a;
+			sd_log(dir ? "jmp-true" : "jmp-false", op, wide, c, &r);
+			for (size_t i = 0; i < nv; i++)
+				if (!sd_contains(&b, kvs[i])) {
+					sd_log("src outside", op, wide, kvs[i], &b);
+					return false;
+				}
+		}
+		for (size_t i = 0; i < nv; i++)
+			if (!sd_contains(&r, v[i])) {
+				sd_log("outside", 0, true, v[i], &r);
+				return false;
+			}
+	}
+	return true;
+}
+
+TEST(scalar_bounds_are_sound_on_concrete_samples)
+{
+	int walks = 0;
+
+	for (; walks < 20000; walks++)
+		if (!sd_walk()) {
+			tl_fail(__FILE__, __LINE__, "walk %d unsound:\n%s", walks, sd_trace);
+			break;
+		}
+	printf("# %d random ALU/branch walks, samples always inside the bounds\n", walks);
+}
+
+/* ---- the BPF C corpus (tests/verifier/progs) ----------------------------------------- */
+
+/* One expectation from a corpus file's header:
+ *   @NAME: accept | reject "reason" ; linux: same|accept|reject|skip (why) */
+struct cexpect {
+	char name[64];
+	char reason[160];        /* "" : accept */
+	char lx[16];
+};
+
+static int c_expectations(const char *src, struct cexpect *out, int max)
+{
+	FILE *f = fopen(src, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		char *at = strstr(line, " * @"), *colon, *q, *lx;
+		struct cexpect *e = &out[n];
+
+		if (!at || !(colon = strchr(at, ':')))
+			continue;
+		memset(e, 0, sizeof(*e));
+		snprintf(e->name, sizeof(e->name), "%.*s", (int)(colon - at - 4), at + 4);
+		if ((q = strstr(colon, "reject \""))) {
+			char *end = strchr(q + 8, '"');
+
+			snprintf(e->reason, sizeof(e->reason), "%.*s", end ? (int)(end - q - 8) : 0,
+				 q + 8);
+		}
+		lx = strstr(colon, "linux: ");
+		snprintf(e->lx, sizeof(e->lx), "%s", lx ? lx + 7 : "same");
+		e->lx[strcspn(e->lx, " \n(")] = 0;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void c_run_accepted(struct bpfrt_prog *p, const char *name, enum bpfrt_exec_mode mode)
+{
+	struct vcase c = { .name = name, .kind = bpfrt_prog_kind(p) };
+	uint64_t len, ctx = ctx_for(&c, &len), r0;
+
+	if (ctx && bpfrt_prog_run(p, mode, ctx, len, &r0))
+		tl_fail(__FILE__, __LINE__, "%s (%s): run failed: %s", name,
+			mode == BPFRT_EXEC_JIT ? "jit" : "interp", bpfrt_last_error());
+}
+
+/* Our verdict for one program of an object (bpfrt_prog_verify on a
+ * trusted load, so one file holds accepts and rejects side by side), and
+ * for accepted ones a run under the interpreter and the JIT. */
+static void c_check(const char *obj_path, const struct cexpect *e)
+{
+	static char log[1 << 16];
+
+	for (int jit = 0; jit < 2; jit++) {
+		struct bpfrt_object *obj = NULL;
+		struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit, .trusted = true };
+		struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
+						.log_size = sizeof(log), .log_level = 1 };
+		struct bpfrt_prog *p;
+		int err;
+
+		if (bpfrt_object_open(obj_path, NULL, &obj) || bpfrt_object_load(obj, &lo)) {
+			tl_fail(__FILE__, __LINE__, "%s: %s", obj_path, bpfrt_last_error());
+			bpfrt_object_close(obj);
+			return;
+		}
+		p = bpfrt_object_find_prog(obj, e->name);
+		if (!p) {
+			tl_fail(__FILE__, __LINE__, "%s: no program %s", obj_path, e->name);
+			bpfrt_object_close(obj);
+			return;
+		}
+		err = bpfrt_prog_verify(p, &vo);
+		if (e->reason[0]) {
+			if (!err)
+				tl_fail(__FILE__, __LINE__, "%s: accepted, expected '%s'", e->name,
+					e->reason);
+			else if (!strstr(bpfrt_last_error(), e->reason) ||
+				 !strstr(bpfrt_last_error(), "insn "))
+				tl_fail(__FILE__, __LINE__, "%s: rejected with '%s', expected '%s'",
+					e->name, bpfrt_last_error(), e->reason);
+			bpfrt_object_close(obj);
+			return;
+		}
+		if (err)
+			tl_fail(__FILE__, __LINE__, "%s: rejected: %s\n%s", e->name,
+				bpfrt_last_error(), log);
+		else
+			c_run_accepted(p, e->name, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP);
+		bpfrt_object_close(obj);
+		if (err)
+			return;
+	}
+}
+
+/* Linux's verdict for one program (libbpf, as the section's type):
+ * 1 accepted, 0 rejected, -1 could not be tried. */
+static int c_linux_verdict(const char *obj_path, const char *name, char *why, size_t whylen)
+{
+	static char log[1 << 16];
+	struct bpf_object *obj = bpf_object__open_file(obj_path, NULL);
+	struct bpf_program *p;
+	int err;
+
+	if (!obj)
+		return -1;
+	bpf_object__for_each_program(p, obj) {
+		bool me = !strcmp(bpf_program__name(p), name);
+
+		bpf_program__set_autoload(p, me);
+		if (me) {
+			log[0] = 0;
+			bpf_program__set_log_buf(p, log, sizeof(log));
+			bpf_program__set_log_level(p, 1);
+		}
+	}
+	err = bpf_object__load(obj);
+	bpf_object__close(obj);
+	if (err) {
+		char *last;
+
+		while ((last = strrchr(log, '\n')) && !last[1])
+			*last = 0;
+		if ((last = strrchr(log, '\n')))
+			*last = 0;
+		last = strrchr(log, '\n');
+		snprintf(why, whylen, "%s", last ? last + 1 : log);
+	}
+	return err ? 0 : 1;
+}
+
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+TEST(c_corpus_verdicts_runs_and_linux)
+{
+	static const char *const files[] = { "vmaps", "vringbuf", "vstack", "vctx", "vpacket",
+					     "vhelpers", "vloops" };
+	bool root = geteuid() == 0;
+	int checked = 0, rejects = 0, lx_same = 0, lx_diff = 0, lx_skip = 0;
+
+	libbpf_set_print(quiet_libbpf);
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		char src[PATH_MAX], obj[PATH_MAX];
+		struct cexpect ex[64];
+		int n;
+
+		snprintf(src, sizeof(src), "%s/../../../tests/verifier/progs/%s.bpf.c",
+			 tl_prog_path(""), files[f]);
+		snprintf(obj, sizeof(obj), "%s/../verifier/progs/%s.bpf.o", tl_prog_path(""),
+			 files[f]);
+		if (access(obj, R_OK)) {
+			SKIP("%s not built (make all)", obj);
+			return;
+		}
+		n = c_expectations(src, ex, 64);
+		CHECK(n > 0, "%s: no @expectations", src);
+		for (int i = 0; i < n; i++) {
+			bool ours = !ex[i].reason[0];
+			char why[256] = "";
+			int lx;
+
+			c_check(obj, &ex[i]);
+			checked++;
+			rejects += !ours;
+			if (!strcmp(ex[i].lx, "skip") || !root) {
+				lx_skip++;
+				continue;
+			}
+			lx = c_linux_verdict(obj, ex[i].name, why, sizeof(why));
+			if (lx < 0) {
+				lx_skip++;
+				continue;
+			}
+			if (!strcmp(ex[i].lx, "same") ? lx == ours
+			    : (lx == 1) == !strcmp(ex[i].lx, "accept")) {
+				lx_same++;
+				lx_diff += strcmp(ex[i].lx, "same") != 0;
+			} else {
+				tl_fail(__FILE__, __LINE__, "%s: Linux %s (recorded: %s): %s", ex[i].name,
+					lx ? "accepts" : "rejects", ex[i].lx, why);
+			}
+		}
+	}
+	printf("# C corpus: %d programs (%d rejects); Linux agrees as recorded on %d "
+	       "(%d recorded differences), %d not compared\n", checked, rejects, lx_same,
+	       lx_diff, lx_skip);
+	CHECK(rejects >= 30, "only %d C rejects", rejects);
+}

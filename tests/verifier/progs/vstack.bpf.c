@@ -1,0 +1,64 @@
+/* Verifier C corpus: the stack.
+ * @stack_var_index_unbounded: reject "fp pointer and register with unbounded min value" ; linux: same
+ * @stack_var_index_masked: accept ; linux: same
+ * @stack_uninit_read: reject "invalid read from stack" ; linux: accept (root may read uninitialized stack; bpfrt never)
+ * @stack_init_read: accept ; linux: same
+ * @stack_ptr_leak_to_map: accept ; linux: same
+ * @stack_write_var_unbounded: reject "fp pointer and register with unbounded min value" ; linux: same
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+char _license[] SEC("license") = "GPL";
+
+long sink;
+
+SEC("raw_tp/x")
+int stack_var_index_unbounded(unsigned long long *ctx)
+{
+	volatile char buf[16] = {};
+
+	return buf[ctx[0]];
+}
+
+SEC("raw_tp/x")
+int stack_var_index_masked(unsigned long long *ctx)
+{
+	volatile char buf[16] = {};
+
+	return buf[ctx[0] & 15];
+}
+
+SEC("raw_tp/x")
+int stack_uninit_read(void *ctx)
+{
+	volatile long x;
+
+	return x;
+}
+
+SEC("raw_tp/x")
+int stack_init_read(void *ctx)
+{
+	volatile long x = 4;
+
+	return x;
+}
+
+SEC("raw_tp/x")
+int stack_ptr_leak_to_map(void *ctx)
+{
+	volatile long x = 1;
+
+	sink = x;
+	return 0;
+}
+
+SEC("raw_tp/x")
+int stack_write_var_unbounded(unsigned long long *ctx)
+{
+	volatile char buf[16] = {};
+
+	buf[ctx[0]] = 1;
+	return buf[0];
+}
