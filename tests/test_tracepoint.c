@@ -496,3 +496,25 @@ TEST(detach_under_load_then_free)
 		pthread_join(f[i].thread, NULL);
 	CHECK(rounds > 10, "%d rounds", rounds);
 }
+
+TEST(context_reach_checked_at_attach)
+{
+	struct bpfrt_object *obj = open_progs(false);
+	struct bpfrt_attach_opts o = { .sz = sizeof(o) };
+	struct bpfrt_link *link = NULL;
+	struct bpfrt_prog *p;
+
+	REQUIRE(obj);
+	p = bpfrt_object_find_prog(obj, "reads_third_arg");
+	REQUIRE(p);
+	CHECK(bpfrt_prog_ctx_access(p) == 24, "%u", bpfrt_prog_ctx_access(p));
+	o.target = "tp_zero"; /* no arguments: reading args[2] would overrun */
+	CHECK(bpfrt_prog_attach(p, &o, &link) == -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "reads 24 bytes of context, tp_zero provides 0"), "%s",
+	      bpfrt_last_error());
+	CHECK(link == NULL);
+	o.target = NULL; /* its own tp_args3: three arguments, 24 bytes */
+	CHECK(bpfrt_prog_attach(p, &o, &link) == 0, "%s", bpfrt_last_error());
+	bpfrt_link_destroy(link);
+	bpfrt_object_close(obj);
+}

@@ -420,6 +420,10 @@ int bpfrt_tracepoint_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 				prog->name, target);
 		goto fail;
 	}
+	err = bpfrt_prog_check_ctx(prog, (uint32_t)((raw ? 0 : sizeof(struct bpfrt_tp_entry)) +
+						    8 * tp->nargs), target);
+	if (err)
+		goto fail;
 	tl->tp = tp;
 	item = (struct bpfrt_prog_array_item){
 		.prog = prog,

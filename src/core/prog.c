@@ -304,6 +304,14 @@ int bpfrt_prog_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts)
 	return bpfrt_verify(prog, opts, false);
 }
 
+int bpfrt_prog_check_ctx(const struct bpfrt_prog *prog, uint32_t ctx_size, const char *target)
+{
+	if (!prog->verified || prog->max_ctx_access <= ctx_size)
+		return 0;
+	return bpfrt_err(-EINVAL, "attach %s: the program reads %u bytes of context, %s provides %u",
+			 prog->name, prog->max_ctx_access, target, ctx_size);
+}
+
 uint32_t bpfrt_prog_ctx_access(const struct bpfrt_prog *prog)
 {
 	return prog->max_ctx_access;

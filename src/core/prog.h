@@ -91,6 +91,12 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 /* Frees what bpfrt_prog_prepare made, leaving name and object fields. */
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog);
 
+/* Attach points call this with the context size they provide: a verified
+ * program that reads further (its max_ctx_access, checked by the verifier
+ * against the largest context of its kind) is refused, -EINVAL naming
+ * both sizes. Unverified (trusted) programs pass. */
+int bpfrt_prog_check_ctx(const struct bpfrt_prog *prog, uint32_t ctx_size, const char *target);
+
 /* Finds the subprogram that starts at insn `start`, or -1. */
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start);
 

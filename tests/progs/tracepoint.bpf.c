@@ -100,3 +100,10 @@ int on_zero(void *ctx)
 	__sync_fetch_and_add(&zero_hits, 1);
 	return 0;
 }
+
+/* Reads the third raw argument: attachable to tp_args3, refused by tp_zero. */
+SEC("raw_tp/tp_args3")
+int reads_third_arg(__u64 *ctx)
+{
+	return (int)ctx[2];
+}
