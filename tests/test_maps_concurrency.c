@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NTHREADS 3
@@ -507,4 +508,200 @@ TEST(ringbuf_two_producers_one_consumer)
 	CHECK(c.next_seq[0] == RB_RECORDS && c.next_seq[1] == RB_RECORDS);
 	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA) == 0);
 	bpfrt_map_free(rb);
+}
+
+/* ---- hash maps at max_entries: only a new key may fail, with -E2BIG ---- */
+
+#define FULL_MAX    16     /* as the programs' maps in test_progs_concurrency */
+#define FULL_ROUNDS 100000
+
+struct full_updater {
+	pthread_t tid;
+	int id;
+	struct bpfrt_map *map;
+	_Atomic bool *stop;
+	_Atomic int *ready;   /* updaters that have updated once */
+	long updates, e2big, wrong;
+	long last_wrong;
+};
+
+/* Keys 0..FULL_MAX-2 are always present: updates of them with every flag,
+ * from programs (in a read section) and user space alternately, may only
+ * succeed (-EEXIST for BPF_NOEXIST). The value is the key. */
+static void *full_updater_main(void *arg)
+{
+	static const uint64_t flags[] = { BPF_ANY, BPF_EXIST, BPF_NOEXIST };
+	struct full_updater *u = arg;
+	uint64_t *val = calloc(1, bpfrt_map_value_buf_size(u->map));
+
+	if (!val) {
+		u->wrong++;
+		return NULL;
+	}
+	for (uint64_t i = 0; !atomic_load(u->stop); i++) {
+		uint32_t key = (uint32_t)((i * 7 + u->id) % (FULL_MAX - 1));
+		uint64_t f = flags[i % 3];
+		long err;
+
+		val[0] = key;
+		if (i & 1) {
+			bpfrt_rcu_read_lock();
+			err = bpfrt_map_prog_update(u->map, &key, val, f);
+			bpfrt_rcu_read_unlock();
+		} else {
+			err = bpfrt_map_update_elem(u->map, &key, val, f);
+		}
+		if (err == -E2BIG) {
+			u->e2big++;
+		} else if (err != (f == BPF_NOEXIST ? -EEXIST : 0)) {
+			u->wrong++;
+			u->last_wrong = err;
+		}
+		if (!u->updates++)
+			atomic_fetch_add(u->ready, 1);
+	}
+	free(val);
+	return NULL;
+}
+
+static int count_keys_u32(struct bpfrt_map *map, uint32_t *keys, int max)
+{
+	uint32_t key, next;
+	int n = 0;
+
+	for (int err = bpfrt_map_get_next_key(map, NULL, &next); !err && n < max;
+	     err = bpfrt_map_get_next_key(map, &key, &next))
+		keys[n++] = key = next;
+	return n;
+}
+
+static long full_insert(struct bpfrt_map *map, uint32_t key, uint64_t *val, uint64_t flags,
+			bool from_prog)
+{
+	long err;
+
+	val[0] = key;
+	if (!from_prog)
+		return bpfrt_map_update_elem(map, &key, val, flags);
+	bpfrt_rcu_read_lock();
+	err = bpfrt_map_prog_update(map, &key, val, flags);
+	bpfrt_rcu_read_unlock();
+	return err;
+}
+
+/* A map one key short of max_entries while NTHREADS threads update its
+ * present keys: this thread fills the last slot (must always work), tries
+ * another new key in the now full map (must fail with -E2BIG, except an
+ * LRU map, not tried: it would evict a key the updaters rely on), and
+ * empties the slot again. The lost race of the bug this guards against:
+ * an update of a present key held the last slot while it filled its
+ * element, and a concurrent insert of a new key got -E2BIG. */
+static void run_full_map_test(enum bpf_map_type type)
+{
+	struct bpfrt_map *map = create(type, 4, 8, FULL_MAX);
+	bool lru = type == BPF_MAP_TYPE_LRU_HASH;
+	struct full_updater u[NTHREADS];
+	_Atomic bool stop = false;
+	_Atomic int ready = 0;
+	long insert_bad = 0, full_bad = 0, last_insert = 0, last_full = 0, updates = 0;
+	uint64_t *val, *probe;
+	uint32_t key, keys[4 * FULL_MAX];
+	int n, rounds = 0;
+	struct timespec t0, t;
+
+	REQUIRE(map);
+	val = calloc(1, bpfrt_map_value_buf_size(map));
+	probe = calloc(1, bpfrt_map_value_buf_size(map));
+	REQUIRE(val && probe);
+	for (key = 0; key < FULL_MAX - 1; key++)
+		REQUIRE(full_insert(map, key, val, BPF_NOEXIST, false) == 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		u[i] = (struct full_updater){ .id = i, .map = map, .stop = &stop,
+					      .ready = &ready };
+		REQUIRE(pthread_create(&u[i].tid, NULL, full_updater_main, &u[i]) == 0);
+	}
+	/* Under load the updaters may start late: the rounds need them. */
+	while (atomic_load(&ready) < NTHREADS)
+		sched_yield();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (; rounds < FULL_ROUNDS; rounds++) {
+		bool from_prog = rounds & 1;
+		uint32_t last = FULL_MAX - 1, extra = FULL_MAX + rounds % 64;
+		long err;
+
+		err = full_insert(map, last, val, rounds & 2 ? BPF_ANY : BPF_NOEXIST, from_prog);
+		if (err) {
+			insert_bad++;
+			last_insert = err;
+			continue;
+		}
+		if (!lru) {
+			err = full_insert(map, extra, val, rounds & 2 ? BPF_ANY : BPF_NOEXIST,
+					  !from_prog);
+			if (err != -E2BIG || bpfrt_map_lookup_elem(map, &extra, probe) != -ENOENT) {
+				full_bad++;
+				last_full = err;
+			}
+		}
+		CHECK(bpfrt_map_delete_elem(map, &last) == 0, "round %d", rounds);
+		/* Bounded time under sanitizers and load. */
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 3)
+			break;
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < NTHREADS; i++) {
+		pthread_join(u[i].tid, NULL);
+		CHECK(u[i].e2big == 0, "updater %d: %ld of %ld updates of present keys got -E2BIG",
+		      i, u[i].e2big, u[i].updates);
+		CHECK(u[i].wrong == 0, "updater %d: %ld updates failed, last with %ld", i,
+		      u[i].wrong, u[i].last_wrong);
+		updates += u[i].updates;
+	}
+	CHECK(insert_bad == 0, "%ld of %d inserts into the last free slot failed, last with %ld",
+	      insert_bad, rounds, last_insert);
+	CHECK(full_bad == 0, "%ld of %d inserts into the full map did not fail with -E2BIG "
+	      "(last %ld)", full_bad, rounds, last_full);
+	CHECK(updates > 0 && rounds > 100, "%ld updates, %d rounds", updates, rounds);
+
+	/* Every present key survived with its value; nothing else is left. */
+	n = count_keys_u32(map, keys, 4 * FULL_MAX);
+	CHECK(n == FULL_MAX - 1, "%d keys", n);
+	for (key = 0; key < FULL_MAX - 1; key++)
+		CHECK(bpfrt_map_lookup_elem(map, &key, val) == 0 &&
+		      (type == BPF_MAP_TYPE_PERCPU_HASH || val[0] == key), "key %u", key);
+
+	/* Single-threaded, exactly: full means -E2BIG for a new key (an LRU
+	 * map evicts instead), never for a present one. */
+	key = FULL_MAX - 1;
+	CHECK(full_insert(map, key, val, BPF_NOEXIST, false) == 0);
+	for (key = FULL_MAX; key < FULL_MAX + 8; key++)
+		CHECK(full_insert(map, key, val, BPF_ANY, key & 1) == (lru ? 0 : -E2BIG),
+		      "new key %u", key);
+	n = count_keys_u32(map, keys, 4 * FULL_MAX);
+	CHECK(n == FULL_MAX, "%d keys", n);
+	for (int i = 0; i < n; i++)
+		CHECK(full_insert(map, keys[i], val, BPF_EXIST, i & 1) == 0, "key %u", keys[i]);
+	printf("# %s: %d rounds, %ld concurrent updates of present keys\n",
+	       lru ? "lru_hash" : type == BPF_MAP_TYPE_HASH ? "hash" : "percpu_hash",
+	       rounds, updates);
+	free(val);
+	free(probe);
+	bpfrt_map_free(map);
+	bpfrt_rcu_barrier();
+}
+
+TEST(hash_full_map_e2big_only_for_new_keys)
+{
+	run_full_map_test(BPF_MAP_TYPE_HASH);
+}
+
+TEST(percpu_hash_full_map_e2big_only_for_new_keys)
+{
+	run_full_map_test(BPF_MAP_TYPE_PERCPU_HASH);
+}
+
+TEST(lru_hash_full_map_updates_never_evict_or_fail)
+{
+	run_full_map_test(BPF_MAP_TYPE_LRU_HASH);
 }

@@ -6,12 +6,30 @@
  * preallocates by default), so memory is bounded and an element is never
  * returned to malloc while the map lives.
  *
+ * Accounting (as Linux, which keeps max_entries elements for keys and one
+ * extra element per CPU for replacing a present key): an update decides
+ * under its bucket lock whether the key is present, and only then takes an
+ * element, under pool_lock nested inside. A new key needs a slot: it fails
+ * with -E2BIG exactly when the map holds max_entries keys (count, which
+ * changes in the same critical sections that link and unlink). A present
+ * key takes a spare element only if the pool keeps one for every key still
+ * allowed: free + limbo > max_entries - count. Every pool_lock section
+ * keeps free + limbo >= max_entries - count (an insert lowers both sides
+ * by one, a delete raises both, a replacement takes a spare and gives the
+ * old element back), so an insert into a map that is not full always
+ * finds an element, however many threads replace keys meanwhile. With no
+ * spare (more replacers at once than the slack), the value is overwritten
+ * in place; a present key's update never fails. Per-CPU maps always
+ * update present keys in place.
+ *
  * Reuse: an unlinked element goes to a FIFO "limbo" tagged with an RCU
  * cookie and moves to the free list once a grace period has passed, so
  * readers that still hold it see its old contents. When no element is free
  * and the caller may not wait for a grace period (a program, which runs
  * inside a read section), the oldest limbo element is reused at once, which
- * is what Linux does with every preallocated element. That is memory-safe
+ * is what Linux does with every preallocated element. (User space outside
+ * read sections waits for a grace period instead, before it takes the
+ * bucket lock: readers spin on that lock.) That is memory-safe
  * because chains end in a "nulls" marker naming their bucket (Linux's
  * hlist_nulls): a reader carried into another chain by a reused element
  * notices the wrong marker and restarts.
@@ -40,6 +58,8 @@
 /* Extra pool elements per CPU, so replacing values in a full map works and
  * reuse can usually wait for a grace period. */
 #define HTAB_SLACK_PER_CPU 16
+/* Evictions an LRU insert tries when it finds the pool dry. */
+#define HTAB_LRU_RETRIES 4
 
 struct htab_elem {
 	_Atomic uintptr_t next;      /* next element, or the chain's nulls marker */
@@ -73,14 +93,16 @@ struct htab {
 	char *pcpu_values;           /* per-CPU maps: n_elems values per CPU */
 	size_t pcpu_stride;          /* bytes between two CPUs' regions */
 
-	/* Slots taken: linked elements plus elements being filled for a new
-	 * key. Written under pool_lock only (plain load + store, no locked
-	 * instruction); read anywhere. */
+	/* Keys in the map: linked elements. Changed under pool_lock (plain
+	 * load + store, no locked instruction) nested in the bucket lock that
+	 * links or unlinks, so it moves with the table; read anywhere. */
 	_Atomic uint32_t count;
 
 	struct bpfrt_spinlock pool_lock;
 	struct htab_elem *free_list; /* LIFO: safe to reuse */
 	struct htab_elem *limbo_head, *limbo_tail; /* FIFO: waiting for a grace period */
+	_Atomic uint32_t n_free;     /* on free_list; written under pool_lock */
+	uint32_t n_limbo;            /* in limbo; under pool_lock */
 
 	struct bpfrt_spinlock lru_lock;
 	uint32_t clock_hand;
@@ -232,31 +254,53 @@ static void free_list_push_locked(struct htab *htab, struct htab_elem *e)
 {
 	e->pool_next = htab->free_list;
 	htab->free_list = e;
+	atomic_store_explicit(&htab->n_free, atomic_load_explicit(&htab->n_free,
+			      memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+static struct htab_elem *free_list_pop_locked(struct htab *htab)
+{
+	struct htab_elem *e = htab->free_list;
+
+	if (!e)
+		return NULL;
+	htab->free_list = e->pool_next;
+	atomic_store_explicit(&htab->n_free, atomic_load_explicit(&htab->n_free,
+			      memory_order_relaxed) - 1, memory_order_relaxed);
+	return e;
+}
+
+static struct htab_elem *limbo_pop_locked(struct htab *htab)
+{
+	struct htab_elem *e = htab->limbo_head;
+
+	htab->limbo_head = e->pool_next;
+	if (!htab->limbo_head)
+		htab->limbo_tail = NULL;
+	htab->n_limbo--;
+	return e;
 }
 
 /* Moves limbo elements whose grace period is over to the free list. */
 static void reclaim_limbo_locked(struct htab *htab)
 {
-	struct htab_elem *e;
-
-	while ((e = htab->limbo_head) && bpfrt_rcu_poll_state(e->cookie)) {
-		htab->limbo_head = e->pool_next;
-		if (!htab->limbo_head)
-			htab->limbo_tail = NULL;
-		free_list_push_locked(htab, e);
-	}
+	while (htab->limbo_head && bpfrt_rcu_poll_state(htab->limbo_head->cookie))
+		free_list_push_locked(htab, limbo_pop_locked(htab));
 }
 
-static struct htab_elem *pool_pop_locked(struct htab *htab)
+/* A free element, else the oldest limbo one reused at once (early reuse,
+ * as Linux's preallocated maps always do; readers are safe by the nulls
+ * markers). NULL only when every element is linked or being filled. */
+static struct htab_elem *pool_take_locked(struct htab *htab)
 {
-	struct htab_elem *e = htab->free_list;
+	struct htab_elem *e = free_list_pop_locked(htab);
 
-	if (!e) {
-		reclaim_limbo_locked(htab);
-		e = htab->free_list;
-	}
 	if (e)
-		htab->free_list = e->pool_next;
+		return e;
+	reclaim_limbo_locked(htab);
+	e = free_list_pop_locked(htab);
+	if (!e && htab->limbo_head)
+		e = limbo_pop_locked(htab);
 	return e;
 }
 
@@ -270,54 +314,79 @@ static void count_add_locked(struct htab *htab, int delta)
 	atomic_store_explicit(&htab->count, count_read(htab) + delta, memory_order_relaxed);
 }
 
-/* An element to fill, and a slot for it (*slot) while count < max_entries
- * (or always, with force_slot: LRU maps trim afterwards). Without a slot
- * the element can only replace an existing key. may_block: the caller is
- * outside any read section and can wait for a grace period rather than
- * reuse a limbo element early. */
-static struct htab_elem *pool_get(struct htab *htab, bool may_block, bool force_slot,
-				  bool *slot)
+/* Elements the pool keeps for keys not yet in the map: each of the
+ * max_entries - count keys still allowed needs one. */
+static uint32_t pool_reserved_locked(struct htab *htab)
 {
-	struct htab_elem *e;
-	bool limbo_left;
+	uint32_t count = count_read(htab);
+
+	return count < htab->map.max_entries ? htab->map.max_entries - count : 0;
+}
+
+static uint32_t pool_avail_locked(struct htab *htab)
+{
+	return atomic_load_explicit(&htab->n_free, memory_order_relaxed) + htab->n_limbo;
+}
+
+/* Under the bucket lock, the key absent: an element and the slot for it,
+ * or NULL when the map is full (LRU maps take the slot anyway and trim
+ * afterwards). Never NULL for a non-full non-LRU map: see "Accounting". */
+static struct htab_elem *pool_get_for_insert(struct htab *htab, bool *kick_gp)
+{
+	struct htab_elem *e = NULL;
 
 	bpfrt_spin_lock(&htab->pool_lock);
-	e = pool_pop_locked(htab);
-	if (!e && htab->limbo_head && may_block) {
-		bpfrt_spin_unlock(&htab->pool_lock);
-		bpfrt_rcu_synchronize();
-		bpfrt_spin_lock(&htab->pool_lock);
-		e = pool_pop_locked(htab);
-	}
-	if (!e && htab->limbo_head) {
-		/* Early reuse, as Linux's preallocated maps always do. */
-		e = htab->limbo_head;
-		htab->limbo_head = e->pool_next;
-		if (!htab->limbo_head)
-			htab->limbo_tail = NULL;
-	}
-	*slot = e && (force_slot || count_read(htab) < htab->map.max_entries);
-	if (*slot)
+	if (htab->lru || count_read(htab) < htab->map.max_entries)
+		e = pool_take_locked(htab);
+	if (e)
 		count_add_locked(htab, 1);
-	limbo_left = htab->limbo_head != NULL;
+	*kick_gp |= htab->limbo_head != NULL;
 	bpfrt_spin_unlock(&htab->pool_lock);
-	if (limbo_left)
-		bpfrt_rcu_start_gp();
 	return e;
 }
 
-/* An element that was never linked goes straight back, with its slot. */
-static void pool_put_unused(struct htab *htab, struct htab_elem *e, bool slot)
+/* Under the bucket lock, the key present: an element to replace it with,
+ * if the pool has one beyond those it keeps for new keys; else NULL and
+ * the caller overwrites the value in place. */
+static struct htab_elem *pool_get_spare(struct htab *htab, bool *kick_gp)
 {
+	struct htab_elem *e = NULL;
+
 	bpfrt_spin_lock(&htab->pool_lock);
-	free_list_push_locked(htab, e);
-	if (slot)
-		count_add_locked(htab, -1);
+	if (pool_avail_locked(htab) > pool_reserved_locked(htab))
+		e = pool_take_locked(htab);
+	*kick_gp |= htab->limbo_head != NULL;
+	bpfrt_spin_unlock(&htab->pool_lock);
+	return e;
+}
+
+/* User space outside read sections, before taking a bucket lock: when the
+ * free list is empty, wait for a grace period rather than have the update
+ * reuse a limbo element early. Not under the bucket lock: a reader
+ * spinning on it would hold the grace period up. */
+static void pool_wait_for_free(struct htab *htab)
+{
+	bool waiting;
+
+	if (atomic_load_explicit(&htab->n_free, memory_order_relaxed))
+		return;
+	bpfrt_spin_lock(&htab->pool_lock);
+	reclaim_limbo_locked(htab);
+	waiting = !htab->free_list && htab->limbo_head;
+	bpfrt_spin_unlock(&htab->pool_lock);
+	if (!waiting)
+		return;
+	bpfrt_rcu_synchronize();
+	bpfrt_spin_lock(&htab->pool_lock);
+	reclaim_limbo_locked(htab);
 	bpfrt_spin_unlock(&htab->pool_lock);
 }
 
-/* An element just unlinked: readers may still hold it. Its slot is given
- * back unless a replacement without a slot of its own took it over. */
+/* An element just unlinked, under the bucket lock that unlinked it (so
+ * count and the table change together): readers may still hold it, so it
+ * waits in limbo. release_slot: its key left the map (delete, eviction);
+ * not when a replacement took the key over. The caller kicks a grace
+ * period once it has dropped the bucket lock. */
 static void pool_retire(struct htab *htab, struct htab_elem *e, bool release_slot)
 {
 	uint64_t cookie;
@@ -337,15 +406,15 @@ static void pool_retire(struct htab *htab, struct htab_elem *e, bool release_slo
 	else
 		htab->limbo_head = e;
 	htab->limbo_tail = e;
+	htab->n_limbo++;
 	if (release_slot)
 		count_add_locked(htab, -1);
 	bpfrt_spin_unlock(&htab->pool_lock);
-	bpfrt_rcu_start_gp();
 }
 
 /* ---- LRU ------------------------------------------------------------------------ */
 
-/* Unlinks e if it is still in its chain. */
+/* Unlinks e if it is still in its chain, and retires it. */
 static bool unlink_elem(struct htab *htab, struct htab_elem *e)
 {
 	uint32_t hash = atomic_load_explicit(&e->hash, memory_order_relaxed);
@@ -360,6 +429,7 @@ static bool unlink_elem(struct htab *htab, struct htab_elem *e)
 			atomic_store_explicit(link, atomic_load_explicit(&e->next,
 					      memory_order_relaxed), memory_order_release);
 			atomic_store_explicit(&e->linked, 0, memory_order_relaxed);
+			pool_retire(htab, e, true);
 			found = true;
 			break;
 		}
@@ -373,7 +443,7 @@ static bool unlink_elem(struct htab *htab, struct htab_elem *e)
  * a bucket lock, then pool_lock; callers hold no bucket lock. */
 static bool lru_evict_one(struct htab *htab)
 {
-	struct htab_elem *victim = NULL;
+	bool evicted = false;
 
 	bpfrt_spin_lock(&htab->lru_lock);
 	for (uint64_t scanned = 0; scanned < 2ull * htab->n_elems + 1; scanned++) {
@@ -387,26 +457,30 @@ static bool lru_evict_one(struct htab *htab)
 			continue;
 		}
 		if (unlink_elem(htab, e)) {
-			victim = e;
+			evicted = true;
 			break;
 		}
 	}
 	bpfrt_spin_unlock(&htab->lru_lock);
-	if (victim)
-		pool_retire(htab, victim, true);
-	return victim != NULL;
+	if (evicted)
+		bpfrt_rcu_start_gp();
+	return evicted;
 }
 
-static struct htab_elem *alloc_elem(struct htab *htab, bool may_block, bool *slot)
+/* A full LRU map makes room before a new key goes in (Linux's LRU also
+ * evicts before taking the bucket lock). A key already present needs no
+ * room: its update evicts nothing. */
+static void lru_make_room(struct htab *htab, uint32_t hash, const void *key)
 {
-	struct htab_elem *e;
+	bool present;
 
-	if (htab->lru && count_read(htab) >= htab->map.max_entries)
+	if (count_read(htab) < htab->map.max_entries)
+		return;
+	bpfrt_rcu_read_lock();
+	present = lookup_rcu(htab, hash, key) != NULL;
+	bpfrt_rcu_read_unlock();
+	if (!present)
 		lru_evict_one(htab);
-	e = pool_get(htab, may_block, htab->lru, slot);
-	if (!e && htab->lru && lru_evict_one(htab))
-		e = pool_get(htab, may_block, true, slot);
-	return e;
 }
 
 /* ---- update / delete ---------------------------------------------------------- */
@@ -441,89 +515,109 @@ static void fill_values(struct htab *htab, struct htab_elem *e, const void *valu
 	}
 }
 
-/* Per-CPU maps update values in place when the key exists (as Linux).
- * Returns 1 if the key was absent. */
-static long percpu_update_existing(struct htab *htab, struct bucket *bucket, uint32_t hash,
-				   const void *key, const void *value, uint64_t flags,
-				   bool user)
+static void fill_elem(struct htab *htab, struct htab_elem *e, uint32_t hash,
+		      const void *key, const void *value, bool user)
 {
-	_Atomic uintptr_t *link;
-	long ret = 1;
-
-	bpfrt_spin_lock(&bucket->lock);
-	link = find_link_locked(htab, bucket, hash, key);
-	if (link && flags == BPF_NOEXIST) {
-		ret = -EEXIST;
-	} else if (link) {
-		fill_values(htab, link_target(link), value, user, false);
-		ret = 0;
-	} else if (flags == BPF_EXIST) {
-		ret = -ENOENT;
-	}
-	bpfrt_spin_unlock(&bucket->lock);
-	return ret;
+	atomic_store_explicit(&e->hash, hash, memory_order_relaxed);
+	atomic_store_explicit(&e->ref, 0, memory_order_relaxed);
+	bpfrt_map_copy_in(elem_key(e), key, htab->map.key_size);
+	fill_values(htab, e, value, user, true);
 }
 
+/* Under the bucket lock, the key present (not per-CPU): a new element
+ * takes the old one's place and slot, so readers holding the old one keep
+ * its value. Without a spare element (more updaters at once than the
+ * pool's slack) the value is overwritten in place, and a reader may see a
+ * mix of the two, as after early reuse. Never fails. */
+static void replace_locked(struct htab *htab, _Atomic uintptr_t *link, uint32_t hash,
+			   const void *key, const void *value, bool user, bool *kick_gp)
+{
+	struct htab_elem *old = link_target(link);
+	struct htab_elem *e = pool_get_spare(htab, kick_gp);
+
+	if (!e) {
+		fill_values(htab, old, value, user, false);
+		return;
+	}
+	fill_elem(htab, e, hash, key, value, user);
+	atomic_store_explicit(&e->next, atomic_load_explicit(&old->next, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
+	atomic_store_explicit(&old->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(link, (uintptr_t)e, memory_order_release);
+	pool_retire(htab, old, false);
+	*kick_gp = true;
+}
+
+/* Under the bucket lock, the key absent: a new element at the chain's
+ * head. -E2BIG when the map holds max_entries keys; -EAGAIN when an LRU
+ * map's pool is dry (the caller evicts and retries). */
+static long insert_locked(struct htab *htab, struct bucket *bucket, uint32_t hash,
+			  const void *key, const void *value, bool user, bool *kick_gp)
+{
+	struct htab_elem *e = pool_get_for_insert(htab, kick_gp);
+
+	if (!e)
+		return htab->lru ? -EAGAIN : -E2BIG;
+	fill_elem(htab, e, hash, key, value, user);
+	atomic_store_explicit(&e->next, atomic_load_explicit(&bucket->first, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
+	atomic_store_explicit(&bucket->first, (uintptr_t)e, memory_order_release);
+	return 0;
+}
+
+static long update_locked(struct htab *htab, struct bucket *bucket, uint32_t hash,
+			  const void *key, const void *value, uint64_t flags, bool user,
+			  bool *kick_gp)
+{
+	_Atomic uintptr_t *link = find_link_locked(htab, bucket, hash, key);
+
+	if (link && flags == BPF_NOEXIST)
+		return -EEXIST;
+	if (!link && flags == BPF_EXIST)
+		return -ENOENT;
+	if (!link)
+		return insert_locked(htab, bucket, hash, key, value, user, kick_gp);
+	if (htab->percpu)  /* in place, as Linux */
+		fill_values(htab, link_target(link), value, user, false);
+	else
+		replace_locked(htab, link, hash, key, value, user, kick_gp);
+	return 0;
+}
+
+/* Whether the key is present is decided under the bucket lock, and the
+ * element is taken and filled there (as Linux does): only an insert of a
+ * new key needs a slot, so concurrent updaters of present keys can never
+ * make it, or each other, fail. */
 static long htab_update_common(struct htab *htab, const void *key, const void *value,
 			       uint64_t flags, bool user)
 {
 	uint32_t hash = htab_hash(htab, key);
 	struct bucket *bucket = &htab->buckets[hash & (htab->n_buckets - 1)];
-	struct htab_elem *e, *old = NULL;
-	_Atomic uintptr_t *link;
-	bool used = false, slot;
-	long err = 0;
+	bool kick_gp = false;
+	long err;
 
 	if (flags > BPF_EXIST)
 		return -EINVAL;
-	if (htab->percpu) {
-		err = percpu_update_existing(htab, bucket, hash, key, value, flags, user);
-		if (err <= 0)
-			return err;
-		err = 0;
+	/* What may wait or take other bucket locks happens first, unlocked. */
+	if (user && !bpfrt_rcu_in_read_section())
+		pool_wait_for_free(htab);
+	if (htab->lru)
+		lru_make_room(htab, hash, key);
+	for (int attempt = 0;; attempt++) {
+		bpfrt_spin_lock(&bucket->lock);
+		err = update_locked(htab, bucket, hash, key, value, flags, user, &kick_gp);
+		bpfrt_spin_unlock(&bucket->lock);
+		if (err != -EAGAIN)
+			break;
+		if (attempt == HTAB_LRU_RETRIES || !lru_evict_one(htab)) {
+			err = -ENOMEM;
+			break;
+		}
 	}
-	/* Fill a new element before taking the bucket lock: getting one may
-	 * evict (other bucket locks) or wait for a grace period. */
-	e = alloc_elem(htab, user && !bpfrt_rcu_in_read_section(), &slot);
-	if (!e)
-		return htab->lru ? -ENOMEM : -E2BIG;
-	atomic_store_explicit(&e->hash, hash, memory_order_relaxed);
-	atomic_store_explicit(&e->ref, 0, memory_order_relaxed);
-	bpfrt_map_copy_in(elem_key(e), key, htab->map.key_size);
-	fill_values(htab, e, value, user, true);
-
-	bpfrt_spin_lock(&bucket->lock);
-	link = find_link_locked(htab, bucket, hash, key);
-	if (link && flags == BPF_NOEXIST) {
-		err = -EEXIST;
-	} else if (!link && flags == BPF_EXIST) {
-		err = -ENOENT;
-	} else if (link && htab->percpu) {
-		/* Inserted by someone else since we looked: update in place. */
-		fill_values(htab, link_target(link), value, user, false);
-	} else if (link) {
-		old = link_target(link);
-		atomic_store_explicit(&e->next, atomic_load_explicit(&old->next,
-				      memory_order_relaxed), memory_order_relaxed);
-		atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
-		atomic_store_explicit(&old->linked, 0, memory_order_relaxed);
-		atomic_store_explicit(link, (uintptr_t)e, memory_order_release);
-		used = true;
-	} else if (!slot) {
-		err = -E2BIG;  /* full: new keys need a slot */
-	} else {
-		atomic_store_explicit(&e->next, atomic_load_explicit(&bucket->first,
-				      memory_order_relaxed), memory_order_relaxed);
-		atomic_store_explicit(&e->linked, 1, memory_order_relaxed);
-		atomic_store_explicit(&bucket->first, (uintptr_t)e, memory_order_release);
-		used = true;
-	}
-	bpfrt_spin_unlock(&bucket->lock);
-
-	if (!used)
-		pool_put_unused(htab, e, slot);
-	if (old)
-		pool_retire(htab, old, slot);  /* without a slot, e took old's */
+	if (kick_gp)
+		bpfrt_rcu_start_gp();
 	/* Concurrent LRU inserts can overshoot by one each; trim back. */
 	if (htab->lru && count_read(htab) > htab->map.max_entries)
 		lru_evict_one(htab);
@@ -545,11 +639,12 @@ static long htab_delete_common(struct htab *htab, const void *key)
 		atomic_store_explicit(link, atomic_load_explicit(&e->next,
 				      memory_order_relaxed), memory_order_release);
 		atomic_store_explicit(&e->linked, 0, memory_order_relaxed);
+		pool_retire(htab, e, true);
 	}
 	bpfrt_spin_unlock(&bucket->lock);
 	if (!e)
 		return -ENOENT;
-	pool_retire(htab, e, true);
+	bpfrt_rcu_start_gp();
 	return 0;
 }
 
