@@ -1,0 +1,252 @@
+/* The arch-neutral JIT driver (src/jit/passes.c) with a fake backend whose
+ * code sizes the tests choose: recorded offsets, head padding, the exact
+ * final pass, growth at the image address, error propagation,
+ * non-convergence and the prescan helpers. The real backends' output is
+ * covered by test_jit, test_conformance and the cross suites. */
+#include "testlib.h"
+#include "insns.h"
+#include "bpfrt/bpfrt.h"
+#include "jit/passes.h"
+
+#include <errno.h>
+#include <string.h>
+
+enum fake_mode {
+	FAKE_PLAIN,             /* insn pc: pc + 1 bytes */
+	FAKE_GROWS_AT_ADDR,     /* 2 bytes an insn at an address until shrink */
+	FAKE_FAILS_AT_1,        /* insn 1 reports -EINVAL */
+	FAKE_OSCILLATES,        /* sizes flip every pass: never converges */
+};
+
+struct fake {
+	uint8_t *p;
+	size_t len;
+	struct bpfrt_jit_passes jp;
+	enum fake_mode mode;
+	bool shrunk;
+	int shrinks, passes;
+	bool prev_pos_exact;    /* last pass: prev_pos == cur position everywhere */
+};
+
+#define FAKE(jp) bpfrt_container_of(jp, struct fake, jp)
+
+static void put(struct fake *f, uint8_t byte, size_t n)
+{
+	memset(f->p + f->len, byte, n);
+	f->len += n;
+}
+
+static int fake_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
+{
+	struct fake *f = FAKE(jp);
+
+	if (s == 0) {
+		f->passes++;
+		f->prev_pos_exact = true;
+	}
+	put(f, 0xa0 + (uint8_t)s, 3);
+	return 0;
+}
+
+static int fake_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
+{
+	struct fake *f = FAKE(jp);
+	size_t n = pc + 1;
+
+	if (bpfrt_jit_prev_pos(jp, pc) != (int64_t)f->len)
+		f->prev_pos_exact = false;
+	switch (f->mode) {
+	case FAKE_PLAIN:
+		break;
+	case FAKE_GROWS_AT_ADDR:
+		n = jp->base && !f->shrunk ? 2 : 1;
+		break;
+	case FAKE_FAILS_AT_1:
+		if (pc == 1)
+			return -EINVAL;
+		break;
+	case FAKE_OSCILLATES:
+		n = 1 + (f->passes & 1);
+		break;
+	}
+	put(f, (uint8_t)pc, n);
+	return insn_is_lddw(&jp->prog->insns[pc]) ? 2 : 1;
+}
+
+static int fake_abort_stub(struct bpfrt_jit_passes *jp)
+{
+	put(FAKE(jp), 0xee, 5);
+	return 0;
+}
+
+static void fake_shrink(struct bpfrt_jit_passes *jp)
+{
+	FAKE(jp)->shrunk = true;
+	FAKE(jp)->shrinks++;
+}
+
+static void fake_traps(void *dst, size_t len)
+{
+	memset(dst, 0xcc, len);
+}
+
+static const struct bpfrt_jit_arch fake_arch = {
+	.max_insn_code = 64,
+	.seed_insn_code = 16,
+	.fill_traps = fake_traps,
+	.emit_prologue = fake_prologue,
+	.emit_insn = fake_insn,
+	.emit_abort_stub = fake_abort_stub,
+};
+
+/* main: r0 = 1; call sub; exit. sub: lddw r0; if r0 != 0 goto -2 (loop
+ * head at the lddw); exit. */
+static const struct bpf_insn two_funcs[] = {
+	MOV64_IMM(BPF_R0, 1),
+	CALL_LOCAL(1),
+	EXIT(),
+	LDDW(BPF_R0, 7),
+	JMP_IMM(BPF_JNE, BPF_R0, 0, -3),
+	EXIT(),
+};
+
+static struct bpfrt_prog *load(void)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "passes" };
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(bpfrt_prog_load(two_funcs, ARRAY_LEN(two_funcs), &o, &p) == 0, "%s",
+	      bpfrt_last_error());
+	return p;
+}
+
+/* Builds prog with the fake backend; returns the driver's result. */
+static int build(struct bpfrt_prog *prog, struct fake *f, const struct bpfrt_jit_arch *arch)
+{
+	int err = bpfrt_jit_passes_init(&f->jp, prog, arch, &f->p, &f->len);
+
+	f->jp.abort_stub = true;
+	if (!err)
+		err = bpfrt_jit_build(&f->jp);
+	return err;
+}
+
+TEST(offsets_follow_the_emitted_code)
+{
+	struct bpfrt_prog *prog = load();
+	struct fake f = { .mode = FAKE_PLAIN };
+	const uint32_t *off;
+
+	REQUIRE(prog);
+	REQUIRE(build(prog, &f, &fake_arch) == 0, "%s", bpfrt_last_error());
+	off = prog->jit_insn_off;
+	REQUIRE(off && prog->jit_func);
+	/* main: prologue 3, insns 1 + 2 + 3 bytes, abort stub 5; sub:
+	 * prologue 3, lddw 4 (its second slot empty), jne 6, exit 7 */
+	CHECK(off[BPFRT_JIT_FUNC_START(prog, 0)] == 0);
+	CHECK(off[0] == 3 && off[1] == 4 && off[2] == 6);
+	CHECK(off[BPFRT_JIT_BODY_END(prog, 0)] == 9);
+	CHECK(off[BPFRT_JIT_FUNC_START(prog, 1)] == 14, "%u", off[BPFRT_JIT_FUNC_START(prog, 1)]);
+	CHECK(off[3] == 17 && off[4] == 21 && off[5] == 21 && off[6] == 27);
+	CHECK(off[BPFRT_JIT_BODY_END(prog, 1)] == 34 && off[prog->insn_cnt] == 34);
+	CHECK(prog->jit_len == 34, "%zu", prog->jit_len);
+	CHECK(f.jp.prev.abort_off == 9);
+	CHECK(f.prev_pos_exact, "the converged pass must see its own positions");
+	CHECK(memcmp((const uint8_t *)prog->jit_func + 9, "\xee\xee\xee\xee\xee", 5) == 0);
+	bpfrt_jit_passes_free(&f.jp);
+	CHECK(f.p == NULL, "the driver frees the pass buffer");
+	bpfrt_prog_free(prog);
+}
+
+TEST(head_padding_aligns_the_first_function)
+{
+	struct bpfrt_prog *prog = load();
+	struct bpfrt_jit_arch arch = fake_arch;
+	struct fake f = { .mode = FAKE_PLAIN };
+	const uint8_t *image;
+
+	REQUIRE(prog);
+	arch.image_align = 64;
+	arch.addr_dependent = true;
+	REQUIRE(build(prog, &f, &arch) == 0, "%s", bpfrt_last_error());
+	CHECK((uintptr_t)prog->jit_func % 64 == 0, "%p", (void *)prog->jit_func);
+	CHECK(f.jp.head_pad == (uintptr_t)prog->jit_func - f.jp.base);
+	image = (const uint8_t *)(uintptr_t)f.jp.base;
+	for (uint32_t i = 0; i < f.jp.head_pad; i++)
+		CHECK(image[i] == 0xcc, "byte %u", i);
+	/* offsets stay relative to the first function */
+	CHECK(prog->jit_insn_off[0] == 3 && prog->jit_len == 34);
+	bpfrt_jit_passes_free(&f.jp);
+	bpfrt_prog_free(prog);
+}
+
+TEST(growth_at_the_address_retries_after_shrink)
+{
+	struct bpfrt_prog *prog = load();
+	struct bpfrt_jit_arch arch = fake_arch;
+	struct fake f = { .mode = FAKE_GROWS_AT_ADDR };
+
+	REQUIRE(prog);
+	arch.addr_dependent = true;
+	arch.shrink = fake_shrink;
+	REQUIRE(build(prog, &f, &arch) == 0, "%s", bpfrt_last_error());
+	CHECK(f.shrinks == 1, "%d", f.shrinks);
+	CHECK(prog->jit_insn_off[1] == prog->jit_insn_off[0] + 1, "1-byte insns after the shrink");
+	bpfrt_jit_passes_free(&f.jp);
+	bpfrt_prog_free(prog);
+
+	/* without a shrink hook growth is an error, and nothing is kept */
+	prog = load();
+	REQUIRE(prog);
+	arch.shrink = NULL;
+	f = (struct fake){ .mode = FAKE_GROWS_AT_ADDR };
+	CHECK(build(prog, &f, &arch) == -EFAULT);
+	CHECK(strstr(bpfrt_last_error(), "grew"), "%s", bpfrt_last_error());
+	CHECK(!prog->jit_func && !prog->jit_mem && !prog->jit_insn_off);
+	bpfrt_jit_passes_free(&f.jp);
+	bpfrt_prog_free(prog);
+}
+
+TEST(emitter_errors_and_non_convergence_fail_the_build)
+{
+	struct bpfrt_prog *prog = load();
+	struct fake f = { .mode = FAKE_FAILS_AT_1 };
+
+	REQUIRE(prog);
+	CHECK(build(prog, &f, &fake_arch) == -EINVAL);
+	CHECK(f.passes == 1, "%d", f.passes);
+	CHECK(!prog->jit_func && !prog->jit_mem);
+	bpfrt_jit_passes_free(&f.jp);
+
+	f = (struct fake){ .mode = FAKE_OSCILLATES };
+	CHECK(build(prog, &f, &fake_arch) == -EFAULT);
+	CHECK(strstr(bpfrt_last_error(), "did not converge"), "%s", bpfrt_last_error());
+	CHECK(!prog->jit_func && !prog->jit_mem);
+	bpfrt_jit_passes_free(&f.jp);
+	bpfrt_prog_free(prog);
+}
+
+TEST(prescan_helpers)
+{
+	struct bpfrt_prog *prog = load();
+	uint8_t marks[ARRAY_LEN(two_funcs)] = { 0 };
+	bool callx = true, calls = false;
+	uint16_t regs;
+
+	REQUIRE(prog);
+	CHECK(bpfrt_jit_scan_branches(prog, marks, &callx) == 0);
+	CHECK(!callx);
+	CHECK(marks[3] == (BPFRT_JIT_TARGET | BPFRT_JIT_LOOP), "%u", marks[3]);
+	CHECK(marks[0] == 0 && marks[4] == 0 && marks[5] == 0);
+	/* main names r0 and calls; sub names r0 only (lddw src is a kind) */
+	regs = bpfrt_jit_subprog_regs(prog, &prog->subprogs[0], &calls);
+	CHECK(regs == 1 && calls, "%#x", regs);
+	regs = bpfrt_jit_subprog_regs(prog, &prog->subprogs[1], &calls);
+	CHECK(regs == 1 && !calls, "%#x", regs);
+	{
+		const uint8_t map[BPF_NREGS] = { 9, 1, 2, 3, 4, 5, 6, 7, 8, 0, 10 };
+
+		CHECK(bpfrt_jit_map_regs(1u << 0 | 1u << 9, map) == (1u << 9 | 1u << 0));
+	}
+	bpfrt_prog_free(prog);
+}
