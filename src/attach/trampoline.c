@@ -396,6 +396,21 @@ static struct tramp_block *block_alloc(uintptr_t near, int cls, bool *reused)
 	return blk;
 }
 
+/* Stores value at addr (8-byte aligned, in an arena) atomically. */
+static int arena_patch(uintptr_t addr, uint64_t value)
+{
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&arena_lock);
+	for (struct tramp_arena *a = arenas; a; a = a->next)
+		if (addr >= arena_base(a) && addr < arena_base(a) + ARENA_SIZE) {
+			err = bpfrt_execmem_patch(a->mem, addr - arena_base(a), &value, 8);
+			break;
+		}
+	pthread_mutex_unlock(&arena_lock);
+	return err;
+}
+
 static void block_put(struct tramp_block *blk)
 {
 	pthread_mutex_lock(&arena_lock);
@@ -496,9 +511,17 @@ static int tramp_fast_rebuild(struct bpfrt_tramp_func *tf)
 			err = -ENOMEM;
 	}
 	old = tf->fast_block;
-	/* release: a thread that loads the new address sees its code. */
-	atomic_store_explicit(&tf->fast_image,
-			      blk ? arena_base(blk->arena) + blk->off : 0, memory_order_release);
+	uintptr_t img = blk ? arena_base(blk->arena) + blk->off : 0;
+	uint64_t slot = img ? img : tf->stub + tf->stub_c_path;
+
+	/* One atomic store through the writable alias; the image's code was
+	 * written before it (x86 keeps stores in order). */
+	if (arena_patch(tf->stub + tf->stub_slot, slot)) {
+		if (blk)
+			block_put(blk);
+		return bpfrt_err(-EFAULT, "trampoline: cannot switch the image");
+	}
+	atomic_store_explicit(&tf->fast_image, img, memory_order_release);
 	tf->fast_block = blk;
 	tf->fast_fentry = fe;
 	tf->fast_multi = mu;
@@ -512,7 +535,8 @@ static int tramp_stub(struct bpfrt_tramp_func *tf)
 {
 	struct bpfrt_tramp_desc d = {
 		.type = BPFRT_TRAMP_STUB, .md = tf, .enter = bpfrt_tramp_stub_run,
-		.image_slot = &tf->fast_image, .tail_off = &tf->stub_tail,
+		.tail_off = &tf->stub_tail, .slot_off = &tf->stub_slot,
+		.c_path_off = &tf->stub_c_path,
 	};
 
 	if (tf->stub)

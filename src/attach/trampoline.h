@@ -81,8 +81,8 @@ struct bpfrt_tramp_frame {
  * STUB + IMAGE: the fentry fast path (the userspace form of what Linux's
  * arch_prepare_bpf_trampoline emits). The entry calls a permanent
  * per-function STUB: frame, argument saves, the RCU read lock inline, then
- * a jump to the IMAGE whose address it loads from *image_slot inside the
- * read section (0: it calls enter(frame, md) in C instead). The IMAGE is the
+ * a jump through the slot at its end, inside the read section: to the
+ * IMAGE, or to its own C path (enter(frame, md)) when there is none. The IMAGE is the
  * function's current program list compiled in: per program the recursion
  * guard inline and a direct call of its JIT code (run_item() in C for what
  * is not inline: interpreted programs, programs that call helpers, a guard
@@ -127,9 +127,10 @@ struct bpfrt_tramp_desc {
 	uint64_t (*enter)(struct bpfrt_tramp_frame *frame, void *md);
 	void (*exit)(struct bpfrt_tramp_frame *frame, void *md);
 	bool no_fp;             /* do not save xmm0-7 (benchmarks only) */
-	/* STUB */
-	_Atomic uintptr_t *image_slot;
-	uint32_t *tail_off;     /* out: offset of the stub's tail in its code */
+	/* STUB (out: offsets in its code) */
+	uint32_t *tail_off;     /* the tail: RCU unlock, restores, ret */
+	uint32_t *slot_off;     /* the 8-byte slot the stub jumps through */
+	uint32_t *c_path_off;   /* the C path (the slot's value without IMAGE) */
 	/* IMAGE */
 	uintptr_t tail;         /* the stub's tail */
 	const struct bpfrt_tramp_item *items;
@@ -157,8 +158,9 @@ struct bpfrt_tramp_func {
 	struct bpfrt_prog_array *_Atomic multi;
 	uintptr_t image;        /* per-function CLASSIC trampoline, once built */
 	uintptr_t stub;         /* fentry fast path: the STUB, once built */
-	uint32_t stub_tail;     /* offset of the stub's tail */
-	_Atomic uintptr_t fast_image;   /* the IMAGE the stub runs (0: C path) */
+	uint32_t stub_tail;     /* offsets of the stub's tail, slot, C path */
+	uint32_t stub_slot, stub_c_path;
+	_Atomic uintptr_t fast_image;   /* the IMAGE in the stub's slot (0: C path) */
 	struct tramp_block *fast_block; /* its memory */
 	/* the arrays the IMAGE was compiled from */
 	const struct bpfrt_prog_array *fast_fentry, *fast_multi;

@@ -354,34 +354,54 @@ static void restore_args(struct tbuf *b)
 	load64(b, RAX_, OFF(rax));
 }
 
+/* The stub keeps no frame pointer (nothing in it walks frames, and the
+ * traced function sets up its own): sub/add instead of push/mov/leave.
+ * It ends with its slot, 8 aligned bytes read by `jmp [rip + slot]`:
+ * the current IMAGE, or the stub's own C path when there is none. */
+#define STUB_FRAME (BPFRT_TRAMP_FRAME_SIZE + 8)
+
 static int prepare_stub(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
 	struct slow_block slow;
-	size_t to_c, tail;
+	size_t jmp_disp, tail, c_path, slot;
+	uint64_t c_path_addr;
 
-	if (!d->image_slot || !d->enter || !d->tail_off)
+	if (!d->enter || !d->tail_off || !d->slot_off)
 		return -EINVAL;
-	prologue(b, 0);
+	put(b, "\x48\x81\xec", 3);                  /* sub rsp, FRAME */
+	put32(b, STUB_FRAME);
 	save_args(b);
 	emit_rcu_lock(b, image, &slow);
-	movabs(b, 11, (uint64_t)(uintptr_t)d->image_slot);
-	put(b, "\x4d\x8b\x1b", 3);                  /* mov r11, [r11] */
-	put(b, "\x4d\x85\xdb", 3);                  /* test r11, r11 */
-	to_c = jcc32(b, 0x4);                        /* jz: no image, C path */
-	put(b, "\x41\xff\xe3", 3);                  /* jmp r11 */
+	put(b, "\xff\x25", 2);                      /* jmp [rip + slot] */
+	put32(b, 0);
+	jmp_disp = b->len - 4;
 	tail = b->len;
-	*d->tail_off = (uint32_t)tail;
 	emit_rcu_unlock(b);
 	restore_args(b);
-	put1(b, 0xc9);                              /* leave */
+	put(b, "\x48\x81\xc4", 3);                  /* add rsp, FRAME */
+	put32(b, STUB_FRAME);
 	put1(b, 0xc3);                              /* ret: into the body */
-	fix32(b, to_c);
+	c_path = b->len;
 	save_xmm(b);
 	call_c(b, image, d->md, (uintptr_t)d->enter);
 	restore_xmm(b);
 	jmp_back(b, tail);
 	emit_rcu_lock_slow(b, image, &slow);
-	return b->overflow ? -E2BIG : (int)b->len;
+	while (b->len % 8)
+		put1(b, 0xcc);
+	slot = b->len;
+	c_path_addr = image + c_path;
+	put64(b, c_path_addr);
+	if (b->overflow)
+		return -E2BIG;
+	int32_t disp = (int32_t)(slot - (jmp_disp + 4));
+
+	memcpy(b->p + jmp_disp, &disp, 4);
+	*d->tail_off = (uint32_t)tail;
+	*d->slot_off = (uint32_t)slot;
+	if (d->c_path_off)
+		*d->c_path_off = (uint32_t)c_path;
+	return (int)b->len;
 }
 
 #define ATTACH_OFF(field) (tp_off(&bpfrt_attach_tls) + \
