@@ -64,9 +64,13 @@ static struct bpfrt_patchable_func **name_slot(const char *name)
 	return &name_slots[i];
 }
 
-static int name_index_grow(void)
+/* Grows the index to at least min_size slots (a power of two). */
+static int name_index_grow(size_t min_size)
 {
 	size_t size = name_mask ? 2 * (name_mask + 1) : 4096;
+
+	while (size < min_size)
+		size *= 2;
 	struct bpfrt_patchable_func **old = name_slots;
 	size_t old_size = name_mask ? name_mask + 1 : 0;
 
@@ -89,7 +93,7 @@ static int name_index_add(struct bpfrt_patchable_func *f)
 {
 	struct bpfrt_patchable_func **slot, *g;
 
-	if ((name_cnt + 1) * 2 > (name_mask ? name_mask + 1 : 0) && name_index_grow())
+	if ((name_cnt + 1) * 2 > (name_mask ? name_mask + 1 : 0) && name_index_grow(0))
 		return -ENOMEM;
 	slot = name_slot(f->name);
 	for (g = *slot; g; g = g->same_name)
@@ -364,6 +368,12 @@ static int scan_symbols(Elf *elf, uintptr_t base, const char *module,
 			.bucket = mcount ? cnt[0] + (size_t)m : (size_t)p,
 			.name = name, .entry = entry, .pad = pad,
 		};
+	}
+	/* Room for them all at once: one rehash instead of one per doubling. */
+	if ((name_cnt + cand_cnt) * 2 > (name_mask ? name_mask + 1 : 0) &&
+	    name_index_grow((name_cnt + cand_cnt) * 2)) {
+		free(cands);
+		return -ENOMEM;
 	}
 	return add_in_address_order(cands, cand_cnt, cnt[0] + cnt[1], module);
 }
