@@ -503,11 +503,23 @@ static int prepare_image(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 #define ITEM_OFF(field) ((int32_t)offsetof(struct bpfrt_prog_array, items) + \
 			 (int32_t)offsetof(struct bpfrt_prog_array_item, field))
 
+/* The hash lookup in C (rdi = ip); leaves tf in rdx, or goes to done. */
+static void emit_hash_lookup(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d,
+			     size_t *to_none)
+{
+	save_xmm(b);
+	call_abs(b, image, (uintptr_t)d->lookup);
+	restore_xmm(b);
+	put(b, "\x48\x89\xc2", 3);                  /* mov rdx, rax */
+	put(b, "\x48\x85\xd2", 3);                  /* test rdx, rdx */
+	*to_none = jcc32(b, 0x4);                    /* jz done: detached meanwhile */
+}
+
 static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
 	struct slow_block slow;
-	size_t to_hash[4], n_hash = 0, to_found = 0, to_none, to_empty, loop, to_done;
-	size_t to_c[2], next, c_block;
+	size_t to_hash[4], n_hash = 0, to_none, to_empty[2], loop, found;
+	size_t to_c[2], next, done;
 
 	_Static_assert(sizeof(struct bpfrt_prog_array_item) == 32, "item stride");
 	_Static_assert(offsetof(struct bpfrt_tramp_func, ip) < 128, "disp8");
@@ -525,6 +537,8 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	emit_rcu_lock(b, image, &slow);
 	load64(b, RDI_, OFF(ip));
 	if (d->pad) {
+		/* The hash, for an index that does not lead back to ip, is
+		 * out of line below. */
 		put(b, "\x8b\x47\xfc", 3);          /* mov eax, [rdi-4] */
 		put(b, "\x89\xc1", 2);              /* mov ecx, eax */
 		put(b, "\xc1\xe9", 2);              /* shr ecx, bits */
@@ -544,30 +558,21 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 		put(b, "\x48\x39\x7a", 3);          /* cmp [rdx + ip], rdi */
 		put1(b, (uint8_t)offsetof(struct bpfrt_tramp_func, ip));
 		to_hash[n_hash++] = jcc32(b, 0x5);   /* jne */
-		put1(b, 0xe9);                       /* jmp found */
-		put32(b, 0);
-		to_found = b->len - 4;
+	} else {
+		emit_hash_lookup(b, image, d, &to_none);
 	}
-	for (size_t i = 0; i < n_hash; i++)
-		fix32(b, to_hash[i]);
-	save_xmm(b);
-	call_abs(b, image, (uintptr_t)d->lookup);   /* rdi = ip */
-	restore_xmm(b);
-	put(b, "\x48\x89\xc2", 3);                  /* mov rdx, rax */
-	put(b, "\x48\x85\xd2", 3);                  /* test rdx, rdx */
-	to_none = jcc32(b, 0x4);                     /* jz done: detached meanwhile */
-	if (d->pad)
-		fix32(b, to_found);
+	found = b->len;
 	store64(b, RDX_, OFF(cookie));              /* tf */
 	put(b, "\x48\x8b\x9a", 3);                  /* mov rbx, [rdx + multi] */
 	put32(b, (uint32_t)offsetof(struct bpfrt_tramp_func, multi));
 	put(b, "\x48\x85\xdb", 3);                  /* test rbx, rbx */
-	to_empty = jcc32(b, 0x4);
+	to_empty[0] = jcc32(b, 0x4);
+	put(b, "\x83\x7b", 2);                      /* cmp dword [rbx + cnt], 0 */
+	put1(b, (uint8_t)offsetof(struct bpfrt_prog_array, cnt));
+	put1(b, 0);
+	to_empty[1] = jcc32(b, 0x4);
 	put(b, "\x45\x31\xe4", 3);                  /* xor r12d, r12d */
 	loop = b->len;
-	put(b, "\x44\x3b\x63", 3);                  /* cmp r12d, [rbx + cnt] */
-	put1(b, (uint8_t)offsetof(struct bpfrt_prog_array, cnt));
-	to_done = jcc32(b, 0x3);                     /* jae */
 	put(b, "\x4c\x89\xe6", 3);                  /* mov rsi, r12 */
 	put(b, "\x48\xc1\xe6\x05", 4);              /* shl rsi, 5 */
 	put(b, "\x48\x01\xde", 3);                  /* add rsi, rbx */
@@ -595,11 +600,22 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	put32(b, 0);
 	next = b->len;
 	put(b, "\x41\xff\xc4", 3);                  /* inc r12d */
-	jmp_back(b, loop);
-	c_block = b->len;
+	put(b, "\x44\x3b\x63", 3);                  /* cmp r12d, [rbx + cnt] */
+	put1(b, (uint8_t)offsetof(struct bpfrt_prog_array, cnt));
+	put(b, "\x0f\x82", 2);                      /* jb loop */
+	put32(b, (uint32_t)(int32_t)((int64_t)loop - (int64_t)(b->len + 4)));
+	done = b->len;
+	fix32(b, to_empty[0]);
+	fix32(b, to_empty[1]);
+	emit_rcu_unlock(b);
+	restore_args(b);
+	put(b, "\x48\x8b\x5d\xf8", 4);              /* mov rbx, [rbp-8] */
+	put(b, "\x4c\x8b\x65\xf0", 4);              /* mov r12, [rbp-16] */
+	put1(b, 0xc9);                              /* leave */
+	put1(b, 0xc3);                              /* ret: into the body */
+	/* out of line: a C run of one item */
 	fix32(b, to_c[0]);
 	fix32(b, to_c[1]);
-	(void)c_block;
 	save_xmm(b);
 	put(b, "\x48\x8b\x8e", 3);                  /* mov rcx, [rsi + cookie] */
 	put32(b, (uint32_t)ITEM_OFF(cookie));
@@ -610,15 +626,19 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	call_abs(b, image, (uintptr_t)d->run_item);
 	restore_xmm(b);
 	jmp_back(b, next);
-	fix32(b, to_none);
-	fix32(b, to_empty);
-	fix32(b, to_done);
-	emit_rcu_unlock(b);
-	restore_args(b);
-	put(b, "\x48\x8b\x5d\xf8", 4);              /* mov rbx, [rbp-8] */
-	put(b, "\x4c\x8b\x65\xf0", 4);              /* mov r12, [rbp-16] */
-	put1(b, 0xc9);                              /* leave */
-	put1(b, 0xc3);                              /* ret: into the body */
+	if (d->pad) {
+		for (size_t i = 0; i < n_hash; i++)
+			fix32(b, to_hash[i]);
+		emit_hash_lookup(b, image, d, &to_none);
+		jmp_back(b, found);
+	}
+	/* to_none: no state for this ip (detached and unpatched meanwhile) */
+	{
+		int32_t rel = (int32_t)((int64_t)done - (int64_t)(to_none + 4));
+
+		if (!b->overflow)
+			memcpy(b->p + to_none, &rel, 4);
+	}
 	emit_rcu_lock_slow(b, image, &slow);
 	return b->overflow ? -E2BIG : (int)b->len;
 }
