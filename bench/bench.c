@@ -23,6 +23,7 @@ static const struct bench *const benches[] = {
 	&bench_trig_fentry_multi_hash,
 	&bench_trig_kprobe, &bench_trig_kprobe_opt, &bench_trig_kretprobe,
 	&bench_multi_calls,
+	&bench_multi_attach,
 	&bench_hashmap,
 	&bench_private_stack, &bench_no_private_stack,
 };

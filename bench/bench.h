@@ -28,7 +28,8 @@ extern const struct bench bench_hashmap;
 extern const struct bench bench_private_stack, bench_no_private_stack;
 /* fentry/fexit/fmod_ret/fentry.multi (bench_fentry.c). */
 extern const struct bench bench_trig_fentry, bench_trig_fexit, bench_trig_fmodret,
-	bench_trig_fentry_multi_pad, bench_trig_fentry_multi_hash, bench_multi_calls;
+	bench_trig_fentry_multi_pad, bench_trig_fentry_multi_hash, bench_multi_calls,
+	bench_multi_attach;
 /* kprobes (bench_kprobe.c). */
 extern const struct bench bench_trig_kprobe, bench_trig_kprobe_opt, bench_trig_kretprobe;
 

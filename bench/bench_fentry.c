@@ -14,7 +14,12 @@
  * in ms of thread CPU time (median of -n runs, default 5), with no program, fentry,
  * fentry.multi through the padding, and fentry.multi through the hash with
  * 1,000 and 32,768 functions attached (the generated bench_fn_* of
- * mk/gen_funcs.sh); also the time to attach and detach 32,768 functions. */
+ * mk/gen_funcs.sh); also the time to attach and detach 32,768 functions.
+ *
+ * multi-attach: the first fentry.multi attach of a fresh process (forked
+ * before anything was scanned or patched), 32,768 functions, wall and
+ * thread CPU time: symbol discovery, function states, program arrays,
+ * the first write to each text page; then detach and attach again. */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "../tests/insns.h"
@@ -28,6 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 void bench_target(long a);
 extern long (*const bench_fn_table[])(long);
@@ -311,4 +319,84 @@ static int multi_calls_run(int argc, char **argv)
 const struct bench bench_multi_calls = {
 	"multi-calls", "seed 003: 10M calls with fentry / fentry.multi (padding, hash 1k/32k)",
 	multi_calls_run,
+};
+
+/* ---- multi-attach: the first attach of a process ------------------------------ */
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int multi_attach_child(void)
+{
+	struct bpfrt_prog *p = counter_prog(&fentry_hits);
+	struct bpfrt_link *l = NULL;
+	double w0, c0, w1, c1, w2, c2, w3, c3;
+
+	if (!p)
+		return 1;
+	w0 = (double)bench_now_ns() / 1e6;
+	c0 = cpu_ms();
+	l = attach_kind(p, BPFRT_PROG_FENTRY_MULTI, "bench_fn_*");
+	w1 = (double)bench_now_ns() / 1e6;
+	c1 = cpu_ms();
+	if (!l)
+		return 1;
+	bpfrt_link_destroy(l);
+	w2 = (double)bench_now_ns() / 1e6;
+	c2 = cpu_ms();
+	l = attach_kind(p, BPFRT_PROG_FENTRY_MULTI, "bench_fn_*");
+	w3 = (double)bench_now_ns() / 1e6;
+	c3 = cpu_ms();
+	if (!l)
+		return 1;
+	printf("first attach %6.1f ms (cpu %5.1f)  detach %5.1f ms (cpu %4.1f)  "
+	       "attach again %5.1f ms (cpu %4.1f)\n", w1 - w0, c1 - c0, w2 - w1, c2 - c1,
+	       w3 - w2, c3 - c2);
+	bpfrt_link_destroy(l);
+	bpfrt_prog_free(p);
+	return 0;
+}
+
+static int multi_attach_run(int argc, char **argv)
+{
+	int runs = 5, opt, failed = 0;
+
+	while ((opt = getopt(argc, argv, "n:h")) != -1) {
+		if (opt == 'n' && atoi(optarg) > 0 && atoi(optarg) <= 64) {
+			runs = atoi(optarg);
+		} else {
+			fprintf(opt == 'h' ? stdout : stderr,
+				"usage: bpfrt-bench multi-attach [-n runs (1..64, default 5)]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	printf("multi-attach: fentry.multi on %lu functions, each run in a fresh process\n",
+	       bench_fn_count);
+	fflush(stdout);
+	for (int i = 0; i < runs; i++) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0)
+			return 1;
+		if (!pid) {
+			int rc = multi_attach_child();
+
+			fflush(stdout);
+			_exit(rc);
+		}
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	}
+	return failed ? 1 : 0;
+}
+
+const struct bench bench_multi_attach = {
+	"multi-attach", "first fentry.multi attach of 32,768 functions in a fresh process",
+	multi_attach_run,
 };

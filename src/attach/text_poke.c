@@ -177,6 +177,16 @@ static void sync_probe(void)
 		sync_mode = SYNC_MPROTECT;
 }
 
+/* Registering for membarrier makes the kernel wait for an RCU grace
+ * period when the process already has several threads (15 ms and more on
+ * a loaded machine, a third of a first fentry.multi attach): register at
+ * load time, when a process normally has one thread and it is free. */
+__attribute__((constructor)) static void sync_register_early(void)
+{
+	if (sync_mode < 0)
+		sync_probe();
+}
+
 void bpfrt_text_sync_cores(void)
 {
 	if (sync_mode < 0)
