@@ -782,18 +782,29 @@ static uint64_t fz_run_one(struct bpf_insn *p, size_t n, const struct bpfrt_map_
  * build): any fault is a verifier bug. BPFRT_FUZZ_SECONDS runs longer. */
 TEST(fuzz_random_and_mutated_programs_never_fault)
 {
+	/* By default a fixed number of programs (repeatable); with
+	 * BPFRT_FUZZ_SECONDS, as many as fit in that time. */
 	const char *env = getenv("BPFRT_FUZZ_SECONDS");
-	double secs = env ? atof(env) : 1.0, el = 0;
+	double secs = env ? atof(env) : 1e9, el = 0;
+	uint64_t max_programs = env ? UINT64_MAX : 300000;
 	uint64_t programs = 0, accepted = 0;
 	struct timespec t0, t1;
 	struct bpf_insn p[96];
 	struct bpfrt_map_ref refs[4];
 	uint32_t nref;
 
+	/* A fixed seed by default, so `make test` is repeatable; any other
+	 * seed (BPFRT_FUZZ_SEED=N, or "time") explores further. */
+	const char *seed_env = getenv("BPFRT_FUZZ_SEED");
+	uint64_t seed = !seed_env ? 1 : !strcmp(seed_env, "time") ? (uint64_t)time(NULL)
+								 : strtoull(seed_env, NULL, 0);
+
 	maps_init();
-	fz_state ^= (uint64_t)time(NULL);
+	printf("# fuzz seed %" PRIu64 " (BPFRT_FUZZ_SEED)\n", seed);
+	fflush(stdout);
+	fz_state ^= seed;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (el < secs && !tl_failed()) {
+	while (el < secs && programs < max_programs && !tl_failed()) {
 		for (int i = 0; i < 200; i++) {
 			size_t n = fz_program(p, sizeof(p) / sizeof(p[0]) - 1, refs, &nref);
 
