@@ -394,8 +394,10 @@ BOTH_ENGINES(nest_64_levels_on_64k_thread)
 		run_nest64(&native, 1u << 20);
 		CHECK(native.err == 0 && native.r0 == LEVELS, "%d %s", native.err, native.msg);
 		printf("# jit: %zu bytes without private stacks\n", native.used);
-		CHECK(native.used >= priv.used + LEVELS * 240, "%zu vs %zu", native.used,
-		      priv.used);
+		/* ASan's enlarged C frames swamp the 256 bytes per level */
+		if (!ASAN)
+			CHECK(native.used >= priv.used + LEVELS * 240, "%zu vs %zu", native.used,
+			      priv.used);
 	}
 }
 
