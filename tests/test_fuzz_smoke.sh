@@ -14,9 +14,11 @@ mkdir -p "$out/corpus" "$out/seeds" || exit 1
 rm -f "$out/corpus/"*
 cp "$B"/tests/progs/*.bpf.o "$B"/bench/progs/*.bpf.o "$out/seeds/" 2>/dev/null
 san=address
+zydis=
+[ "$(uname -m)" = x86_64 ] && zydis=-lZydis   # kprobes decode with Zydis (mk/kprobe.mk)
 case "$B" in *san*) san=address,undefined ;; esac
 if [ -z "$CLANG" ] || ! "$CLANG" -fsanitize=fuzzer,$san -g -O1 -std=gnu11 -Iinclude -Isrc \
-	tests/fuzz/fuzz_loader.c "$B/libbpfrt.a" -lcapstone -lbpf -lelf -lz -lpthread -lm \
+	tests/fuzz/fuzz_loader.c "$B/libbpfrt.a" -lcapstone -lbpf -lelf -lz -lpthread -lm $zydis \
 	-o "$out/fuzz_loader" >"$out/build.log" 2>&1; then
 	echo "ok 1 - $name # SKIP clang with libFuzzer unavailable ($(tail -1 "$out/build.log"))"
 	exit 0
