@@ -32,22 +32,15 @@ bool bpfrt_multi_force_hash;
 
 /* ---- the hash ----------------------------------------------------------- */
 
-struct md_slot {
-	_Atomic uintptr_t ip;
-	struct bpfrt_tramp_func *tf;
-};
-
-struct md_hash {
-	uint32_t shift;          /* 64 - log2(size) */
-	uint32_t cnt;
-	struct md_slot slots[];
-};
+/* struct md_hash (trampoline.h: the global trampolines probe it inline). */
+#define md_slot bpfrt_md_slot
+#define md_hash bpfrt_md_hash
 
 static struct md_hash *_Atomic md_table;
 
 static inline uint32_t md_index(uintptr_t ip, uint32_t shift)
 {
-	return (uint32_t)(((uint64_t)ip * 0x9e3779b97f4a7c15ull) >> shift);
+	return (uint32_t)(((uint64_t)ip * BPFRT_MD_HASH_MUL) >> shift);
 }
 
 static inline struct bpfrt_tramp_func *md_lookup(const struct md_hash *t, uintptr_t ip)
@@ -96,6 +89,7 @@ static int md_insert(struct bpfrt_tramp_func *tf)
 		if (!n)
 			return bpfrt_err(-ENOMEM, "fentry.multi: out of memory");
 		n->shift = 64 - bits;
+		n->mask = (uint32_t)((1ull << bits) - 1);
 		for (uint64_t i = 0; t && i < size; i++)
 			if (atomic_load_explicit(&t->slots[i].ip, memory_order_relaxed))
 				md_put(n, t->slots[i].tf);
@@ -233,6 +227,7 @@ uintptr_t bpfrt_multi_global_tramp(const struct bpfrt_tramp_func *tf)
 		.type = BPFRT_TRAMP_MULTI, .pad = pad, .pad_chunks = pad_chunks,
 		.pad_chunk_bits = PAD_CHUNK_BITS, .pad_chunk_cnt = PAD_CHUNKS,
 		.lookup = bpfrt_multi_lookup_hash, .run_item = bpfrt_tramp_run_item,
+		.md_table = (const void *)&md_table,
 	};
 
 	/* BPFRT_TRAMP_NO_FAST=1: the run path in C (benchmarks compare). */

@@ -141,7 +141,23 @@ struct bpfrt_tramp_desc {
 	bool pad;               /* index in the padding first */
 	const void *pad_chunks; /* struct bpfrt_tramp_func **[pad_chunk_cnt] */
 	uint32_t pad_chunk_bits, pad_chunk_cnt;
-	struct bpfrt_tramp_func *(*lookup)(uintptr_t ip);       /* the hash */
+	struct bpfrt_tramp_func *(*lookup)(uintptr_t ip);       /* the hash, in C */
+	const void *md_table;   /* struct bpfrt_md_hash *_Atomic: probed inline */
+};
+
+/* multi.c's address hash (open addressing, linear probing, load <= 1/2),
+ * probed inline by the global trampolines: slot (ip * MUL) >> shift, then
+ * the next ones (& mask) until ip or an empty slot (ip 0). */
+#define BPFRT_MD_HASH_MUL 0x9e3779b97f4a7c15ull
+struct bpfrt_md_slot {
+	_Atomic uintptr_t ip;
+	struct bpfrt_tramp_func *tf;
+};
+struct bpfrt_md_hash {
+	uint32_t shift;          /* 64 - log2(size) */
+	uint32_t cnt;
+	uint32_t mask;           /* size - 1 */
+	struct bpfrt_md_slot slots[];
 };
 
 struct tramp_block;

@@ -503,22 +503,79 @@ static int prepare_image(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 #define ITEM_OFF(field) ((int32_t)offsetof(struct bpfrt_prog_array, items) + \
 			 (int32_t)offsetof(struct bpfrt_prog_array_item, field))
 
-/* The hash lookup in C (rdi = ip); leaves tf in rdx, or goes to done. */
-static void emit_hash_lookup(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d,
-			     size_t *to_none)
+/* Branches (rel32 offsets) still to be pointed at a later label. */
+struct fixups {
+	size_t at[4];
+	size_t n;
+};
+
+static void fixups_point(struct tbuf *b, const struct fixups *f, size_t target)
 {
-	save_xmm(b);
-	call_abs(b, image, (uintptr_t)d->lookup);
-	restore_xmm(b);
-	put(b, "\x48\x89\xc2", 3);                  /* mov rdx, rax */
+	for (size_t i = 0; i < f->n; i++) {
+		int32_t rel = (int32_t)((int64_t)target - (int64_t)(f->at[i] + 4));
+
+		if (!b->overflow)
+			memcpy(b->p + f->at[i], &rel, 4);
+	}
+}
+
+/* The hash lookup (rdi = ip): leaves tf in rdx, or branches to what
+ * `none` is later pointed at. Inline, as multi.c's md_lookup (struct
+ * bpfrt_md_hash); in C when no table address is given. Clobbers rax,
+ * rcx, rdx, rsi, r10, r11. */
+static void emit_hash_lookup(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d,
+			     struct fixups *none)
+{
+	size_t probe, to_hit;
+
+	_Static_assert(sizeof(struct bpfrt_md_slot) == 16, "slot stride");
+	_Static_assert(offsetof(struct bpfrt_md_hash, slots) < 120, "disp8");
+	if (!d->md_table) {
+		save_xmm(b);
+		call_abs(b, image, (uintptr_t)d->lookup);
+		restore_xmm(b);
+		put(b, "\x48\x89\xc2", 3);          /* mov rdx, rax */
+		put(b, "\x48\x85\xd2", 3);          /* test rdx, rdx */
+		none->at[none->n++] = jcc32(b, 0x4); /* jz: detached meanwhile */
+		return;
+	}
+	load64_abs(b, image, RAX_, (uintptr_t)d->md_table);     /* t (acquire: a mov) */
+	put(b, "\x48\x85\xc0", 3);                  /* test rax, rax */
+	none->at[none->n++] = jcc32(b, 0x4);
+	put(b, "\x8b\x48", 2);                      /* mov ecx, [rax + shift] */
+	put1(b, (uint8_t)offsetof(struct bpfrt_md_hash, shift));
+	movabs(b, RDX_, BPFRT_MD_HASH_MUL);
+	put(b, "\x48\x0f\xaf\xd7", 4);              /* imul rdx, rdi */
+	put(b, "\x48\xd3\xea", 3);                  /* shr rdx, cl */
+	put(b, "\x44\x8b\x58", 3);                  /* mov r11d, [rax + mask] */
+	put1(b, (uint8_t)offsetof(struct bpfrt_md_hash, mask));
+	probe = b->len;
+	put(b, "\x48\x89\xd6", 3);                  /* mov rsi, rdx */
+	put(b, "\x48\xc1\xe6\x04", 4);              /* shl rsi, 4 */
+	put(b, "\x48\x01\xc6", 3);                  /* add rsi, rax */
+	put(b, "\x4c\x8b\x56", 3);                  /* mov r10, [rsi + slots + ip] */
+	put1(b, (uint8_t)(offsetof(struct bpfrt_md_hash, slots) +
+			  offsetof(struct bpfrt_md_slot, ip)));
+	put(b, "\x49\x39\xfa", 3);                  /* cmp r10, rdi */
+	to_hit = jcc32(b, 0x4);                      /* je hit */
+	put(b, "\x4d\x85\xd2", 3);                  /* test r10, r10 */
+	none->at[none->n++] = jcc32(b, 0x4);         /* jz: not there */
+	put(b, "\xff\xc2", 2);                      /* inc edx */
+	put(b, "\x44\x21\xda", 3);                  /* and edx, r11d */
+	jmp_back(b, probe);
+	fix32(b, to_hit);
+	put(b, "\x48\x8b\x56", 3);                  /* mov rdx, [rsi + slots + tf] */
+	put1(b, (uint8_t)(offsetof(struct bpfrt_md_hash, slots) +
+			  offsetof(struct bpfrt_md_slot, tf)));
 	put(b, "\x48\x85\xd2", 3);                  /* test rdx, rdx */
-	*to_none = jcc32(b, 0x4);                    /* jz done: detached meanwhile */
+	none->at[none->n++] = jcc32(b, 0x4);
 }
 
 static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
 	struct slow_block slow;
-	size_t to_hash[4], n_hash = 0, to_none, to_empty[2], loop, found;
+	struct fixups none = { .n = 0 };
+	size_t to_hash[4], n_hash = 0, to_empty[2], loop, found;
 	size_t to_c[2], next, done;
 
 	_Static_assert(sizeof(struct bpfrt_prog_array_item) == 32, "item stride");
@@ -559,7 +616,7 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 		put1(b, (uint8_t)offsetof(struct bpfrt_tramp_func, ip));
 		to_hash[n_hash++] = jcc32(b, 0x5);   /* jne */
 	} else {
-		emit_hash_lookup(b, image, d, &to_none);
+		emit_hash_lookup(b, image, d, &none);
 	}
 	found = b->len;
 	store64(b, RDX_, OFF(cookie));              /* tf */
@@ -629,16 +686,11 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	if (d->pad) {
 		for (size_t i = 0; i < n_hash; i++)
 			fix32(b, to_hash[i]);
-		emit_hash_lookup(b, image, d, &to_none);
+		emit_hash_lookup(b, image, d, &none);
 		jmp_back(b, found);
 	}
-	/* to_none: no state for this ip (detached and unpatched meanwhile) */
-	{
-		int32_t rel = (int32_t)((int64_t)done - (int64_t)(to_none + 4));
-
-		if (!b->overflow)
-			memcpy(b->p + to_none, &rel, 4);
-	}
+	/* none: no state for this ip (detached and unpatched meanwhile) */
+	fixups_point(b, &none, done);
 	emit_rcu_lock_slow(b, image, &slow);
 	return b->overflow ? -E2BIG : (int)b->len;
 }
