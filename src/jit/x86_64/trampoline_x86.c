@@ -491,8 +491,8 @@ static int prepare_image(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 
 /* fentry.multi's global trampoline, run path generated (see trampoline.h):
  *
- *   push rbp; mov rbp, rsp; push rbx; push r12; sub rsp, FRAME
- *   save arguments; frame->ip = [rbp+8] - 5; RCU lock
+ *   push rbx; push r12; sub rsp, FRAME
+ *   save arguments; RCU lock; ip = the patched call's return - 5
  *   tf = padding index lookup (inline) or lookup(ip) (C, the hash)
  *   for (rbx = tf->multi, r12 = 0; r12 < rbx->cnt; r12++)
  *           inline item: the guard and call as in an IMAGE, through
@@ -571,6 +571,9 @@ static void emit_hash_lookup(struct tbuf *b, uintptr_t image, const struct bpfrt
 	none->at[none->n++] = jcc32(b, 0x4);
 }
 
+/* rsp 16-aligned after the two pushes and the frame */
+#define MULTI_FRAME (BPFRT_TRAMP_FRAME_SIZE + 8)
+
 static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
 	struct slow_block slow;
@@ -582,17 +585,15 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	_Static_assert(offsetof(struct bpfrt_tramp_func, ip) < 128, "disp8");
 	if (!d->lookup || !d->run_item || (d->pad && !d->pad_chunks))
 		return -EINVAL;
-	put1(b, 0x55);                              /* push rbp */
-	put(b, "\x48\x89\xe5", 3);                  /* mov rbp, rsp */
+	/* No frame pointer; frame->ip is left to the C paths (run_item sets
+	 * it from the function state). */
 	put(b, "\x53\x41\x54", 3);                  /* push rbx; push r12 */
 	put(b, "\x48\x81\xec", 3);                  /* sub rsp, FRAME */
-	put32(b, BPFRT_TRAMP_FRAME_SIZE);
+	put32(b, MULTI_FRAME);
 	save_args(b);
-	put(b, "\x48\x8b\x45\x08", 4);              /* mov rax, [rbp+8] */
-	put(b, "\x48\x83\xe8\x05", 4);              /* sub rax, 5 */
-	store64(b, RAX_, OFF(ip));
 	emit_rcu_lock(b, image, &slow);
-	load64(b, RDI_, OFF(ip));
+	load64(b, RDI_, MULTI_FRAME + 16);          /* the patched call's return */
+	put(b, "\x48\x83\xef\x05", 4);              /* sub rdi, 5: the entry */
 	if (d->pad) {
 		/* The hash, for an index that does not lead back to ip, is
 		 * out of line below. */
@@ -666,9 +667,9 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	fix32(b, to_empty[1]);
 	emit_rcu_unlock(b);
 	restore_args(b);
-	put(b, "\x48\x8b\x5d\xf8", 4);              /* mov rbx, [rbp-8] */
-	put(b, "\x4c\x8b\x65\xf0", 4);              /* mov r12, [rbp-16] */
-	put1(b, 0xc9);                              /* leave */
+	put(b, "\x48\x81\xc4", 3);                  /* add rsp, FRAME */
+	put32(b, MULTI_FRAME);
+	put(b, "\x41\x5c\x5b", 3);                  /* pop r12; pop rbx */
 	put1(b, 0xc3);                              /* ret: into the body */
 	/* out of line: a C run of one item */
 	fix32(b, to_c[0]);
