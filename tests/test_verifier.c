@@ -768,6 +768,13 @@ static uint64_t fz_run_one(struct bpf_insn *p, size_t n, const struct bpfrt_map_
 	if (load_case(&c, &b, false, &prog, NULL, 0, 0))
 		return 0;
 	(*accepted)++;
+	/* BPFRT_FUZZ_TRACE=1: the last program printed before a fault is the culprit */
+	if (getenv("BPFRT_FUZZ_TRACE")) {
+		fprintf(stderr, "# fuzz program %" PRIu64 " (%zu insns, %u map refs)\n",
+			*accepted, n, nref);
+		bpfrt_disasm(p, n, stderr);
+		fflush(stderr);
+	}
 	ctx = ctx_for(&c, &len);
 	if (kind == BPFRT_PROG_UNSPEC)
 		len = 64;
@@ -819,6 +826,49 @@ TEST(fuzz_random_and_mutated_programs_never_fault)
 	printf("# fuzz: %" PRIu64 " programs in %.1f s, %" PRIu64 " accepted and run without a fault\n",
 	       programs, el, accepted);
 	CHECK(accepted > 0);
+}
+
+/* Found by the fuzzer (seed 107): a mutated lddw immediate kept its map
+ * reference, so the verifier typed it as the map while the program ran
+ * the bogus immediate and map_lookup_elem faulted on it. The asm corpus
+ * cannot spell a reference whose immediate disagrees, hence this test. */
+TEST(lddw_immediate_must_match_its_map_reference)
+{
+	static const char *const texts[] = {
+		"mov %r0, 0\nstw [%r10-4], 5\nmov %r2, %r10\nadd %r2, -4\n"
+		"lddw %r1, map:array\ncall 1\nmov %r0, 0\nexit\n",
+		"lddw %r1, mapval:array+8\nldxdw %r0, [%r1]\nexit\n",
+	};
+
+	maps_init();
+	for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++) {
+		struct vcase c = { .name = "lddw_ref", .ctx_size = 64 };
+		struct bpfrt_prog *prog = NULL;
+		struct built b;
+		char err[256];
+
+		REQUIRE(build_case(texts[t], &b, err, sizeof(err)) == 0, "%s", err);
+		REQUIRE(b.ref_cnt == 1);
+		/* untouched, it verifies */
+		CHECK(load_case(&c, &b, false, &prog, NULL, 0, 0) == 0, "%s", bpfrt_last_error());
+		bpfrt_prog_free(prog);
+		/* either half of the immediate changed: rejected, not run */
+		for (int half = 0; half < 2; half++) {
+			struct bpf_insn *in = &b.insns[b.refs[0].insn + (uint32_t)half];
+			int32_t saved = in->imm;
+
+			in->imm ^= 0x10000;
+			prog = NULL;
+			CHECK(load_case(&c, &b, false, &prog, NULL, 0, 0) == -EACCES,
+			      "case %zu half %d accepted", t, half);
+			CHECK(strstr(bpfrt_last_error(), "does not match its map reference"), "%s",
+			      bpfrt_last_error());
+			if (prog)
+				bpfrt_prog_free(prog);
+			in->imm = saved;
+		}
+		free(b.insns);
+	}
 }
 
 /* ---- the scalar domain is sound: concrete samples stay inside -------------------------- */

@@ -2228,6 +2228,14 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 
 /* ---- the walk ------------------------------------------------------------------------------ */
 
+/* The address the loader wrote into the lddw that ref points at. */
+static uint64_t map_ref_addr(const struct bpfrt_map_ref *ref)
+{
+	if (ref->kind == BPF_PSEUDO_MAP_VALUE)
+		return (uint64_t)(uintptr_t)bpfrt_map_value_ptr(ref->map, 0) + ref->off;
+	return (uint64_t)(uintptr_t)ref->map;
+}
+
 static int do_ld_imm64(struct venv *env, const struct bpf_insn *insn)
 {
 	struct vreg *dst = reg_at(env, insn->dst_reg);
@@ -2243,6 +2251,11 @@ static int do_ld_imm64(struct venv *env, const struct bpf_insn *insn)
 		return 0;
 	}
 	if (ref && ref->map) {
+		/* The program runs the immediate, not the reference: typing
+		 * it from the reference is only sound if the two agree. */
+		if (insn->src_reg || insn_lddw_imm(insn) != map_ref_addr(ref))
+			return verr(env, "lddw immediate %#llx does not match its map reference",
+				    (unsigned long long)insn_lddw_imm(insn));
 		if (ref->kind == BPF_PSEUDO_MAP_VALUE) {
 			mark_ptr(dst, PTR_TO_MAP_VALUE);
 			dst->off = (int32_t)ref->off;
