@@ -673,6 +673,8 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 		goto fail;
 	}
 	tl->tf = tf;
+	/* BPFRT_TRAMP_NO_FAST=1: fentry through the CLASSIC trampoline (the
+	 * run path in C), for benchmarks to compare. */
 	err = kind == BPFRT_PROG_FENTRY && !getenv("BPFRT_TRAMP_NO_FAST") ? tramp_stub(tf) :
 	      tramp_image(tf);
 	if (err)

@@ -1,9 +1,16 @@
 /* x86-64 trampolines for fentry/fexit/fmod_ret and fentry.multi (the
  * userspace counterpart of the kernel's arch_prepare_bpf_trampoline).
  *
+ * Four kinds (attach/trampoline.h): the fentry STUB and its IMAGEs and the
+ * fentry.multi global trampoline (MULTI) generate the run path itself (RCU
+ * read lock inline, recursion guard inline, calls of the JIT images; C only
+ * off the fast path), see prepare_stub/prepare_image/prepare_multi below.
+ * The CLASSIC trampoline (fexit, fmod_ret, BPFRT_TRAMP_NO_FAST=1) calls C
+ * for the run path; it is described here.
+ *
  * A patched function entry is `call tramp`, so on entry [rsp] is the
  * address after that call (entry + 5, the function body) and [rsp+8] the
- * function's own return address. The image:
+ * function's own return address. The CLASSIC image:
  *
  *   push rbp; mov rbp, rsp; sub rsp, FRAME     struct bpfrt_tramp_frame at rsp
  *   save rdi, rsi, rdx, rcx, r8, r9 -> args[0..5], rax, xmm0-7
@@ -267,25 +274,30 @@ _Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->ctr) == 8, "ctr is a u64")
 
 struct slow_block {
 	size_t jcc, back;       /* the branch to patch, where to resume */
+	size_t nested_jcc;      /* the nested case, also out of line */
 };
 
 static void emit_rcu_lock(struct tbuf *b, uintptr_t image, struct slow_block *slow)
 {
-	size_t to_in;
+	size_t to_nested;
 
-	fs_op(b, 0, 0x8b, RAX_, RCU_OFF(nesting));           /* mov eax, nesting */
-	put(b, "\x8d\x48\x01", 3);                           /* lea ecx, [rax+1] */
-	fs_op(b, 0, 0x89, RCX_, RCU_OFF(nesting));           /* mov nesting, ecx */
-	put(b, "\x85\xc0", 2);                                /* test eax, eax */
-	to_in = jcc32(b, 0x5);                                /* jnz: nested */
+	/* nesting++, with the outermost case a store of 1 that does not wait
+	 * for the load */
+	put(b, "\x64\x83\x3c\x25", 4);                      /* cmp dword nesting, 0 */
+	put32(b, (uint32_t)RCU_OFF(nesting));
+	put1(b, 0);
+	to_nested = jcc32(b, 0x5);                            /* jnz: nested */
+	put(b, "\x64\xc7\x04\x25", 4);                      /* mov dword nesting, 1 */
+	put32(b, (uint32_t)RCU_OFF(nesting));
+	put32(b, 1);
 	put(b, "\x64\x80\x3c\x25", 4);                      /* cmp byte fast, 0 */
 	put32(b, (uint32_t)RCU_OFF(fast));
 	put1(b, 0);
 	slow->jcc = jcc32(b, 0x4);                            /* je: slow */
 	load64_abs(b, image, RAX_, (uintptr_t)&bpfrt_rcu_gp_ctr);
 	fs_op(b, 0x48, 0x89, RAX_, RCU_OFF(ctr));            /* mov ctr, rax */
-	fix32(b, to_in);
 	slow->back = b->len;
+	slow->nested_jcc = to_nested;
 }
 
 static void emit_rcu_lock_slow(struct tbuf *b, uintptr_t image, struct slow_block *slow)
@@ -295,20 +307,35 @@ static void emit_rcu_lock_slow(struct tbuf *b, uintptr_t image, struct slow_bloc
 	call_abs(b, image, (uintptr_t)bpfrt_rcu_read_lock_slow);
 	restore_xmm(b);
 	jmp_back(b, slow->back);
+	fix32(b, slow->nested_jcc);
+	put(b, "\x64\xff\x04\x25", 4);                      /* inc dword nesting */
+	put32(b, (uint32_t)RCU_OFF(nesting));
+	jmp_back(b, slow->back);
 }
 
-static void emit_rcu_unlock(struct tbuf *b)
+/* The nested case goes out of line to *nested, which
+ * emit_rcu_unlock_nested() emits. */
+static void emit_rcu_unlock(struct tbuf *b, struct slow_block *nested)
 {
-	size_t to_out;
-
-	fs_op(b, 0, 0x8b, RAX_, RCU_OFF(nesting));           /* mov eax, nesting */
-	put(b, "\xff\xc8", 2);                                /* dec eax */
-	fs_op(b, 0, 0x89, RAX_, RCU_OFF(nesting));           /* mov nesting, eax */
-	to_out = jcc32(b, 0x5);                               /* jnz: still nested */
+	put(b, "\x64\x83\x3c\x25", 4);                      /* cmp dword nesting, 1 */
+	put32(b, (uint32_t)RCU_OFF(nesting));
+	put1(b, 1);
+	nested->jcc = jcc32(b, 0x5);                          /* jne: nested */
+	put(b, "\x64\xc7\x04\x25", 4);                      /* mov dword nesting, 0 */
+	put32(b, (uint32_t)RCU_OFF(nesting));
+	put32(b, 0);
 	put(b, "\x64\x48\xc7\x04\x25", 5);                   /* mov qword ctr, 0 */
 	put32(b, (uint32_t)RCU_OFF(ctr));
 	put32(b, 0);
-	fix32(b, to_out);
+	nested->back = b->len;
+}
+
+static void emit_rcu_unlock_nested(struct tbuf *b, struct slow_block *nested)
+{
+	fix32(b, nested->jcc);
+	put(b, "\x64\xff\x0c\x25", 4);                      /* dec dword nesting */
+	put32(b, (uint32_t)RCU_OFF(nesting));
+	jmp_back(b, nested->back);
 }
 
 /* A frame at rsp; extra = 8 when the code is called normally (rsp 8 mod
@@ -324,17 +351,19 @@ static void prologue(struct tbuf *b, uint32_t extra)
 /* Tests: void f(void) doing just the lock or the unlock. */
 static int prepare_rcu_fn(struct tbuf *b, uintptr_t image, bool lock)
 {
-	struct slow_block slow;
+	struct slow_block slow, nested;
 
 	prologue(b, 8);
 	if (lock)
 		emit_rcu_lock(b, image, &slow);
 	else
-		emit_rcu_unlock(b);
+		emit_rcu_unlock(b, &nested);
 	put1(b, 0xc9);                              /* leave */
 	put1(b, 0xc3);
 	if (lock)
 		emit_rcu_lock_slow(b, image, &slow);
+	else
+		emit_rcu_unlock_nested(b, &nested);
 	return b->overflow ? -E2BIG : (int)b->len;
 }
 
@@ -362,7 +391,7 @@ static void restore_args(struct tbuf *b)
 
 static int prepare_stub(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
-	struct slow_block slow;
+	struct slow_block slow, nested;
 	size_t jmp_disp, tail, c_path, slot;
 	uint64_t c_path_addr;
 
@@ -376,7 +405,7 @@ static int prepare_stub(struct tbuf *b, uintptr_t image, const struct bpfrt_tram
 	put32(b, 0);
 	jmp_disp = b->len - 4;
 	tail = b->len;
-	emit_rcu_unlock(b);
+	emit_rcu_unlock(b, &nested);
 	restore_args(b);
 	put(b, "\x48\x81\xc4", 3);                  /* add rsp, FRAME */
 	put32(b, STUB_FRAME);
@@ -387,6 +416,7 @@ static int prepare_stub(struct tbuf *b, uintptr_t image, const struct bpfrt_tram
 	restore_xmm(b);
 	jmp_back(b, tail);
 	emit_rcu_lock_slow(b, image, &slow);
+	emit_rcu_unlock_nested(b, &nested);
 	while (b->len % 8)
 		put1(b, 0xcc);
 	slot = b->len;
@@ -576,7 +606,7 @@ static void emit_hash_lookup(struct tbuf *b, uintptr_t image, const struct bpfrt
 
 static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
-	struct slow_block slow;
+	struct slow_block slow, nested;
 	struct fixups none = { .n = 0 };
 	size_t to_hash[4], n_hash = 0, to_empty[2], loop, found;
 	size_t to_c[2], next, done;
@@ -665,7 +695,7 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	done = b->len;
 	fix32(b, to_empty[0]);
 	fix32(b, to_empty[1]);
-	emit_rcu_unlock(b);
+	emit_rcu_unlock(b, &nested);
 	restore_args(b);
 	put(b, "\x48\x81\xc4", 3);                  /* add rsp, FRAME */
 	put32(b, MULTI_FRAME);
@@ -693,6 +723,7 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 	/* none: no state for this ip (detached and unpatched meanwhile) */
 	fixups_point(b, &none, done);
 	emit_rcu_lock_slow(b, image, &slow);
+	emit_rcu_unlock_nested(b, &nested);
 	return b->overflow ? -E2BIG : (int)b->len;
 }
 
