@@ -8,6 +8,7 @@
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/attach.h"
+#include "attach/run.h"
 #include "attach/trampoline.h"
 
 #include <errno.h>
@@ -187,6 +188,80 @@ TEST(multi_glob_and_overlap)
 	bpfrt_prog_free(pb_);
 	bpfrt_prog_free(pc);
 }
+
+/* out[0] = ctx[0] (the argument), out[1] += 1; calls nothing, so the
+ * global trampoline runs it inline when JIT'ed. */
+static struct bpfrt_prog *arg_counter_prog(uint64_t *out, bool jit)
+{
+	struct pb b = { .n = 0 };
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "multi_cnt", .jit = jit };
+	struct bpfrt_prog *p = NULL;
+
+	pb_lddw(&b, 2, out);
+	pb_add(&b, LDX(BPF_DW, 3, 1, 0));
+	pb_add(&b, STX(BPF_DW, 2, 3, 0));
+	pb_add(&b, LDX(BPF_DW, 3, 2, 8));
+	pb_add(&b, ALU64_IMM(BPF_ADD, 3, 1));
+	pb_add(&b, STX(BPF_DW, 2, 3, 8));
+	pb_add(&b, MOV64_IMM(0, 0));
+	pb_add(&b, EXIT());
+	CHECK(!bpfrt_prog_load(b.insns, b.n, &o, &p), "%s", bpfrt_last_error());
+	return p;
+}
+
+/* Several programs on the same functions through the global trampoline
+ * (its item loop): two run inline, one interpreted in C; then the inline
+ * guard: a program already running on this thread is skipped and counted,
+ * and another running program sends the inline ones through C, which runs
+ * them. */
+static void check_several(bool hash)
+{
+	uint64_t x[2] = { 0 }, y[2] = { 0 }, z[2] = { 0 };
+	struct bpfrt_prog *px = arg_counter_prog(x, true), *py = arg_counter_prog(y, true);
+	struct bpfrt_prog *pz = arg_counter_prog(z, false);
+
+	REQUIRE(px && py && pz);
+	CHECK(bpfrt_tramp_prog_inlinable(px) && !bpfrt_tramp_prog_inlinable(pz));
+	bpfrt_multi_force_hash = hash;
+	struct bpfrt_link *lx = attach_multi(px, "multi_fn_3??", 0, NULL);
+	struct bpfrt_link *ly = attach_multi(py, "multi_fn_30?", 0, NULL);
+	struct bpfrt_link *lz = attach_multi(pz, "multi_fn_30?", 0, NULL);
+
+	bpfrt_multi_force_hash = false;
+	REQUIRE(lx && ly && lz);
+	CHECK(multi_fn_table[305](77) == (77 ^ 305));
+	CHECK(x[0] == 77 && x[1] == 1 && y[0] == 77 && y[1] == 1 && z[0] == 77 && z[1] == 1,
+	      "all three: %lu %lu %lu", (unsigned long)x[1], (unsigned long)y[1],
+	      (unsigned long)z[1]);
+	multi_fn_table[355](78);
+	CHECK(x[0] == 78 && x[1] == 2 && y[1] == 1 && z[1] == 1, "one item");
+
+	struct bpfrt_attach_tls saved = bpfrt_attach_tls;
+	uint64_t mx = bpfrt_prog_misses(px), my = bpfrt_prog_misses(py);
+
+	bpfrt_attach_tls.active[0] = px;
+	bpfrt_attach_tls.depth = 1;
+	multi_fn_table[305](79);
+	multi_fn_table[355](80);
+	CHECK(x[1] == 2 && bpfrt_prog_misses(px) == mx + 2, "x skipped, counted");
+	CHECK(y[0] == 79 && y[1] == 2 && z[1] == 2 && bpfrt_prog_misses(py) == my,
+	      "the others ran through C");
+	CHECK(bpfrt_attach_tls.depth == 1 && bpfrt_attach_tls.active[0] == px);
+	bpfrt_attach_tls = saved;
+	bpfrt_link_destroy(ly);
+	multi_fn_table[305](81);
+	CHECK(x[1] == 3 && y[1] == 2 && z[1] == 3, "the array follows the detach");
+	bpfrt_link_destroy(lx);
+	bpfrt_link_destroy(lz);
+	multi_fn_table[305](82);
+	CHECK(x[1] == 3 && z[1] == 3 && !memcmp((const void *)multi_fn_table[305], nop5, 5));
+	bpfrt_prog_free(px);
+	bpfrt_prog_free(py);
+	bpfrt_prog_free(pz);
+}
+
+TEST(multi_several_programs_padding) { check_several(false); }
+TEST(multi_several_programs_hash) { check_several(true); }
 
 /* Churn: attach to multi_fn_2?? (100 functions) and detach in a loop while
  * two threads call them; calls entirely inside an attached phase must be

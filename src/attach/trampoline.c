@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRAMP_IMAGE_MAX 1024
+#define TRAMP_IMAGE_MAX 2048
 
 pthread_mutex_t bpfrt_tramp_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread uint32_t bpfrt_attach_nr_args;

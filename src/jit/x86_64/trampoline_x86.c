@@ -521,21 +521,22 @@ static int prepare_image(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 
 /* fentry.multi's global trampoline, run path generated (see trampoline.h):
  *
- *   push rbx; push r12; sub rsp, FRAME
- *   save arguments; RCU lock; ip = the patched call's return - 5
- *   tf = padding index lookup (inline) or lookup(ip) (C, the hash)
- *   for (rbx = tf->multi, r12 = 0; r12 < rbx->cnt; r12++)
- *           inline item: the guard and call as in an IMAGE, through
- *                        item->prog->jit_func; else run_item() in C
+ *   sub rsp, FRAME; save arguments; RCU lock; ip = the patched call's return - 5
+ *   tf = padding index lookup, else the address hash (both inline)
+ *   arr = tf->multi; one item (the usual case): the guard and the call as
+ *           in an IMAGE, through item->prog->jit_func, or run_item() in C
+ *   several: out of line, a loop kept in rbx/r12 (saved in the frame)
  *   RCU unlock; restore; ret into the body
  *
- * tf is kept in frame->cookie (unused by these runs) across C calls. */
+ * No frame pointer; frame->ip is left to the C paths (run_item sets it from
+ * the function state). Frame words the C runs leave alone hold the loop's
+ * state: rdx (rbx), unused (r12), cookie (tf). */
 #define ITEM_OFF(field) ((int32_t)offsetof(struct bpfrt_prog_array, items) + \
 			 (int32_t)offsetof(struct bpfrt_prog_array_item, field))
 
 /* Branches (rel32 offsets) still to be pointed at a later label. */
 struct fixups {
-	size_t at[4];
+	size_t at[8];
 	size_t n;
 };
 
@@ -601,28 +602,70 @@ static void emit_hash_lookup(struct tbuf *b, uintptr_t image, const struct bpfrt
 	none->at[none->n++] = jcc32(b, 0x4);
 }
 
-/* rsp 16-aligned after the two pushes and the frame */
-#define MULTI_FRAME (BPFRT_TRAMP_FRAME_SIZE + 8)
+#define MULTI_FRAME (BPFRT_TRAMP_FRAME_SIZE + 8)     /* rsp 16-aligned */
+
+/* The inline run of the item at rsi (prog in rax): as emit_inline_item. */
+static void emit_multi_item_call(struct tbuf *b, size_t *to_c)
+{
+	put(b, "\xf7\x86", 2);                      /* test dword [rsi + flags], INLINE */
+	put32(b, (uint32_t)ITEM_OFF(flags));
+	put32(b, BPFRT_TRAMP_ITEM_INLINE);
+	to_c[0] = jcc32(b, 0x4);                     /* jz: C */
+	put(b, "\x64\x83\x3c\x25", 4);              /* cmp dword depth, 0 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put1(b, 0);
+	to_c[1] = jcc32(b, 0x5);                     /* jnz: C */
+	put(b, "\x48\x8b\x86", 3);                  /* mov rax, [rsi + prog] */
+	put32(b, (uint32_t)ITEM_OFF(prog));
+	fs_op(b, 0x48, 0x89, RAX_, ATTACH_OFF(active));
+	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 1 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put32(b, 1);
+	put(b, "\x48\x8d\x7c\x24", 4);              /* lea rdi, [rsp + args] */
+	put1(b, (uint8_t)OFF(args));
+	put(b, "\x31\xf6", 2);                        /* xor esi, esi */
+	put(b, "\xff\x90", 2);                        /* call [rax + jit_func] */
+	put32(b, (uint32_t)offsetof(struct bpfrt_prog, jit_func));
+	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 0 */
+	put32(b, (uint32_t)ATTACH_OFF(depth));
+	put32(b, 0);
+}
+
+/* The C run of the item at rsi, tf in tf_reg (RDX_) or in frame->cookie. */
+static void emit_multi_item_c(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d,
+			      bool tf_in_rdx)
+{
+	save_xmm(b);
+	put(b, "\x48\x8b\x8e", 3);                  /* mov rcx, [rsi + cookie] */
+	put32(b, (uint32_t)ITEM_OFF(cookie));
+	if (tf_in_rdx)
+		put(b, "\x48\x89\xd0", 3);          /* mov rax, rdx */
+	else
+		load64(b, RAX_, OFF(cookie));
+	put(b, "\x48\x8b\x96", 3);                  /* mov rdx, [rsi + prog] */
+	put32(b, (uint32_t)ITEM_OFF(prog));
+	put(b, "\x48\x89\xc6", 3);                  /* mov rsi, rax: tf */
+	put(b, "\x48\x89\xe7", 3);                  /* mov rdi, rsp */
+	call_abs(b, image, (uintptr_t)d->run_item);
+	restore_xmm(b);
+}
 
 static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
 	struct slow_block slow, nested;
 	struct fixups none = { .n = 0 };
-	size_t to_hash[4], n_hash = 0, to_empty[2], loop, found;
-	size_t to_c[2], next, done;
+	size_t to_hash[4], n_hash = 0, found, to_many, to_c[2], to_c_many[2];
+	size_t loop, next, to_empty, done;
 
 	_Static_assert(sizeof(struct bpfrt_prog_array_item) == 32, "item stride");
 	_Static_assert(offsetof(struct bpfrt_tramp_func, ip) < 128, "disp8");
 	if (!d->lookup || !d->run_item || (d->pad && !d->pad_chunks))
 		return -EINVAL;
-	/* No frame pointer; frame->ip is left to the C paths (run_item sets
-	 * it from the function state). */
-	put(b, "\x53\x41\x54", 3);                  /* push rbx; push r12 */
 	put(b, "\x48\x81\xec", 3);                  /* sub rsp, FRAME */
 	put32(b, MULTI_FRAME);
 	save_args(b);
 	emit_rcu_lock(b, image, &slow);
-	load64(b, RDI_, MULTI_FRAME + 16);          /* the patched call's return */
+	load64(b, RDI_, MULTI_FRAME);               /* the patched call's return */
 	put(b, "\x48\x83\xef\x05", 4);              /* sub rdi, 5: the entry */
 	if (d->pad) {
 		/* The hash, for an index that does not lead back to ip, is
@@ -650,69 +693,56 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 		emit_hash_lookup(b, image, d, &none);
 	}
 	found = b->len;
-	store64(b, RDX_, OFF(cookie));              /* tf */
-	put(b, "\x48\x8b\x9a", 3);                  /* mov rbx, [rdx + multi] */
+	put(b, "\x48\x8b\xb2", 3);                  /* mov rsi, [rdx + multi] */
 	put32(b, (uint32_t)offsetof(struct bpfrt_tramp_func, multi));
-	put(b, "\x48\x85\xdb", 3);                  /* test rbx, rbx */
-	to_empty[0] = jcc32(b, 0x4);
-	put(b, "\x83\x7b", 2);                      /* cmp dword [rbx + cnt], 0 */
+	put(b, "\x48\x85\xf6", 3);                  /* test rsi, rsi */
+	none.at[none.n++] = jcc32(b, 0x4);           /* jz: nothing attached now */
+	put(b, "\x83\x7e", 2);                      /* cmp dword [rsi + cnt], 1 */
+	put1(b, (uint8_t)offsetof(struct bpfrt_prog_array, cnt));
+	put1(b, 1);
+	to_many = jcc32(b, 0x5);                     /* jne: several (or none) */
+	emit_multi_item_call(b, to_c);
+	done = b->len;
+	emit_rcu_unlock(b, &nested);
+	restore_args(b);
+	put(b, "\x48\x81\xc4", 3);                  /* add rsp, FRAME */
+	put32(b, MULTI_FRAME);
+	put1(b, 0xc3);                              /* ret: into the body */
+
+	/* out of line: the one item in C */
+	fix32(b, to_c[0]);
+	fix32(b, to_c[1]);
+	emit_multi_item_c(b, image, d, true);
+	jmp_back(b, done);
+
+	/* out of line: several items */
+	fix32(b, to_many);
+	put(b, "\x83\x7e", 2);                      /* cmp dword [rsi + cnt], 0 */
 	put1(b, (uint8_t)offsetof(struct bpfrt_prog_array, cnt));
 	put1(b, 0);
-	to_empty[1] = jcc32(b, 0x4);
+	to_empty = jcc32(b, 0x4);
+	store64(b, 3, OFF(rdx));                    /* rbx */
+	store64(b, 12, OFF(unused));                /* r12 */
+	store64(b, RDX_, OFF(cookie));              /* tf */
+	put(b, "\x48\x89\xf3", 3);                  /* mov rbx, rsi */
 	put(b, "\x45\x31\xe4", 3);                  /* xor r12d, r12d */
 	loop = b->len;
 	put(b, "\x4c\x89\xe6", 3);                  /* mov rsi, r12 */
 	put(b, "\x48\xc1\xe6\x05", 4);              /* shl rsi, 5 */
 	put(b, "\x48\x01\xde", 3);                  /* add rsi, rbx */
-	put(b, "\xf7\x86", 2);                      /* test dword [rsi + flags], INLINE */
-	put32(b, (uint32_t)ITEM_OFF(flags));
-	put32(b, BPFRT_TRAMP_ITEM_INLINE);
-	to_c[0] = jcc32(b, 0x4);                     /* jz: C */
-	put(b, "\x64\x83\x3c\x25", 4);              /* cmp dword depth, 0 */
-	put32(b, (uint32_t)ATTACH_OFF(depth));
-	put1(b, 0);
-	to_c[1] = jcc32(b, 0x5);                     /* jnz: C */
-	put(b, "\x48\x8b\x86", 3);                  /* mov rax, [rsi + prog] */
-	put32(b, (uint32_t)ITEM_OFF(prog));
-	fs_op(b, 0x48, 0x89, RAX_, ATTACH_OFF(active));
-	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 1 */
-	put32(b, (uint32_t)ATTACH_OFF(depth));
-	put32(b, 1);
-	put(b, "\x48\x8d\x7c\x24", 4);              /* lea rdi, [rsp + args] */
-	put1(b, (uint8_t)OFF(args));
-	put(b, "\x31\xf6", 2);                        /* xor esi, esi */
-	put(b, "\xff\x90", 2);                        /* call [rax + jit_func] */
-	put32(b, (uint32_t)offsetof(struct bpfrt_prog, jit_func));
-	put(b, "\x64\xc7\x04\x25", 4);              /* mov dword depth, 0 */
-	put32(b, (uint32_t)ATTACH_OFF(depth));
-	put32(b, 0);
+	emit_multi_item_call(b, to_c_many);
 	next = b->len;
 	put(b, "\x41\xff\xc4", 3);                  /* inc r12d */
 	put(b, "\x44\x3b\x63", 3);                  /* cmp r12d, [rbx + cnt] */
 	put1(b, (uint8_t)offsetof(struct bpfrt_prog_array, cnt));
 	put(b, "\x0f\x82", 2);                      /* jb loop */
 	put32(b, (uint32_t)(int32_t)((int64_t)loop - (int64_t)(b->len + 4)));
-	done = b->len;
-	fix32(b, to_empty[0]);
-	fix32(b, to_empty[1]);
-	emit_rcu_unlock(b, &nested);
-	restore_args(b);
-	put(b, "\x48\x81\xc4", 3);                  /* add rsp, FRAME */
-	put32(b, MULTI_FRAME);
-	put(b, "\x41\x5c\x5b", 3);                  /* pop r12; pop rbx */
-	put1(b, 0xc3);                              /* ret: into the body */
-	/* out of line: a C run of one item */
-	fix32(b, to_c[0]);
-	fix32(b, to_c[1]);
-	save_xmm(b);
-	put(b, "\x48\x8b\x8e", 3);                  /* mov rcx, [rsi + cookie] */
-	put32(b, (uint32_t)ITEM_OFF(cookie));
-	put(b, "\x48\x8b\x96", 3);                  /* mov rdx, [rsi + prog] */
-	put32(b, (uint32_t)ITEM_OFF(prog));
-	load64(b, RSI_, OFF(cookie));               /* tf */
-	put(b, "\x48\x89\xe7", 3);                  /* mov rdi, rsp */
-	call_abs(b, image, (uintptr_t)d->run_item);
-	restore_xmm(b);
+	load64(b, 3, OFF(rdx));
+	load64(b, 12, OFF(unused));
+	jmp_back(b, done);
+	fix32(b, to_c_many[0]);
+	fix32(b, to_c_many[1]);
+	emit_multi_item_c(b, image, d, false);
 	jmp_back(b, next);
 	if (d->pad) {
 		for (size_t i = 0; i < n_hash; i++)
@@ -720,7 +750,8 @@ static int prepare_multi(struct tbuf *b, uintptr_t image, const struct bpfrt_tra
 		emit_hash_lookup(b, image, d, &none);
 		jmp_back(b, found);
 	}
-	/* none: no state for this ip (detached and unpatched meanwhile) */
+	/* none: no state, or no program, for this ip (detached meanwhile) */
+	none.at[none.n++] = to_empty;
 	fixups_point(b, &none, done);
 	emit_rcu_lock_slow(b, image, &slow);
 	emit_rcu_unlock_nested(b, &nested);
