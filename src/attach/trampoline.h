@@ -9,13 +9,15 @@
  *
  * Every patched function has a permanent struct bpfrt_tramp_func (its
  * program arrays, RCU-published) and, once a per-function kind attaches, a
- * permanent trampoline image in JIT memory. Both are kept for the life of
- * the process and reused by later attaches: a thread may sit in a
- * trampoline for as long as it likes (preempted in its first instruction,
- * or inside the original function called from an fexit trampoline), so no
- * grace period could prove an image unused. Programs and program arrays are
- * what attach and detach change; those are freed after RCU grace periods.
- * The entry goes back to its nop5 when the function's last program leaves. */
+ * permanent trampoline in JIT memory (the fentry STUB, or the CLASSIC
+ * trampoline for fexit/fmod_ret). Both are kept for the life of the process
+ * and reused by later attaches: a thread may sit in a trampoline for as
+ * long as it likes (preempted in its first instruction, or inside the
+ * original function called from an fexit trampoline), so no grace period
+ * could prove one unused. What attach and detach change (programs, program
+ * arrays, the fentry IMAGEs, which are only entered inside an RCU read
+ * section) is freed after RCU grace periods. The entry goes back to its
+ * nop5 when the function's last program leaves. */
 #ifndef BPFRT_ATTACH_TRAMPOLINE_H
 #define BPFRT_ATTACH_TRAMPOLINE_H
 
