@@ -5,6 +5,7 @@
 #                        (mk/cross-run.sh; it says what it skips and why)
 #   make build-arm64     only the build: library, tools, test binaries,
 #                        BPF objects (bench/ is x86-64 only)
+#   CROSS_BUILD_arm64=DIR  builds and tests in DIR instead (parallel work)
 #
 # One line per architecture instantiates the rules:
 #   $(eval $(call cross_arch,NAME,GNU-TRIPLE,QEMU-COMMAND))
@@ -26,13 +27,14 @@ cross-bins: $(BUILD)/libbpfrt.a $(BUILD)/bpfrt $(BUILD)/bpfrt-conformance $(BPF_
 
 define cross_arch
 .PHONY: build-$(1) test-$(1)
+CROSS_BUILD_$(1) ?= build-$(1)
 build-$(1):
-	@$$(MAKE) --no-print-directory BUILD=build-$(1) CC="$$(or $$(CROSS_CC_$(1)),$(2)-gcc)" SAN= \
+	@$$(MAKE) --no-print-directory BUILD=$$(CROSS_BUILD_$(1)) CC="$$(or $$(CROSS_CC_$(1)),$(2)-gcc)" SAN= \
 		$$(if $$(CROSS_LDLIBS_$(1)),LDLIBS="$$(CROSS_LDLIBS_$(1))") \
 		CROSS_SKIP_TESTS="$$(CROSS_SKIP_TESTS_$(1))" cross-bins
 
 test-$(1): deps build-$(1)
-	@mk/cross-run.sh $(1) build-$(1) "$(3)" $$(CROSS_SKIP_TESTS_$(1))
+	@mk/cross-run.sh $(1) $$(CROSS_BUILD_$(1)) "$(3)" $$(CROSS_SKIP_TESTS_$(1))
 endef
 
 # fentry trampolines and their hooked host functions are x86-64 code
