@@ -23,7 +23,7 @@ TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 BPF_PROGS  := $(patsubst %.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/progs/*.bpf.c bench/progs/*.bpf.c))
 
-.PHONY: all deps run test test-bins test-san clean
+.PHONY: print-ldlibs all deps run test test-bins test-san clean
 all: $(BUILD)/libbpfrt.a $(BUILD)/libbpfrt.so $(TOOL_BINS) $(TEST_BINS) $(BPF_PROGS) \
      $(if $(BENCH_SRCS),$(BUILD)/bpfrt-bench)
 
@@ -74,6 +74,11 @@ test: deps
 
 clean:
 	rm -rf build build-san
+
+# The link flags every binary gets (mk/*.mk add to them): for scripts that
+# link against libbpfrt.a themselves (tests/test_fuzz_smoke.sh).
+print-ldlibs:
+	@echo $(LDLIBS)
 
 -include mk/loaderqa.mk
 -include mk/cross.mk

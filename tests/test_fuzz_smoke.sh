@@ -14,11 +14,12 @@ mkdir -p "$out/corpus" "$out/seeds" || exit 1
 rm -f "$out/corpus/"*
 cp "$B"/tests/progs/*.bpf.o "$B"/bench/progs/*.bpf.o "$out/seeds/" 2>/dev/null
 san=address
-zydis=
-[ "$(uname -m)" = x86_64 ] && zydis=-lZydis   # kprobes decode with Zydis (mk/kprobe.mk)
+# the Makefile's link flags (they grow in mk/*.mk, e.g. Zydis for kprobes)
+libs=$(make -s --no-print-directory print-ldlibs 2>/dev/null) ||
+	libs="-lcapstone -lbpf -lelf -lz -lpthread -lm"
 case "$B" in *san*) san=address,undefined ;; esac
 if [ -z "$CLANG" ] || ! "$CLANG" -fsanitize=fuzzer,$san -g -O1 -std=gnu11 -Iinclude -Isrc \
-	tests/fuzz/fuzz_loader.c "$B/libbpfrt.a" -lcapstone -lbpf -lelf -lz -lpthread -lm $zydis \
+	tests/fuzz/fuzz_loader.c "$B/libbpfrt.a" $libs \
 	-o "$out/fuzz_loader" >"$out/build.log" 2>&1; then
 	echo "ok 1 - $name # SKIP clang with libFuzzer unavailable ($(tail -1 "$out/build.log"))"
 	exit 0
