@@ -730,7 +730,11 @@ TEST(fast_path_recursion_guard)
 	uint64_t misses = bpfrt_prog_misses(pa);
 
 	REQUIRE(la && other);
+	bpfrt_attach_tls.active[0] = NULL;
 	CHECK(tramp_add(2, 1) == 3 && a[0] == 1, "empty stack: inline run");
+	/* the generated guard leaves the stack as bpfrt_attach_run() does */
+	CHECK(bpfrt_attach_tls.depth == 0 && bpfrt_attach_tls.active[0] == pa,
+	      "inline guard state drifted from attach/run.h");
 	/* As if pa's run had reached tramp_add again. */
 	bpfrt_attach_tls.active[0] = pa;
 	bpfrt_attach_tls.depth = 1;
