@@ -25,6 +25,17 @@ check "prog list: a non-BPF ELF is rejected" '[ $rc -eq 1 ] && echo "$out" | gre
 out=$("$B/bpfrt" prog run "$obj" 2>&1); rc=$?
 check "prog run without --prog prints usage" '[ $rc -eq 2 ] && echo "$out" | grep -q usage'
 
+out=$("$B/bpfrt" prog dump "$B/tests/progs/maps.bpf.o" --prog write_entry --xlated 2>&1); rc=$?
+check "prog dump --xlated lists the loaded program's BPF instructions" \
+	'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^write_entry: (tp/bpfrt/write_entry)$" &&
+	 echo "$out" | grep -q "^ *0: mov %r1, 42$" && echo "$out" | grep -q "exit$"'
+out=$("$B/bpfrt" prog dump "$B/tests/progs/maps.bpf.o" --prog write_entry --jited 2>&1); rc=$?
+check "prog dump --jited shows the native code" \
+	'[ $rc -eq 0 ] && echo "$out" | grep -q "^; write_entry: [0-9]* bytes of [a-z0-9_]* code at 0x"'
+out=$("$B/bpfrt" prog dump "$B/tests/progs/maps.bpf.o" --prog nope 2>&1); rc=$?
+check "prog dump: an unknown program is a clear error" \
+	'[ $rc -eq 1 ] && echo "$out" | grep -q "no program nope"'
+
 helpers=$B/tests/progs/helpers.bpf.o
 maps=$B/tests/progs/maps.bpf.o
 for mode in --jit --interp; do

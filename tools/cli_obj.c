@@ -290,8 +290,55 @@ static int prog_verify(int argc, char **argv)
 	return bad ? 1 : 0;
 }
 
+/* bpfrt prog dump OBJ [--prog NAME] [--jited|--xlated]: bpftool's
+ * `prog dump xlated|jited` for the programs of an object as loaded. */
+static int prog_dump(int argc, char **argv)
+{
+	const char *path = NULL, *name = NULL;
+	bool jited = false;
+	struct bpfrt_object *obj;
+	struct bpfrt_prog *p;
+	int seen = 0, err = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--prog") && i + 1 < argc)
+			name = argv[++i];
+		else if (!strcmp(argv[i], "--jited"))
+			jited = true;
+		else if (!strcmp(argv[i], "--xlated"))
+			jited = false;
+		else if (argv[i][0] != '-' && !path)
+			path = argv[i];
+		else
+			path = NULL, i = argc;
+	}
+	if (!path) {
+		fprintf(stderr, "usage: bpfrt prog dump OBJ [--prog NAME] [--jited|--xlated]\n");
+		return 2;
+	}
+	obj = open_obj(path, true, jited);
+	if (!obj)
+		return 1;
+	for (p = bpfrt_object_next_prog(obj, NULL); p && !err; p = bpfrt_object_next_prog(obj, p)) {
+		if (name && strcmp(bpfrt_prog_name(p), name))
+			continue;
+		printf("%s%s: (%s)\n", seen++ ? "\n" : "", bpfrt_prog_name(p), bpfrt_prog_section(p));
+		err = jited ? bpfrt_prog_dump_jited(p, stdout) : bpfrt_prog_dump_xlated(p, stdout);
+		if (err)
+			fprintf(stderr, "bpfrt: %s (%s)\n", bpfrt_last_error(), strerror(-err));
+	}
+	if (name && !seen) {
+		fprintf(stderr, "bpfrt: %s: no program %s\n", path, name);
+		err = -ENOENT;
+	}
+	bpfrt_object_close(obj);
+	return err ? 1 : 0;
+}
+
 int cli_prog(int argc, char **argv)
 {
+	if (argc >= 1 && !strcmp(argv[0], "dump"))
+		return prog_dump(argc - 1, argv + 1);
 	if (argc >= 1 && !strcmp(argv[0], "verify"))
 		return prog_verify(argc - 1, argv + 1);
 	if (argc >= 1 && !strcmp(argv[0], "list"))
@@ -299,7 +346,8 @@ int cli_prog(int argc, char **argv)
 	if (argc >= 1 && !strcmp(argv[0], "run"))
 		return prog_run(argc - 1, argv + 1);
 	fprintf(stderr, "usage: bpfrt prog list OBJ | bpfrt prog run OBJ --prog NAME ... | "
-			"bpfrt prog verify OBJ [--prog NAME] [--log-level 0|1|2]\n");
+			"bpfrt prog verify OBJ [--prog NAME] [--log-level 0|1|2] | "
+			"bpfrt prog dump OBJ [--prog NAME] [--jited|--xlated]\n");
 	return 2;
 }
 
