@@ -485,7 +485,29 @@ static struct bpfrt_privstack *ps_find_guard(struct ps_thread *t, uintptr_t addr
 	return NULL;
 }
 
+/* The registers the handler reads and rewrites in the interrupted
+ * context. UC_CALL_BIAS: what a call leaves below a 16-byte aligned sp at
+ * a function's first instruction (x86-64 pushes the return address; A64
+ * and RISC-V keep it in a register). */
 #if defined(__x86_64__)
+#define UC_PC(uc)	((uc)->uc_mcontext.gregs[REG_RIP])
+#define UC_SP(uc)	((uc)->uc_mcontext.gregs[REG_RSP])
+#define UC_ARG0(uc)	((uc)->uc_mcontext.gregs[REG_RDI])
+#define UC_CALL_BIAS	8
+#elif defined(__aarch64__)
+#define UC_PC(uc)	((uc)->uc_mcontext.pc)
+#define UC_SP(uc)	((uc)->uc_mcontext.sp)
+#define UC_ARG0(uc)	((uc)->uc_mcontext.regs[0])
+#define UC_CALL_BIAS	0
+#elif defined(__riscv) && __riscv_xlen == 64
+#define UC_PC(uc)	((uc)->uc_mcontext.__gregs[REG_PC])
+#define UC_SP(uc)	((uc)->uc_mcontext.__gregs[REG_SP])
+#define UC_ARG0(uc)	((uc)->uc_mcontext.__gregs[REG_A0])
+#define UC_CALL_BIAS	0
+#endif
+#define UC_SET(reg, v)	((reg) = (__typeof__(reg))(uintptr_t)(v))
+
+#ifdef UC_PC
 static __attribute__((noreturn, used)) void ps_interp_unwind(void *jmpbuf)
 {
 	longjmp(*(jmp_buf *)jmpbuf, 1);
@@ -500,26 +522,27 @@ static void ps_segv(int sig, siginfo_t *info, void *ucv)
 
 	if (!t || !(ps = ps_find_guard(t, (uintptr_t)info->si_addr)))
 		goto chain;
-#if defined(__x86_64__)
+#ifdef UC_PC
 	ucontext_t *uc = ucv;
-	greg_t *gr = uc->uc_mcontext.gregs;
 	struct bpfrt_prog *prog = ps->prog;
-	uintptr_t ip = (uintptr_t)gr[REG_RIP];
+	uintptr_t pc = (uintptr_t)UC_PC(uc);
 	uintptr_t image = (uintptr_t)prog->jit_func;
 
-	if (prog->privstack_abort && ip >= image && ip < image + prog->jit_len) {
+	if (prog->privstack_abort && pc >= image && pc < image + prog->jit_len) {
 		/* the stub calls bpfrt_privstack_release, which returns the
-		 * entry rsp the program stored in its C area */
-		gr[REG_RSP] = (greg_t)(uintptr_t)*(void **)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF);
-		gr[REG_RIP] = (greg_t)prog->privstack_abort;
+		 * entry sp the program stored in its C area; the stub's call
+		 * runs on that sp */
+		UC_SET(UC_SP(uc), *(void **)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF));
+		UC_SET(UC_PC(uc), prog->privstack_abort);
 	} else if (t->interp_top && t->interp_top->prog == prog) {
 		/* leave signal context (the kernel restores the mask) and
-		 * longjmp from there; the native stack is intact */
-		uintptr_t sp = ((uintptr_t)gr[REG_RSP] - 256) & ~(uintptr_t)15;
+		 * longjmp from there; the native stack is intact, and 256
+		 * bytes clear any red zone below sp */
+		uintptr_t sp = ((uintptr_t)UC_SP(uc) - 256) & ~(uintptr_t)15;
 
-		gr[REG_RSP] = (greg_t)(sp - 8);
-		gr[REG_RDI] = (greg_t)(uintptr_t)t->interp_top->jmpbuf;
-		gr[REG_RIP] = (greg_t)(uintptr_t)ps_interp_unwind;
+		UC_SET(UC_SP(uc), sp - UC_CALL_BIAS);
+		UC_SET(UC_ARG0(uc), t->interp_top->jmpbuf);
+		UC_SET(UC_PC(uc), ps_interp_unwind);
 	} else {
 		goto chain;
 	}
