@@ -25,7 +25,7 @@ static const struct bench *const benches[] = {
 	&bench_multi_calls,
 	&bench_multi_attach,
 	&bench_hashmap,
-	&bench_private_stack, &bench_no_private_stack,
+	&bench_private_stack, &bench_no_private_stack, &bench_private_stack_ab,
 };
 
 #define BENCH_CNT (sizeof(benches) / sizeof(benches[0]))

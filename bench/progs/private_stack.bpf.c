@@ -21,22 +21,29 @@ struct {
 long hits = 0;
 const volatile int batch_iters = 0;
 
-SEC("tp/bpfrt/bench_trigger")
-int stack0(void *ctx)
-{
-	struct data_t key = {}, value = {};
-	struct data_t *pvalue;
-	int i;
-
-	hits++;
-	key.d[10] = 5;
-	value.d[8] = 10;
-
-	for (i = 0; i < batch_iters; i++) {
-		pvalue = bpf_map_lookup_elem(&htab, &key);
-		if (!pvalue)
-			bpf_map_update_elem(&htab, &key, &value, 0);
-		bpf_map_delete_elem(&htab, &key);
-	}
-	return 0;
+/* stack0 and stack1 are the same program: bench/bench_private_stack.c's
+ * paired mode (private-stack-ab) loads stack1 without a private stack and
+ * attaches the two in turn, so both use one map and one process layout. */
+#define STACK_PROG(name)						\
+SEC("tp/bpfrt/bench_trigger")						\
+int name(void *ctx)							\
+{									\
+	struct data_t key = {}, value = {};				\
+	struct data_t *pvalue;						\
+	int i;								\
+									\
+	hits++;								\
+	key.d[10] = 5;							\
+	value.d[8] = 10;						\
+									\
+	for (i = 0; i < batch_iters; i++) {				\
+		pvalue = bpf_map_lookup_elem(&htab, &key);		\
+		if (!pvalue)						\
+			bpf_map_update_elem(&htab, &key, &value, 0);	\
+		bpf_map_delete_elem(&htab, &key);			\
+	}								\
+	return 0;							\
 }
+
+STACK_PROG(stack0)
+STACK_PROG(stack1)
