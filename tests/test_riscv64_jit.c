@@ -3,7 +3,8 @@
  * BPFRT_RISCV_EXT, the latter only where the CPU executes Zbb), RFC 9669
  * division corner cases, 12-bit-overflowing offsets and immediates, jumps
  * and calls past jal's 1 MiB reach, atomics from several threads, the trap
- * fill and the listing. Arch-neutral JIT behaviour is covered by test_jit,
+ * fill and the listing, private stacks (frames of local calls and
+ * callbacks, tail calls, aborts, far TLS slots). Arch-neutral JIT behaviour is covered by test_jit,
  * test_conformance and test_differential. */
 #include "testlib.h"
 #include "insns.h"
@@ -16,8 +17,10 @@
 
 #if defined(__riscv) && __riscv_xlen == 64
 
+#include "core/privstack.h"
 #include "jit/backend.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 
@@ -364,6 +367,287 @@ TEST(atomics_from_threads)
 	CHECK((uint32_t)counters[2] == w2 + THREADS * ROUNDS, "%#" PRIx64, counters[2]);
 	bpfrt_prog_free(atomic_prog);
 	atomic_prog = NULL;
+}
+
+/* ---- private stacks ----------------------------------------------------- */
+
+#define LDDW_FUNC(DST, REL) \
+	INSN(BPF_LD | BPF_DW | BPF_IMM, DST, BPF_PSEUDO_FUNC, 0, REL), INSN(0, 0, 0, 0, 0)
+
+static struct bpfrt_prog *load_flags(const struct bpf_insn *insns, size_t n, bool jit,
+				     uint32_t flags)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "riscv64_priv", .jit = jit,
+					  .flags = flags };
+	struct bpfrt_prog *p = NULL;
+
+	if (bpfrt_prog_load(insns, n, &o, &p))
+		return NULL;
+	return p;
+}
+
+/* This thread's frame top of prog's private stack, 0 while in use. */
+static uintptr_t slot_of(const struct bpfrt_prog *p)
+{
+	return (uintptr_t)bpfrt_privstack_slot[p->privstack_id];
+}
+
+/* main -> sub1 -> sub2, then bpf_loop(3, cb) where cb calls sub2 too. r1 = out: out[0] main's r10, out[1] sub1's, out[2]
+ * sub2's under sub1, out[3] cb's, out[4] sub2's under cb, out[5] += 0x300
+ * per callback. r0 = 0x1436 when every frame kept its values. */
+static const struct bpf_insn frames_prog[] = {
+	/* 0: main(out) */
+	STX(BPF_DW, 10, 1, -8),
+	MOV64_IMM(2, 0x1111),
+	STX(BPF_DW, 10, 2, -64),
+	STX(BPF_DW, 1, 10, 0),
+	CALL_LOCAL(13),                         /* -> 18 */
+	LDX(BPF_DW, 1, 10, -8),
+	LDX(BPF_DW, 2, 10, -64),
+	ALU64_REG(BPF_ADD, 0, 2),
+	STX(BPF_DW, 10, 0, -16),
+	MOV64_REG(3, 1),
+	MOV64_IMM(1, 3),
+	LDDW_FUNC(2, 21),                       /* -> 33 */
+	MOV64_IMM(4, 0),
+	CALL_HELPER(BPF_FUNC_loop),
+	LDX(BPF_DW, 1, 10, -16),
+	ALU64_REG(BPF_ADD, 0, 1),
+	EXIT(),
+	/* 18: sub1(out) */
+	STX(BPF_DW, 10, 1, -32),
+	STX(BPF_DW, 1, 10, 8),
+	MOV64_IMM(3, 0x22),
+	STX(BPF_DW, 10, 3, -8),
+	ALU64_IMM(BPF_ADD, 1, 16),
+	CALL_LOCAL(3),                          /* -> 27 */
+	LDX(BPF_DW, 3, 10, -8),
+	ALU64_REG(BPF_ADD, 0, 3),
+	EXIT(),
+	/* 27: sub2(p): *p = r10, r0 = 0x300 through its frame */
+	STX(BPF_DW, 1, 10, 0),
+	MOV64_IMM(0, 0x300),
+	STX(BPF_DW, 10, 0, -16),
+	ST(BPF_DW, 10, -8, 0),
+	LDX(BPF_DW, 0, 10, -16),
+	EXIT(),
+	/* 33: cb(i, out) */
+	STX(BPF_DW, 10, 2, -8),
+	STX(BPF_DW, 2, 10, 24),
+	MOV64_REG(1, 2),
+	ALU64_IMM(BPF_ADD, 1, 32),
+	CALL_LOCAL(-11),                        /* -> 27 */
+	LDX(BPF_DW, 2, 10, -8),
+	LDX(BPF_DW, 3, 2, 40),
+	ALU64_REG(BPF_ADD, 3, 0),
+	STX(BPF_DW, 2, 3, 40),
+	MOV64_IMM(0, 0),
+	EXIT(),
+};
+
+TEST(private_stack_frames_of_calls_and_callbacks)
+{
+	struct bpfrt_prog *p = load_flags(frames_prog, ARRAY_LEN(frames_prog), true,
+					  BPFRT_F_PRIVATE_STACK);
+	struct bpfrt_privstack_info info;
+	uint64_t out[8], r0 = 0;
+	uintptr_t top, here = (uintptr_t)&here;
+
+	REQUIRE(p, "%s", bpfrt_last_error());
+	REQUIRE(!bpfrt_prog_privstack_info(p, &info) && info.enabled);
+	for (int run = 0; run < 2; run++) { /* the slow claim, then the fast one */
+		memset(out, 0, sizeof(out));
+		CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, (uintptr_t)out, 0, &r0) == 0, "%s",
+		      bpfrt_last_error());
+		CHECK(r0 == 0x1436, "run %d: r0 %#" PRIx64, run, r0);
+		CHECK(out[5] == 3 * 0x300, "run %d: callbacks %#" PRIx64, run, out[5]);
+		/* given back: the slot holds the frame top main ran with */
+		top = slot_of(p);
+		CHECK(top && out[0] == top, "run %d: main r10 %#" PRIx64 " top %#zx", run,
+		      out[0], (size_t)top);
+		/* storing r10 gives each function a frame of 512 */
+		CHECK(out[1] == top - p->subprogs[0].stack_depth &&
+		      out[2] == out[1] - p->subprogs[1].stack_depth,
+		      "callee frames below the caller's: %#" PRIx64 " %#" PRIx64, out[1], out[2]);
+		/* the callback runs on a native frame (C called it), its callee
+		 * below it */
+		CHECK(out[3] - here + (1u << 20) < (2u << 20), "callback r10 %#" PRIx64
+		      " far from the native stack %#zx", out[3], (size_t)here);
+		CHECK(out[4] == out[3] - p->subprogs[3].stack_depth, "%#" PRIx64 " %#" PRIx64,
+		      out[4], out[3]);
+	}
+	bpfrt_prog_free(p);
+
+	/* the same program on native frames and in the interpreter */
+	p = load_flags(frames_prog, ARRAY_LEN(frames_prog), true, BPFRT_F_DISABLE_PRIVATE_STACK);
+	REQUIRE(p, "%s", bpfrt_last_error());
+	memset(out, 0, sizeof(out));
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, (uintptr_t)out, 0, &r0) == 0 && r0 == 0x1436);
+	CHECK(out[5] == 3 * 0x300, "%#" PRIx64, out[5]);
+	memset(out, 0, sizeof(out));
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, (uintptr_t)out, 0, &r0) == 0 && r0 == 0x1436);
+	CHECK(out[5] == 3 * 0x300, "%#" PRIx64, out[5]);
+	bpfrt_prog_free(p);
+}
+
+/* Tail calls out of private-stack programs, from main and from a
+ * subprogram, into a private-stack program: every stack is given back. */
+TEST(private_stack_tail_calls)
+{
+	struct bpfrt_map *map;
+	struct bpfrt_prog *from_main, *from_sub, *target;
+	uint64_t ctx = 5, r0 = 0;
+
+	REQUIRE(bpfrt_map_create(BPF_MAP_TYPE_PROG_ARRAY, "jmp", 4, 4, 1, NULL, &map) == 0);
+	const struct bpf_insn t[] = {
+		STX(BPF_DW, 10, 1, -128),
+		LDX(BPF_DW, 2, 10, -128),
+		LDX(BPF_DW, 0, 2, 0),
+		ALU64_IMM(BPF_ADD, 0, 20),
+		EXIT(),
+	};
+	const struct bpf_insn m[] = {
+		ST(BPF_DW, 10, -8, 1),
+		LDDW(2, (uintptr_t)map),
+		MOV64_IMM(3, 0),
+		CALL_HELPER(BPF_FUNC_tail_call),
+		MOV64_IMM(0, 99),
+		EXIT(),
+	};
+	const struct bpf_insn s[] = {
+		MOV64_IMM(6, 1000),
+		ST(BPF_DW, 10, -8, 5),
+		CALL_LOCAL(4),                  /* -> 7 */
+		ALU64_REG(BPF_ADD, 0, 6),       /* r6 survives the tail call */
+		LDX(BPF_DW, 1, 10, -8),
+		ALU64_REG(BPF_ADD, 0, 1),       /* and main's frame */
+		EXIT(),
+		/* 7: subprogram */
+		MOV64_IMM(6, 7),
+		ST(BPF_DW, 10, -16, 77),
+		LDDW(2, (uintptr_t)map),
+		MOV64_IMM(3, 0),
+		CALL_HELPER(BPF_FUNC_tail_call),
+		MOV64_IMM(0, 99),
+		EXIT(),
+	};
+	target = load_flags(t, ARRAY_LEN(t), true, BPFRT_F_PRIVATE_STACK);
+	from_main = load_flags(m, ARRAY_LEN(m), true, BPFRT_F_PRIVATE_STACK);
+	from_sub = load_flags(s, ARRAY_LEN(s), true, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(target && from_main && from_sub, "%s", bpfrt_last_error());
+	REQUIRE(bpfrt_map_update_prog(map, 0, target) == 0);
+	for (int run = 0; run < 2; run++) {
+		CHECK(bpfrt_prog_run(from_main, BPFRT_EXEC_JIT, (uintptr_t)&ctx, 0, &r0) == 0 &&
+		      r0 == 25, "from main: r0 %" PRIu64 " %s", r0, bpfrt_last_error());
+		CHECK(bpfrt_prog_run(from_sub, BPFRT_EXEC_JIT, (uintptr_t)&ctx, 0, &r0) == 0 &&
+		      r0 == 25 + 1000 + 5, "from a subprogram: r0 %" PRIu64 " %s", r0,
+		      bpfrt_last_error());
+		CHECK(slot_of(target) && slot_of(from_main) && slot_of(from_sub),
+		      "a stack was not given back: %#zx %#zx %#zx", (size_t)slot_of(target),
+		      (size_t)slot_of(from_main), (size_t)slot_of(from_sub));
+	}
+	bpfrt_map_delete_prog(map, 0);
+	CHECK(bpfrt_prog_run(from_main, BPFRT_EXEC_JIT, (uintptr_t)&ctx, 0, &r0) == 0 && r0 == 99);
+	CHECK(bpfrt_prog_run(from_sub, BPFRT_EXEC_JIT, (uintptr_t)&ctx, 0, &r0) == 0 &&
+	      r0 == 99 + 1000 + 5, "r0 %" PRIu64, r0);
+	CHECK(slot_of(from_main) && slot_of(from_sub));
+	bpfrt_map_free(map);
+	bpfrt_prog_free(from_main);
+	bpfrt_prog_free(from_sub);
+	bpfrt_prog_free(target);
+}
+
+/* callx to an unregistered helper two calls down: the abort stub gives
+ * the stack back and restores the host's callee-saved registers, which
+ * the loop below keeps its state in. */
+static __attribute__((noinline)) uint64_t abort_loop(struct bpfrt_prog *p, uint64_t a,
+						      uint64_t b, uint64_t c, int *errs)
+{
+	uint64_t r0;
+
+	for (int i = 0; i < 20; i++) {
+		*errs += bpfrt_prog_run(p, BPFRT_EXEC_JIT, i, 0, &r0) == -EINVAL;
+		a = a * 3 + (uint64_t)i;
+		b ^= a << 7;
+		c += a ^ b;
+	}
+	return a + b + c;
+}
+
+TEST(private_stack_callx_abort)
+{
+	static const struct bpf_insn insns[] = {
+		MOV64_IMM(6, 1),
+		ST(BPF_DW, 10, -256, 7),
+		CALL_LOCAL(1),                  /* -> 3 */
+		EXIT(),
+		/* 3: clobber every BPF register, then callx 499 */
+		MOV64_IMM(6, -1), MOV64_IMM(7, -2), MOV64_IMM(8, -3), MOV64_IMM(9, -4),
+		ST(BPF_DW, 10, -8, 1),
+		MOV64_IMM(0, 499),
+		CALLX(0),
+		EXIT(),
+	};
+	struct bpfrt_prog *p;
+	uint64_t expect = 0, a = 1, b = 2, c = 3;
+	int errs = 0;
+
+	for (int i = 0; i < 20; i++) {
+		a = a * 3 + (uint64_t)i;
+		b ^= a << 7;
+		c += a ^ b;
+	}
+	expect = a + b + c;
+	bpfrt_helper_unregister(499);
+	p = load_flags(insns, ARRAY_LEN(insns), true, BPFRT_F_PRIVATE_STACK);
+	REQUIRE(p, "%s", bpfrt_last_error());
+	CHECK(abort_loop(p, 1, 2, 3, &errs) == expect, "callee-saved registers lost");
+	CHECK(errs == 20, "%d runs aborted", errs);
+	CHECK(strstr(bpfrt_last_error(), "callx"), "%s", bpfrt_last_error());
+	CHECK(slot_of(p), "the stack was not given back");
+	bpfrt_prog_free(p);
+}
+
+/* The slot of a program id whose offset from tp does not fit a 12-bit
+ * displacement is reached through a register: load programs until both
+ * kinds ran (ids are handed out lowest first). */
+TEST(private_stack_far_slot)
+{
+	static const struct bpf_insn insns[] = {
+		STX(BPF_DW, 10, 1, -8),
+		LDX(BPF_DW, 0, 10, -8),
+		ALU64_IMM(BPF_ADD, 0, 1),
+		EXIT(),
+	};
+	struct bpfrt_prog *progs[BPFRT_PRIVSTACK_MAX_IDS] = { 0 };
+	bool seen[2] = { false, false };
+	size_t n = 0;
+
+	while (n < BPFRT_PRIVSTACK_MAX_IDS && !(seen[0] && seen[1])) {
+		struct bpfrt_prog *p = load_flags(insns, ARRAY_LEN(insns), true,
+						  BPFRT_F_PRIVATE_STACK);
+		intptr_t off;
+		bool far;
+		uint64_t r0 = 0;
+
+		if (!p)
+			break; /* ids used up by this process */
+		progs[n++] = p;
+		off = bpfrt_privstack_slot_tp_offset(p->privstack_id);
+		far = off < -2048 || off > 2047;
+		if (seen[far])
+			continue;
+		seen[far] = true;
+		printf("# id %u: slot at tp%+ld\n", p->privstack_id, (long)off);
+		for (uint64_t run = 0; run < 2; run++) {
+			CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, 41 + run, 0, &r0) == 0 &&
+			      r0 == 42 + run, "id %u: %s", p->privstack_id, bpfrt_last_error());
+			CHECK(slot_of(p), "id %u: not given back", p->privstack_id);
+		}
+	}
+	CHECK(seen[1], "no far slot after %zu programs", n);
+	while (n)
+		bpfrt_prog_free(progs[--n]);
 }
 
 /* ---- traps and listing ------------------------------------------------- */

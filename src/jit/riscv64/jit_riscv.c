@@ -26,10 +26,23 @@
  * recorded in prog->jit_insn_off as described in jit/jit.h. The code is
  * position independent (pc-relative calls and function addresses, helper
  * addresses as absolute constants), so it converges once before the
- * allocation and is copied as is. */
+ * allocation and is copied as is.
+ *
+ * Private stack (prog->privstack, core/privstack.h has the contract): s5,
+ * already callee-saved, holds the private frame, so helper, kfunc and
+ * local calls need no save/restore around them; main loads it from its
+ * per-thread slot (tp-relative) and claims the stack, subprograms inherit
+ * it (the caller moves s5 below its own frame around a local call) and
+ * keep no BPF stack on the native stack, except callbacks, which C calls
+ * with its own s5. Main's frame then is only
+ *	saved ra, s1-s5      (ra and s5 always; all when a fault can unwind
+ *	                      past subprogram epilogues)
+ *	                     <- sp, stored at top + BPFRT_PRIVSTACK_ENTRY_SP_OFF
+ * Its code is in the functions marked "private stack" below. */
 #include "jit/riscv64/emit.h"
 
 #include "core/error.h"
+#include "core/privstack.h"
 #include "core/run.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"
@@ -77,6 +90,8 @@ struct func_frame {
 	uint32_t saved_mask;    /* bit rv reg: register to save */
 	uint32_t saved_cnt;
 	bool keeps_entry_sp;    /* main of a program with callx: see emit_prologue */
+	bool sets_fp;           /* s5 = sp + depth (a native BPF frame) */
+	bool priv_native;       /* private stack: callback keeps a native frame */
 	uint32_t depth;         /* BPF stack bytes below s5 */
 	uint32_t size;          /* whole frame, multiple of 16 */
 };
@@ -94,6 +109,9 @@ struct jit_ctx {
 	uint32_t sub;           /* subprogram being emitted */
 	uint32_t pc;            /* instruction being emitted */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+	bool priv;              /* private stack (prog->privstack) */
+	bool priv_release;      /* main's teardown gives the stack back */
+	intptr_t priv_slot;     /* the program's slot from the thread pointer */
 };
 
 /* ---- extension detection ---------------------------------------------- */
@@ -299,6 +317,26 @@ static int mem_operand(struct jit_ctx *c, int base, int32_t off, int32_t *disp)
 
 /* ---- prescan ---------------------------------------------------------- */
 
+/* Private stack: subprograms that lddw BPF_PSEUDO_FUNC names are
+ * callbacks, which a helper calls with its own s5. */
+static void mark_callbacks(struct jit_ctx *c)
+{
+	for (uint32_t pc = 0; pc < c->n; pc++) {
+		const struct bpf_insn *insn = &c->insns[pc];
+		int64_t t;
+		int s;
+
+		if (!insn_is_lddw(insn))
+			continue;
+		t = (int64_t)pc + 1 + insn->imm;
+		s = insn->src_reg == BPF_PSEUDO_FUNC && t >= 0 && t < c->n ?
+		    bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+		if (s > 0)
+			c->frames[s].priv_native = true;
+		pc++;
+	}
+}
+
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->prog;
@@ -306,6 +344,8 @@ static int prescan(struct jit_ctx *c)
 
 	if (err)
 		return err;
+	if (c->priv)
+		mark_callbacks(c);
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
@@ -314,20 +354,38 @@ static int prescan(struct jit_ctx *c)
 
 		if (calls)
 			used |= 1u << RV_RA;
-		f->depth = (sp->stack_depth + 7) & ~7u;
-		if (f->depth)
+		if (!c->priv) {
+			f->depth = (sp->stack_depth + 7) & ~7u;
+			if (f->depth)
+				used |= 1u << RV_S5;
+		} else if (s == 0) {
+			/* private stack: s5 is the host's until the claim, and
+			 * the claim's slow path is a call */
+			used |= 1u << RV_RA | 1u << RV_S5;
+		} else if (f->priv_native) {
+			/* private stack, callback: callees carve their frames
+			 * below this one, on the native stack */
+			f->depth = (sp->chain_depth + 7) & ~7u;
 			used |= 1u << RV_S5;
+		} else {
+			/* private stack: s5 comes from the caller, as is */
+			used &= ~(1u << RV_S5);
+		}
 		/* The abort stub unwinds through subprogram frames without
-		 * running their epilogues: main restores every callee-saved
-		 * register itself. */
-		if (s == 0 && c->has_callx)
+		 * running their epilogues (a guard-page fault too): main
+		 * restores every callee-saved register itself. */
+		if (s == 0 && (c->has_callx || (c->priv && prog->subprog_cnt > 1)))
 			used |= SAVED_ALL;
 		for (unsigned k = 0; k < sizeof(saved_order); k++)
 			if (used & (1u << saved_order[k])) {
 				f->saved_mask |= 1u << saved_order[k];
 				f->saved_cnt++;
 			}
-		f->keeps_entry_sp = s == 0 && c->has_callx;
+		/* a saved s5 is this function's BPF r10, except in private
+		 * main, where it is claimed from the slot */
+		f->sets_fp = (used & (1u << RV_S5)) && !(c->priv && s == 0);
+		/* private stack: the entry sp lives in the stack's C area */
+		f->keeps_entry_sp = s == 0 && c->has_callx && !c->priv;
 		f->size = (f->depth + 8 * f->saved_cnt + 8 * f->keeps_entry_sp + 15) & ~15u;
 		if (f->size > 2048)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: frame of %u bytes", s, f->size);
@@ -336,6 +394,16 @@ static int prescan(struct jit_ctx *c)
 }
 
 /* ---- prologue / epilogue --------------------------------------------- */
+
+static void emit_frame_teardown(struct jit_ctx *c, uint32_t s);
+static void emit_private_main_prologue(struct jit_ctx *c);
+
+/* Call of a C function at a fixed address (helpers, the runtime). */
+static void emit_call_abs(struct jit_ctx *c, const void *fn)
+{
+	emit_imm(&c->b, T1, (int64_t)(uintptr_t)fn);
+	emit_jalr(&c->b, RV_RA, T1, 0);
+}
 
 static void emit_prologue(struct jit_ctx *c, uint32_t s)
 {
@@ -349,8 +417,10 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 			emit_store(&c->b, ST_D, saved_order[k], RV_SP, slot);
 			slot += 8;
 		}
-	if (f->saved_mask & (1u << RV_S5))
+	if (f->sets_fp)
 		emit_addi(&c->b, RV_S5, RV_SP, (int32_t)f->depth);
+	if (c->priv && s == 0)
+		emit_private_main_prologue(c);
 	if (f->keeps_entry_sp) {
 		/* a helper may run another program on this thread: keep the
 		 * outer run's unwind point and put it back on the way out */
@@ -360,12 +430,78 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 	}
 }
 
+/* Private stack: base register and displacement of the program's slot
+ * (T1 = tp + offset when the offset does not fit 12 bits). */
+static int priv_slot_addr(struct jit_ctx *c, int32_t *disp)
+{
+	if (is_simm12(c->priv_slot)) {
+		*disp = (int32_t)c->priv_slot;
+		return RV_TP;
+	}
+	emit_imm(&c->b, T1, c->priv_slot);
+	emit_alu(&c->b, false, ALU_ADD, T1, T1, RV_TP);
+	*disp = 0;
+	return T1;
+}
+
+/* Private stack, main function, after the registers are saved:
+ *	ld   s5, slot(tp)          ; this thread's frame top, 0 if none/in use
+ *	bnez s5, claim
+ *	  s5 = bpfrt_privstack_enter_slow(prog)   ; a0, a1 kept below sp
+ *	  bnez s5, claim
+ *	  tear down; ret            ; skipped run: r0 = 0
+ * claim:
+ *	sd   zero, slot(tp)
+ *	sd   sp, BPFRT_PRIVSTACK_ENTRY_SP_OFF(s5)
+ */
+static void emit_private_main_prologue(struct jit_ctx *c)
+{
+	struct rv_buf *b = &c->b;
+	int32_t disp;
+	int base = priv_slot_addr(c, &disp);
+	size_t j_have, j_got;
+
+	emit_load(b, LD_D, RV_S5, base, disp);
+	j_have = emit_local_branch(c, BR_NE, RV_S5, RV_ZERO);
+	/* only the cold path grows the frame: every native byte of the
+	 * main frame is paid once per nesting level */
+	emit_addi(b, RV_SP, RV_SP, -16);
+	emit_store(b, ST_D, RV_A0, RV_SP, 0);
+	emit_store(b, ST_D, RV_A1, RV_SP, 8);
+	emit_imm(b, RV_A0, (int64_t)(uintptr_t)c->prog);
+	emit_call_abs(c, bpfrt_privstack_enter_slow);
+	emit_mv(b, RV_S5, RV_A0);
+	emit_load(b, LD_D, RV_A0, RV_SP, 0);
+	emit_load(b, LD_D, RV_A1, RV_SP, 8);
+	emit_addi(b, RV_SP, RV_SP, 16);
+	j_got = emit_local_branch(c, BR_NE, RV_S5, RV_ZERO);
+	emit_addi(b, RV_A0, RV_ZERO, 0);
+	c->priv_release = false;
+	emit_frame_teardown(c, 0);
+	c->priv_release = true;
+	emit_jalr(b, RV_ZERO, RV_RA, 0);
+	patch_local(c, j_have);
+	patch_local(c, j_got);
+	base = priv_slot_addr(c, &disp);
+	emit_store(b, ST_D, RV_ZERO, base, disp);
+	/* the unwind point, in the stack's own C area: no outer value to
+	 * save and restore */
+	emit_store(b, ST_D, RV_SP, RV_S5, BPFRT_PRIVSTACK_ENTRY_SP_OFF);
+}
+
 /* Restores what the prologue saved and pops the frame (no return). */
 static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 	int32_t slot = (int32_t)f->depth;
 
+	if (c->priv && s == 0 && c->priv_release) {
+		/* private stack: give it back (s5 is main's frame top) */
+		int32_t disp;
+		int base = priv_slot_addr(c, &disp);
+
+		emit_store(&c->b, ST_D, RV_S5, base, disp);
+	}
 	for (unsigned k = 0; k < sizeof(saved_order); k++)
 		if (f->saved_mask & (1u << saved_order[k])) {
 			emit_load(&c->b, LD_D, saved_order[k], RV_SP, slot);
@@ -390,6 +526,19 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
  * main's epilogue; bpfrt_prog_run reads the reason from the run state. */
 static void emit_abort_stub(struct jit_ctx *c)
 {
+	if (c->priv) {
+		/* private stack: a guard-page fault resumes here too (the
+		 * SIGSEGV handler sets sp = the entry sp); s5 is unknown, so
+		 * the stack is given back by C */
+		emit_imm(&c->b, RV_A0, (int64_t)(uintptr_t)c->prog);
+		emit_call_abs(c, bpfrt_privstack_release);
+		emit_mv(&c->b, RV_SP, RV_A0); /* the entry sp it returns */
+		emit_addi(&c->b, RV_A5, RV_ZERO, 0);
+		c->priv_release = false;
+		emit_epilogue(c, 0);
+		c->priv_release = true;
+		return;
+	}
 	emit_load_run_state(c, offsetof(struct bpfrt_run_state, entry_sp), RV_SP);
 	emit_addi(&c->b, RV_A5, RV_ZERO, 0);
 	emit_epilogue(c, 0);
@@ -883,17 +1032,26 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
 		int s = local_callee(c, insn);
+		uint32_t own;
 		int64_t d;
 
 		if (s < 0) {
 			c->err = bpfrt_err(-EINVAL, "jit: insn %u: local call to a non-subprogram", c->pc);
 			return;
 		}
+		/* private stack: the callee's frame lies below the caller's
+		 * own, so s5 moves down around the call (subprograms never
+		 * save or change it) */
+		own = c->priv ? c->prog->subprogs[c->sub].stack_depth : 0;
+		if (own)
+			emit_addi(&c->b, RV_S5, RV_S5, -(int32_t)own);
 		d = (int64_t)c->jp.prev.fstart[s] - prev_pos(c);
 		if (!c->jp.force_long && is_simm21(d))
 			emit_jal(&c->b, RV_RA, (int32_t)d);
 		else
 			emit_far(c, RV_RA, c->jp.prev.fstart[s]);
+		if (own)
+			emit_addi(&c->b, RV_S5, RV_S5, (int32_t)own);
 		emit_mv(&c->b, RV_A5, RV_A0);
 		return;
 	}
@@ -1046,11 +1204,15 @@ static int rv_compile(struct bpfrt_prog *prog)
 		.zba = ext & HWPROBE_EXT_ZBA,
 		.zbb = ext & HWPROBE_EXT_ZBB,
 		.tp_off = bpfrt_run_state_tp_offset(),
+		.priv = prog->privstack,
+		.priv_release = true,
 	};
 	int err;
 
 	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &rv_arch, &c.b.p, &c.b.len)))
 		goto out;
+	if (c.priv)
+		c.priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
 	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
 	if (!c.frames) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
@@ -1058,8 +1220,11 @@ static int rv_compile(struct bpfrt_prog *prog)
 	}
 	if ((err = prescan(&c)))
 		goto out;
-	c.jp.abort_stub = c.has_callx;
-	err = bpfrt_jit_build(&c.jp);
+	c.jp.abort_stub = c.has_callx || c.priv;
+	if ((err = bpfrt_jit_build(&c.jp)))
+		goto out;
+	if (c.priv)
+		bpfrt_privstack_set_jit_info(prog, c.jp.base + c.jp.prev.abort_off);
 out:
 	free(c.frames);
 	bpfrt_jit_passes_free(&c.jp);
