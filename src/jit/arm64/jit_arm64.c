@@ -30,10 +30,19 @@
  *
  * Atomics use LSE (ldaddal, ldclral, ldeoral, ldsetal, swpal, casal) when
  * HWCAP_ATOMICS says the CPU has them, exclusive ldaxr/stlxr loops
- * otherwise; BPFRT_ARM64_NO_LSE=1 in the environment forces the loops. */
+ * otherwise; BPFRT_ARM64_NO_LSE=1 in the environment forces the loops.
+ *
+ * Private stack (prog->privstack, core/privstack.h has the contract): x25,
+ * already callee-saved, holds the private frame, so helper, kfunc and
+ * local calls need no save/restore around them; main loads it from its
+ * per-thread slot (TPIDR_EL0-relative) and claims the stack, subprograms
+ * inherit it (the caller moves x25 below its own frame around a local
+ * call), and no BPF stack lives on the native stack except in callbacks.
+ * Its code is in the functions marked "private stack" below. */
 #include "jit/arm64/emit.h"
 
 #include "core/error.h"
+#include "core/privstack.h"
 #include "core/run.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"
@@ -72,6 +81,7 @@ struct func_frame {
 	uint32_t saved_cnt;
 	bool uses_fp;           /* sets x25 */
 	uint32_t stack;         /* BPF stack bytes, 16-aligned */
+	bool priv_native;       /* private stack: callback keeps a native frame */
 };
 
 struct jit_ctx {
@@ -88,6 +98,9 @@ struct jit_ctx {
 	uint32_t sub;           /* subprogram being emitted */
 	uint32_t pc;            /* instruction being emitted */
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+	bool priv;              /* private stack (prog->privstack) */
+	bool priv_release;      /* main's teardown gives the stack back */
+	intptr_t priv_slot;     /* the program's slot from the thread pointer */
 };
 
 static bool cpu_has_lse(void)
@@ -309,7 +322,37 @@ static void emit_run_state_addr(struct jit_ctx *c, int reg, int scratch)
 	emit_add_imm(c, true, reg, reg, (int64_t)c->tp_off, scratch);
 }
 
+/* Private stack: reg = &bpfrt_privstack_slot[prog's id] */
+static void emit_priv_slot_addr(struct jit_ctx *c, int reg, int scratch)
+{
+	emit(c, a64_mrs_tpidr(reg));
+	emit_add_imm(c, true, reg, reg, (int64_t)c->priv_slot, scratch);
+}
+
+/* sp -/+= bytes (< 16 MiB): imm12 forms only, since sp is no operand of
+ * the register forms */
+static void emit_sp_adjust(struct jit_ctx *c, bool sub, uint32_t bytes)
+{
+	if (bytes >> 12)
+		emit(c, a64_addsub_imm(true, sub, false, A64_SP, A64_SP, bytes >> 12, true));
+	if (bytes & 0xfff)
+		emit(c, a64_addsub_imm(true, sub, false, A64_SP, A64_SP, bytes & 0xfff, false));
+}
+
 /* ---- prescan ---------------------------------------------------------- */
+
+static void set_saved_regs(struct func_frame *f, uint16_t used)
+{
+	f->saved_cnt = 0;
+	for (unsigned k = 0; k < sizeof(saved_order); k++) {
+		uint8_t bpf_reg = (uint8_t)(k < 4 ? BPF_R6 + k : BPF_R10);
+
+		if (used & (1u << bpf_reg))
+			f->saved[f->saved_cnt++] = saved_order[k];
+	}
+}
+
+static int prescan_private(struct jit_ctx *c);
 
 static int prescan(struct jit_ctx *c)
 {
@@ -318,6 +361,8 @@ static int prescan(struct jit_ctx *c)
 
 	if (err)
 		return err;
+	if (c->priv)
+		return prescan_private(c);
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
@@ -331,16 +376,58 @@ static int prescan(struct jit_ctx *c)
 			used |= 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 | 1u << BPF_R9 |
 				1u << BPF_R10;
 		f->uses_fp = used & (1u << BPF_R10);
-		for (unsigned k = 0; k < sizeof(saved_order); k++) {
-			uint8_t bpf_reg = (uint8_t)(k < 4 ? BPF_R6 + k : BPF_R10);
-
-			if (used & (1u << bpf_reg))
-				f->saved[f->saved_cnt++] = saved_order[k];
-		}
+		set_saved_regs(f, used);
 		f->stack = (sp->stack_depth + 15) & ~15u;
 		if (f->stack > 4095)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: stack of %u bytes", s,
 					 sp->stack_depth);
+	}
+	return 0;
+}
+
+/* Private stack: main saves the host's x25 and (if the fault unwind can
+ * skip subprogram epilogues) x19-x22; subprograms neither save nor set
+ * x25 and keep no BPF stack on the native stack, except callbacks, which
+ * a helper calls with its own x25: they get a native frame big enough
+ * for their whole chain. */
+static int prescan_private(struct jit_ctx *c)
+{
+	struct bpfrt_prog *prog = c->prog;
+
+	for (uint32_t pc = 0; pc < c->n; pc++) {
+		const struct bpf_insn *insn = &c->insns[pc];
+
+		if (!insn_is_lddw(insn))
+			continue;
+		if (insn->src_reg == BPF_PSEUDO_FUNC) {
+			int64_t t = (int64_t)pc + 1 + insn->imm;
+			int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(prog, (uint32_t)t) : -1;
+
+			if (s > 0)
+				c->frames[s].priv_native = true;
+		}
+		pc++;
+	}
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &prog->subprogs[s];
+		struct func_frame *f = &c->frames[s];
+		uint16_t used = bpfrt_jit_subprog_regs(prog, sp, NULL);
+
+		used &= (uint16_t)~(1u << BPF_R10);
+		if (s == 0) {
+			used |= 1u << BPF_R10;
+			if (prog->subprog_cnt > 1 || c->has_callx)
+				used |= 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 |
+					1u << BPF_R9;
+		} else if (f->priv_native) {
+			used |= 1u << BPF_R10;
+		}
+		f->uses_fp = f->priv_native;
+		set_saved_regs(f, used);
+		f->stack = f->priv_native ? (sp->chain_depth + 15) & ~15u : 0;
+		if (f->stack >= 1u << 24)
+			return bpfrt_err(-E2BIG, "jit: subprogram %u: callback chain of %u bytes",
+					 s, sp->chain_depth);
 	}
 	return 0;
 }
@@ -371,10 +458,17 @@ static void emit_pop_saved(struct jit_ctx *c, const struct func_frame *f)
 		emit(c, a64_pop_pair(f->saved[k - 2], f->saved[k - 1]));
 }
 
+static void emit_frame_teardown(struct jit_ctx *c, uint32_t s, bool stack_freed);
+static void emit_private_main_prologue(struct jit_ctx *c);
+
 static void emit_prologue(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
+	if (c->priv && s == 0) {
+		emit_private_main_prologue(c);
+		return;
+	}
 	emit(c, a64_push_pair(A64_FP, A64_LR));
 	emit(c, a64_mov_sp(A64_FP, A64_SP));
 	emit_push_saved(c, f);
@@ -389,8 +483,65 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 	}
 	if (f->uses_fp)
 		emit(c, a64_mov_sp(R(BPF_R10), A64_SP));
-	if (f->stack)
-		emit(c, a64_addsub_imm(true, true, false, A64_SP, A64_SP, f->stack, false));
+	emit_sp_adjust(c, true, f->stack);
+}
+
+/* Private stack, main function:
+ *	stp x29, x30, [sp, #-16]!; mov x29, sp; push x25 and the rest
+ *	x9 = &slot                    ; tpidr_el0 + the slot's offset
+ *	ldr x25, [x9]                 ; this thread's frame top, 0 if none/in use
+ *	cbnz x25, have
+ *	  x25 = bpfrt_privstack_enter_slow(prog)   ; x0, x1 kept
+ *	  cbnz x25, claimed
+ *	  tear down; mov x0, #0; ret  ; skipped run
+ * have:
+ *	str xzr, [x9]
+ * claimed:
+ *	mov x10, sp; str x10, [x25, #ENTRY_SP_OFF]
+ */
+static void emit_private_main_prologue(struct jit_ctx *c)
+{
+	size_t j_have, j_claimed;
+
+	emit(c, a64_push_pair(A64_FP, A64_LR));
+	emit(c, a64_mov_sp(A64_FP, A64_SP));
+	emit_push_saved(c, &c->frames[0]);
+
+	emit_priv_slot_addr(c, ADDR, TMP);
+	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, R(BPF_R10), ADDR, 0));
+	j_have = emit_local(c, a64_cbz(true, true, R(BPF_R10), 0));
+	emit(c, a64_push_pair(0, 1));
+	emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->prog);
+	emit_mov_imm(c, true, ADDR, (uint64_t)(uintptr_t)bpfrt_privstack_enter_slow);
+	emit(c, a64_blr(ADDR));
+	emit(c, a64_mov_reg(true, R(BPF_R10), 0));
+	emit(c, a64_pop_pair(0, 1));
+	j_claimed = emit_local(c, a64_cbz(true, true, R(BPF_R10), 0));
+	c->priv_release = false;
+	emit_frame_teardown(c, 0, true);
+	c->priv_release = true;
+	emit(c, a64_movw(true, A64_MOVZ, 0, 0, 0));
+	emit(c, A64_RET);
+	patch_local(c, j_have);
+	emit(c, a64_ldst_uimm(A64_X, A64_STORE, A64_ZR, ADDR, 0));
+	patch_local(c, j_claimed);
+	/* the unwind point, in the stack's own C area: no outer value to
+	 * save and restore */
+	emit(c, a64_mov_sp(TMP, A64_SP));
+	emit(c, a64_ldst_uimm(A64_X, A64_STORE, TMP, R(BPF_R10),
+			      BPFRT_PRIVSTACK_ENTRY_SP_OFF / 8));
+}
+
+/* Private stack, main function: gives the stack back (unless the run
+ * never claimed it) and undoes the prologue. x9-x10 only. */
+static void emit_private_main_teardown(struct jit_ctx *c)
+{
+	if (c->priv_release) {
+		emit_priv_slot_addr(c, ADDR, TMP);
+		emit(c, a64_ldst_uimm(A64_X, A64_STORE, R(BPF_R10), ADDR, 0));
+	}
+	emit_pop_saved(c, &c->frames[0]);
+	emit(c, a64_pop_pair(A64_FP, A64_LR));
 }
 
 /* The epilogue without `ret`: frees the BPF stack (unless sp is already
@@ -400,8 +551,12 @@ static void emit_frame_teardown(struct jit_ctx *c, uint32_t s, bool stack_freed)
 {
 	const struct func_frame *f = &c->frames[s];
 
-	if (f->stack && !stack_freed)
-		emit(c, a64_addsub_imm(true, false, false, A64_SP, A64_SP, f->stack, false));
+	if (c->priv && s == 0) {
+		emit_private_main_teardown(c);
+		return;
+	}
+	if (!stack_freed)
+		emit_sp_adjust(c, false, f->stack);
 	if (s == 0 && c->has_callx) {
 		emit_run_state_addr(c, ADDR, TMP);
 		emit(c, a64_pop_pair(TMP, TMP2));
@@ -423,6 +578,21 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
  * from the run state. */
 static void emit_abort_stub(struct jit_ctx *c)
 {
+	if (c->priv) {
+		/* private stack: a guard-page fault resumes here too (the
+		 * SIGSEGV handler sets sp = the entry sp); x25 is unknown, so
+		 * the stack is given back by C, which returns that sp */
+		emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->prog);
+		emit_mov_imm(c, true, ADDR, (uint64_t)(uintptr_t)bpfrt_privstack_release);
+		emit(c, a64_blr(ADDR));
+		emit(c, a64_mov_sp(A64_SP, 0));
+		c->priv_release = false;
+		emit_frame_teardown(c, 0, true);
+		c->priv_release = true;
+		emit(c, a64_movw(true, A64_MOVZ, 0, 0, 0));
+		emit(c, A64_RET);
+		return;
+	}
 	emit_run_state_addr(c, ADDR, TMP);
 	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, TMP, ADDR, ENTRY_SP_SLOT));
 	emit(c, a64_mov_sp(A64_SP, TMP));
@@ -911,6 +1081,21 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit_mov_imm(c, true, R(BPF_R0), (uint64_t)(int64_t)-ENOENT);
 }
 
+/* Local call; with a private stack the callee's frame lies below the
+ * caller's own: x25 moves down around the call (subprograms other than
+ * callbacks never save or change it). */
+static void emit_local_call(struct jit_ctx *c, int s)
+{
+	uint32_t own = c->priv ? c->prog->subprogs[c->sub].stack_depth : 0;
+
+	if (own)
+		emit(c, a64_addsub_imm(true, true, false, R(BPF_R10), R(BPF_R10), own, false));
+	emit(c, a64_bl((int32_t)disp_to(c, c->jp.prev.fstart[s])));
+	if (own)
+		emit(c, a64_addsub_imm(true, false, false, R(BPF_R10), R(BPF_R10), own, false));
+	emit(c, a64_mov_reg(true, R(BPF_R0), 0));
+}
+
 static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
@@ -921,8 +1106,7 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 			set_err(c, -EINVAL, "local call to a non-subprogram");
 			return;
 		}
-		emit(c, a64_bl((int32_t)disp_to(c, c->jp.prev.fstart[s])));
-		emit(c, a64_mov_reg(true, R(BPF_R0), 0));
+		emit_local_call(c, s);
 		return;
 	}
 	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
@@ -1066,11 +1250,15 @@ static int arm64_compile(struct bpfrt_prog *prog)
 		.n = prog->insn_cnt,
 		.lse = cpu_has_lse(),
 		.tp_off = bpfrt_run_state_tp_offset(),
+		.priv = prog->privstack,
+		.priv_release = true,
 	};
 	int err;
 
 	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &arm64_arch, &c.p, &c.len)))
 		goto out;
+	if (c.priv)
+		c.priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
 	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
 	if (!c.frames) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
@@ -1078,8 +1266,11 @@ static int arm64_compile(struct bpfrt_prog *prog)
 	}
 	if ((err = prescan(&c)))
 		goto out;
-	c.jp.abort_stub = c.has_callx;
-	err = bpfrt_jit_build(&c.jp);
+	c.jp.abort_stub = c.has_callx || c.priv;
+	if ((err = bpfrt_jit_build(&c.jp)))
+		goto out;
+	if (c.priv)
+		bpfrt_privstack_set_jit_info(prog, c.jp.base + c.jp.prev.abort_off);
 out:
 	free(c.frames);
 	bpfrt_jit_passes_free(&c.jp);
