@@ -38,7 +38,7 @@ test-$(1): deps build-$(1)
 endef
 
 # fentry trampolines and their hooked host functions are x86-64 code
-CROSS_SKIP_TESTS_arm64 := test_trampoline test_multi test_privstack
+CROSS_SKIP_TESTS_arm64 := test_trampoline test_multi
 $(eval $(call cross_arch,arm64,aarch64-linux-gnu,qemu-aarch64 -cpu max))
 
 # riscv64 (make test-riscv64): Debian 12 has no riscv64 port, so there are

@@ -158,10 +158,29 @@ TEST(dump_jited_shows_private_stack_code)
 	REQUIRE(f);
 	CHECK(!bpfrt_prog_dump_jited(bpfrt_object_find_prog(obj, "tp_big"), f));
 	fclose(f);
-	/* the frame top from the thread's slot, the claim, the give-back */
-	CHECK(text && strstr(text, "mov      rbp, qword ptr fs:["), "%s", text);
-	CHECK(text && strstr(text, "mov      qword ptr fs:[") && strstr(text, "], rbp"), "%s", text);
-	CHECK(text && strstr(text, "epilogue (abort unwinding)"), "%s", text);
+	REQUIRE(text);
+	/* the unwind point of a guard hit */
+	CHECK(strstr(text, "epilogue (abort unwinding)"), "%s", text);
+	/* the frame top from the thread's slot, the claim, the give-back,
+	 * and BPF stack accesses through the private frame */
+#if defined(__x86_64__)
+	CHECK(strstr(text, "mov      rbp, qword ptr fs:["), "%s", text);
+	CHECK(strstr(text, "mov      qword ptr fs:[") && strstr(text, "], 0"), "%s", text);
+	CHECK(strstr(text, "mov      qword ptr fs:[") && strstr(text, "], rbp"), "%s", text);
+	CHECK(strstr(text, "qword ptr [rbp - 8]"), "%s", text);
+#elif defined(__aarch64__)
+	CHECK(strstr(text, "mrs      x9, tpidr_el0"), "%s", text);
+	CHECK(strstr(text, "ldr      x25, [x9]"), "%s", text);
+	CHECK(strstr(text, "str      xzr, [x9]"), "%s", text);
+	CHECK(strstr(text, "str      x25, [x9]"), "%s", text);
+	CHECK(strstr(text, "[x25, #-8]"), "%s", text);
+	/* the BPF stack is not carved from the native one */
+	CHECK(!strstr(text, "sub      sp, sp"), "%s", text);
+#else
+	free(text);
+	bpfrt_object_close(obj);
+	SKIP("no disassembler for this architecture's listing (raw words)");
+#endif
 	free(text);
 	bpfrt_object_close(obj);
 }
@@ -265,6 +284,7 @@ BOTH_ENGINES(recursion_guard_counts_misses)
 struct nest64 {
 	bool jit;
 	uint32_t flags;
+	char *usable_lo;        /* lowest byte of the thread's stack not PROT_NONE */
 	int err;
 	uint64_t r0;
 	size_t used;            /* native stack bytes touched below the paint start */
@@ -343,6 +363,8 @@ static void *nest64_thread(void *arg)
 	pthread_getattr_np(pthread_self(), &attr);
 	pthread_attr_getstack(&attr, &stack_lo, &stack_sz);
 	pthread_attr_destroy(&attr);
+	if (n->usable_lo > (char *)stack_lo)
+		stack_lo = n->usable_lo;
 	/* paint from 1 KiB below this frame down to the bottom (+512) */
 	start = here - 1024;
 	paint_below(start, (char *)stack_lo + 512);
@@ -361,16 +383,35 @@ out:
 	return NULL;
 }
 
+/* A thread whose stack has stack_size usable bytes (thread descriptor
+ * and static TLS included, as with pthread_attr_setstacksize) above a
+ * PROT_NONE guard: PTHREAD_STACK_MIN is 128 KiB on aarch64, so the
+ * mapping may be bigger than the stack it gives. */
 static void run_nest64(struct nest64 *n, size_t stack_size)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t min = (size_t)PTHREAD_STACK_MIN;
+	size_t map_len = stack_size < min ? min : stack_size;
+	size_t guard;
 	pthread_attr_t attr;
 	pthread_t t;
+	char *map;
 
+	map_len = (map_len + page - 1) & ~(page - 1);
+	if (map_len == stack_size)
+		map_len += page;
+	guard = map_len - stack_size;
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	REQUIRE(map != MAP_FAILED);
+	CHECK(!mprotect(map, guard, PROT_NONE));
+	n->usable_lo = map + guard;
 	pthread_attr_init(&attr);
-	CHECK(!pthread_attr_setstacksize(&attr, stack_size));
+	CHECK(!pthread_attr_setstack(&attr, map, map_len));
 	REQUIRE(!pthread_create(&t, &attr, nest64_thread, n));
 	pthread_join(t, NULL);
 	pthread_attr_destroy(&attr);
+	munmap(map, map_len);
 }
 
 BOTH_ENGINES(nest_64_levels_on_64k_thread)
@@ -531,9 +572,30 @@ TEST(foreign_faults_reach_the_host_handler)
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
+		const char *qemu = getenv("BPFRT_CROSS_QEMU");
 
 		dup2(fd, 1);
 		setenv("PRIVSTACK_CHAIN_CHILD", "1", 1);
+		if (qemu && *qemu) {
+			/* under qemu-user (mk/cross-run.sh): no binfmt_misc,
+			 * so the emulator execs this binary itself */
+			char buf[1024], exe[PATH_MAX], *args[20], *save;
+			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+			int k = 0;
+
+			if (n <= 0 || strlen(qemu) >= sizeof(buf))
+				_exit(126);
+			exe[n] = '\0';
+			strcpy(buf, qemu);
+			for (char *tok = strtok_r(buf, " ", &save); tok && k < 16;
+			     tok = strtok_r(NULL, " ", &save))
+				args[k++] = tok;
+			args[k++] = exe;
+			args[k++] = "chain_child";
+			args[k] = NULL;
+			execvp(args[0], args);
+			_exit(127);
+		}
 		execl("/proc/self/exe", "test_privstack", "chain_child", (char *)NULL);
 		_exit(127);
 	}
