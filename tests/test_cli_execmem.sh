@@ -71,8 +71,9 @@ expect "execmem: no programs, empty allocator" 0 \
 	'^packing: on$' '^packs: 0 ' '^own mappings: 0$' '^images: 0,' -- \
 	"$BPFRT" execmem
 expect "execmem: 1,000 small programs share one pack" 0 \
-	'^packing: on$' '^packs: 1 \(' '^own mappings: 0$' '^images: 1000,' \
-	'^pack 0x[0-9a-f]+: (4k|thp-shmem|hugetlb), [0-9]+/32768 chunks used$' -- \
+	'^packing: on$' '^packs: 1 \(4k [01], thp-shmem [01], thp-anon [01], hugetlb [01]\), spare 0$' \
+	'^own mappings: 0$' '^images: 1000,' \
+	'^pack 0x[0-9a-f]+: (4k|thp-shmem|thp-anon|hugetlb), [0-9]+/32768 chunks used$' -- \
 	"$BPFRT" execmem --copies 1000 "$tmp/one.s"
 # 1,000 copies of one image take the same whole number of chunks each
 # (one here; more where calls need 64-bit addresses, as under ASan)

@@ -1,10 +1,13 @@
-/* Executable memory: W^X double mapping, prog packs (full pack, first fit
- * reuse, large images, empty packs returned), trap refill, random image
- * start, concurrency and the no-pack switch. */
+/* Executable memory: W^X double mapping or anonymous THP written through
+ * /proc/self/mem, prog packs (full pack, first fit reuse, large images,
+ * empty packs returned), trap refill, random image start, rewritten code
+ * reaching instruction fetch (qemu-user too), concurrency and the no-pack
+ * switch. */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "bpfrt/bpfrt.h"
 #include "jit/execmem.h"
+#include "jit/prog_pack.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,21 +97,105 @@ static bool aligned_to(uintptr_t v, uintptr_t align)
 	return (v & (align - 1)) == 0;
 }
 
+/* The architecture's trap fill (int3, brk, ebreak) over len bytes at p,
+ * which starts a chunk or within one at a 16-byte boundary. */
 static bool all_traps(const void *p, size_t len)
 {
-#if defined(__x86_64__)
+	static _Alignas(64) uint8_t want[4096];
 	const uint8_t *b = p;
 
+	if (!want[0])
+		execmem_fill_traps(want, sizeof(want));
 	for (size_t i = 0; i < len; i++)
-		if (b[i] != 0xcc)
+		if (b[i] != want[((uintptr_t)p + i) % sizeof(want)])
 			return false;
-#endif
 	return true;
 }
 
 static int run_image(struct bpfrt_execmem *mem, size_t off)
 {
 	return ((int_fn)((char *)bpfrt_execmem_addr(mem) + off))();
+}
+
+/* Code that returns n (< 2048) on every architecture bpfrt tests: 8 bytes. */
+static void ret_code(uint8_t buf[8], uint32_t n)
+{
+#if defined(__aarch64__)
+	uint32_t insn[2] = { 0x52800000u | n << 5, 0xd65f03c0u }; /* movz w0, #n; ret */
+
+	memcpy(buf, insn, 8);
+#elif defined(__riscv)
+	uint32_t insn[2] = { 0x00000513u | n << 20, 0x00008067u }; /* li a0, n; ret */
+
+	memcpy(buf, insn, 8);
+#else
+	buf[0] = 0xb8; /* mov eax, n; ret */
+	memcpy(buf + 1, &n, 4);
+	buf[5] = 0xc3;
+	buf[6] = buf[7] = 0xcc;
+#endif
+}
+
+/* The backing a new pack gets on this system. */
+static uint32_t pack_backing(void)
+{
+	struct bpfrt_execmem *mem = bpfrt_execmem_alloc(1);
+	struct bpfrt_execmem_stats st;
+	uint32_t backing = BPFRT_EXECMEM_BACKING_CNT;
+
+	if (mem && !bpfrt_execmem_stats(&st) && st.pack_info_cnt)
+		backing = st.packs[0].backing;
+	bpfrt_execmem_free(mem);
+	return backing;
+}
+
+/* A field ("AnonHugePages") of the /proc/self/smaps entry holding addr, in
+ * kB, or -1. */
+static long smaps_field(const void *addr, const char *field)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[4096];
+	bool in = false;
+	long kb = -1;
+	size_t flen = strlen(field);
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			if (in)
+				break;
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+		} else if (in && !strncmp(line, field, flen) && line[flen] == ':') {
+			kb = strtol(line + flen + 1, NULL, 10);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled. */
+static bool anon_thp_possible(void)
+{
+	char buf[256] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled", "re");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	if (!strstr(buf, "[inherit]") && buf[0])
+		return strstr(buf, "[always]") || strstr(buf, "[madvise]");
+	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strstr(buf, "[always]") || strstr(buf, "[madvise]");
 }
 
 TEST(execmem_alloc_copy_execute)
@@ -124,9 +212,11 @@ TEST(execmem_alloc_copy_execute)
 #if defined(__x86_64__)
 	CHECK(run_image(mem, 0) == 42);
 #endif
-	/* The address code runs at is read+exec, shared, never writable. */
+	/* The address code runs at is read+exec, never writable: a shared
+	 * memfd view, or private anonymous memory for an anonymous-THP pack. */
 	CHECK(scan_maps((uintptr_t)bpfrt_execmem_addr(mem), false, perms, sizeof(perms)));
-	CHECK(!strcmp(perms, "r-xs"), "perms %s", perms);
+	CHECK(!strcmp(perms, stats_now().packs[0].backing == BPFRT_EXECMEM_BACKING_THP_ANON ?
+			     "r-xp" : "r-xs"), "perms %s", perms);
 	bpfrt_execmem_free(mem);
 }
 
@@ -379,7 +469,7 @@ TEST(execmem_freed_chunks_are_traps)
 #endif
 	bpfrt_execmem_free(mem);
 	CHECK(all_traps((void *)chunk, 5 * CHUNK), "freed chunks not refilled");
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__riscv)
 	fflush(NULL);
 	pid = fork();
 	REQUIRE(pid >= 0);
@@ -579,13 +669,25 @@ TEST(execmem_patch_live_code)
 {
 	/* mov eax, imm32; ret, placed so the imm32 is 4-byte aligned. */
 	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3 };
-	struct bpfrt_execmem *mem;
+	struct bpfrt_execmem *mem, *packed;
 	uint32_t imm = 1234;
 	uint64_t wide = 0;
 	size_t base;
 
 	fresh_state();
+	/* An anonymous-THP pack has no alias to store through atomically:
+	 * patching its images is refused, other packs patch as own maps. */
+	packed = bpfrt_execmem_alloc(64);
+	REQUIRE(packed != NULL);
+	if (stats_now().packs[0].backing == BPFRT_EXECMEM_BACKING_THP_ANON)
+		CHECK(bpfrt_execmem_patch(packed, 0, &imm, 4) == -EOPNOTSUPP);
+	else
+		CHECK(bpfrt_execmem_patch(packed, 0, &imm, 4) == 0);
+	bpfrt_execmem_free(packed);
+	/* Patched code (trampolines) lives in mappings of its own. */
+	bpfrt_execmem_set_packing(false);
 	mem = bpfrt_execmem_alloc(64);
+	bpfrt_execmem_set_packing(true);
 	REQUIRE(mem != NULL);
 	base = (16 - (uintptr_t)bpfrt_execmem_addr(mem) % 16) % 16; /* addr is 16-aligned: 0 */
 	REQUIRE(bpfrt_execmem_copy(mem, base, code, sizeof(code)) == 0);
@@ -602,6 +704,169 @@ TEST(execmem_patch_live_code)
 	CHECK(bpfrt_execmem_patch(mem, 56, &wide, 8) == 0);
 	CHECK(bpfrt_execmem_patch(NULL, 0, &imm, 4) == -EINVAL);
 	bpfrt_execmem_free(mem);
+}
+
+/* A chunk freed and handed to a new image runs the new image's code, not
+ * what ran there before: on real CPUs by the cache flush, under qemu-user
+ * (which keeps translations of the old code) by re-mapping the pages. */
+TEST(execmem_rewritten_chunk_runs_new_code)
+{
+	uint8_t code[8];
+	struct bpfrt_execmem *pin, *mem;
+	uintptr_t chunk = 0;
+
+	fresh_state();
+	pin = bpfrt_execmem_alloc(8); /* keeps the pack */
+	REQUIRE(pin != NULL);
+	for (uint32_t round = 1; round <= 3; round++) {
+		/* A whole chunk: no random start, so the same address each round. */
+		mem = bpfrt_execmem_alloc(CHUNK);
+		REQUIRE(mem != NULL);
+		if (round == 1)
+			chunk = chunk_of(mem);
+		CHECK(chunk_of(mem) == chunk, "round %u: another chunk", round);
+		ret_code(code, 100 + round);
+		REQUIRE(bpfrt_execmem_copy(mem, 0, code, sizeof(code)) == 0);
+		CHECK(run_image(mem, 0) == (int)(100 + round), "round %u ran %d", round,
+		      run_image(mem, 0));
+		/* Rewritten in place while allocated, too. */
+		ret_code(code, 200 + round);
+		REQUIRE(bpfrt_execmem_copy(mem, 0, code, sizeof(code)) == 0);
+		CHECK(run_image(mem, 0) == (int)(200 + round), "round %u rewrite ran %d", round,
+		      run_image(mem, 0));
+		bpfrt_execmem_free(mem);
+	}
+	bpfrt_execmem_free(pin);
+	/* Re-mapping pages must not splinter the pack into many mappings. */
+	{
+		char line[512];
+		int vmas = 0;
+		FILE *f = fopen("/proc/self/maps", "re");
+
+		while (f && fgets(line, sizeof(line), f))
+			vmas += strstr(line, "bpfrt-jit") != NULL;
+		if (f)
+			fclose(f);
+		CHECK(vmas <= 2, "%d bpfrt-jit mappings", vmas);
+	}
+}
+
+/* Where anonymous THP is enabled (always or madvise) and no hugetlb page is
+ * reserved, packs are one PMD-mapped huge page of private anonymous memory,
+ * never writable, written through /proc/self/mem, and stay huge across
+ * writes, frees and a fork. */
+TEST(execmem_anon_thp_pack)
+{
+	static struct bpfrt_execmem *mems[1000];
+	uint8_t code[8];
+	struct bpfrt_execmem_stats st;
+	char perms[512];
+	void *pack;
+	int pipefd[2], readyfd[2], status;
+	pid_t pid;
+
+	fresh_state();
+	if (!anon_thp_possible())
+		SKIP("transparent_hugepage/enabled is never");
+	if (pack_backing() == BPFRT_EXECMEM_BACKING_HUGETLB)
+		SKIP("hugetlb pages are reserved: packs take them first");
+	bpfrt_execmem_trim();
+	for (int i = 0; i < 1000; i++) {
+		mems[i] = bpfrt_execmem_alloc(40 + (size_t)i % 200);
+		REQUIRE(mems[i] != NULL);
+		ret_code(code, (uint32_t)i);
+		REQUIRE(bpfrt_execmem_copy(mems[i], 0, code, sizeof(code)) == 0);
+	}
+	st = stats_now();
+	REQUIRE(st.pack_cnt == 1, "packs %u", st.pack_cnt);
+	/* The huge page may fail to materialise (fragmented memory): then
+	 * the pack falls back to a memfd and says so. */
+	if (st.packs[0].backing != BPFRT_EXECMEM_BACKING_THP_ANON) {
+		printf("# no huge page for the pack: backing %s\n",
+		       bpfrt_execmem_backing_name(st.packs[0].backing));
+		CHECK(st.packs[0].backing != BPFRT_EXECMEM_BACKING_HUGETLB);
+		for (int i = 0; i < 1000; i++)
+			bpfrt_execmem_free(mems[i]);
+		return;
+	}
+	CHECK(st.packs_by_backing[BPFRT_EXECMEM_BACKING_THP_ANON] == 1);
+	pack = (void *)(uintptr_t)st.packs[0].addr;
+	/* One private r-x mapping; no alias anywhere. */
+	CHECK(scan_maps((uintptr_t)pack, false, perms, sizeof(perms)) && !strcmp(perms, "r-xp"),
+	      "perms %s", perms);
+	CHECK(smaps_field(pack, "AnonHugePages") == 2048, "AnonHugePages %ld kB",
+	      smaps_field(pack, "AnonHugePages"));
+	CHECK(smaps_field(pack, "Size") == 2048, "mapping %ld kB", smaps_field(pack, "Size"));
+	/* Writes through /proc/self/mem landed and run. */
+	for (int i = 0; i < 1000 && !tl_failed(); i++) {
+		ret_code(code, (uint32_t)i);
+		CHECK(memcmp(bpfrt_execmem_addr(mems[i]), code, sizeof(code)) == 0, "image %d", i);
+		CHECK(run_image(mems[i], 0) == i, "image %d", i);
+	}
+	/* Freed chunks are traps, and executing one traps. */
+	{
+		uintptr_t chunk = chunk_of(mems[500]);
+		size_t len = (bpfrt_execmem_size(mems[500]) + CHUNK - 1) / CHUNK * CHUNK;
+
+		bpfrt_execmem_free(mems[500]);
+		mems[500] = NULL;
+		CHECK(all_traps((void *)chunk, len), "freed chunk not refilled");
+		fflush(NULL);
+		pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			((int_fn)chunk)();
+			_exit(0);
+		}
+		REQUIRE(waitpid(pid, &status, 0) == pid);
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTRAP, "child status %#x", status);
+	}
+	/* A live child does not cost the parent its huge page: the child
+	 * takes its own copy at fork (before fork returns in the child), so
+	 * the parent's later writes copy nothing. */
+	REQUIRE(pipe(pipefd) == 0);
+	REQUIRE(pipe(readyfd) == 0);
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char c = 0;
+
+		close(pipefd[1]);
+		close(readyfd[0]);
+		ret_code(code, 7);
+		/* The child's own writes and runs work as well. */
+		if (bpfrt_execmem_copy(mems[7], 0, code, sizeof(code)) || run_image(mems[7], 0) != 7 ||
+		    run_image(mems[8], 0) != 8)
+			_exit(2);
+		(void)!write(readyfd[1], &c, 1);
+		(void)!read(pipefd[0], &c, 1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	close(readyfd[1]);
+	{
+		char c;
+
+		(void)!read(readyfd[0], &c, 1);
+		close(readyfd[0]);
+	}
+	ret_code(code, 999);
+	CHECK(bpfrt_execmem_copy(mems[9], 0, code, sizeof(code)) == 0);
+	CHECK(run_image(mems[9], 0) == 999);
+	CHECK(smaps_field(pack, "AnonHugePages") == 2048, "after a write with a child alive: %ld kB",
+	      smaps_field(pack, "AnonHugePages"));
+	close(pipefd[1]);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	for (int i = 0; i < 1000; i++)
+		bpfrt_execmem_free(mems[i]);
+	st = stats_now();
+	CHECK(st.image_cnt == 0 && st.pack_cnt == 1 && st.spare_cnt == 1);
+	CHECK(smaps_field(pack, "AnonHugePages") == 2048, "after frees: %ld kB",
+	      smaps_field(pack, "AnonHugePages"));
+	bpfrt_execmem_trim();
+	CHECK(!is_mapped(pack), "trimmed pack still mapped");
 }
 
 /* ---- concurrency ------------------------------------------------------------ */

@@ -269,6 +269,8 @@ enum bpfrt_execmem_backing {
 	BPFRT_EXECMEM_BACKING_4K = 0,    /* ordinary pages */
 	BPFRT_EXECMEM_BACKING_THP_SHMEM, /* memfd with shmem transparent huge pages (requested) */
 	BPFRT_EXECMEM_BACKING_HUGETLB,   /* memfd from reserved hugetlb pages */
+	BPFRT_EXECMEM_BACKING_THP_ANON,  /* private anonymous memory, one PMD-mapped transparent
+					  * huge page (checked), written through /proc/self/mem */
 	BPFRT_EXECMEM_BACKING_CNT,
 };
 
@@ -299,7 +301,7 @@ void bpfrt_execmem_trim(void);
 /* Writes the stats as text, one line per pack with its backing (for the
  * CLI and benchmarks). Returns 0 or -errno. */
 int bpfrt_execmem_dump(FILE *out);
-/* "4k", "thp-shmem" or "hugetlb". */
+/* "4k", "thp-shmem", "hugetlb" or "thp-anon". */
 const char *bpfrt_execmem_backing_name(uint32_t backing);
 /* Turns packing on or off for images allocated from now on (default on;
  * the environment variable BPFRT_NO_PACK=1 starts it off). */

@@ -1,14 +1,29 @@
-/* Executable memory with W^X: all code lives in memfd pages mapped twice, a
- * writable alias that is never executable and an executable view that is
- * never writable. Code reaches the executable view only through the alias
- * (bpfrt_execmem_copy), the userspace counterpart of text_poke. Small
- * images share 2 MiB prog packs (prog_pack.c); large ones, or every image
- * when packing is off, get a view of their own.
+/* Executable memory with W^X: code lives either in memfd pages mapped
+ * twice, a writable alias that is never executable and an executable view
+ * that is never writable, or (prog packs, where the system gives one) in a
+ * private anonymous transparent huge page mapped r-x only and written
+ * through /proc/self/mem, whose FOLL_FORCE write fills the page without
+ * ever making the mapping writable (what text_poke does to host text).
+ * Code reaches the executable view only through bpfrt_execmem_copy, the
+ * userspace counterpart of text_poke. Small images share 2 MiB prog packs
+ * (prog_pack.c); large ones, or every image when packing is off, get a
+ * view of their own.
  *
- * Views are MAP_SHARED, so a forked child would share them with its parent
- * and each side's frees and new images would rewrite the other's code; the
- * child therefore swaps every view for a private copy at fork (one copy of
- * all code memory per fork; posix_spawn and vfork do not pay it). */
+ * Instruction fetch must see what is written through the alias. Real CPUs
+ * do once the caches are synchronised (__builtin___clear_cache); qemu-user
+ * does not: it drops translated code only for writes to the executing
+ * virtual page, or when the page is mapped again. A self-test at the first
+ * allocation finds out, and where it is needed every write is followed by
+ * re-mapping the pages it touched from the same memfd offset (MAP_FIXED
+ * replaces the pages atomically for threads running other code there).
+ *
+ * memfd views are MAP_SHARED, so a forked child would share them with its
+ * parent and each side's frees and new images would rewrite the other's
+ * code; the child therefore swaps every view for a private copy at fork
+ * (one copy of all code memory per fork; posix_spawn and vfork do not pay
+ * it). Anonymous views are private already, but until one side copies, a
+ * write by the parent would break copy-on-write into 4 KiB pages: the
+ * child takes its own copy so that the parent keeps its huge page. */
 #define _GNU_SOURCE
 #include "jit/execmem.h"
 #include "jit/backend.h"
@@ -21,10 +36,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/error.h"
 
 #ifndef MFD_HUGETLB
 #define MFD_HUGETLB 0x0004u
@@ -36,11 +55,25 @@
 #define MFD_HUGE_2MB (21u << 26)
 #endif
 
+/* PAGEMAP_SCAN (Linux 6.7) from linux/fs.h, which older headers lack. */
+#ifndef PAGEMAP_SCAN
+struct page_region {
+	uint64_t start, end, categories;
+};
+
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+
+#define PAGE_IS_HUGE (1 << 6)
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#endif
+
 #define IMAGE_ALIGN 16 /* a randomized start keeps instruction-fetch alignment */
 
 struct bpfrt_execmem {
 	char *exec;              /* image start in the executable view */
-	char *alias;             /* the same bytes in the writable alias */
 	size_t size;             /* bytes the caller asked for */
 	struct prog_pack *pack;  /* NULL: the image has `own` to itself */
 	uint32_t first_chunk, nchunks;
@@ -53,8 +86,6 @@ static struct bpfrt_execmem *own_list;
 static uint32_t own_cnt;
 static uint64_t own_bytes;
 static uint64_t image_cnt;
-
-static atomic_int packing_state; /* 0: not decided yet, 1: on, 2: off */
 
 /* ---- traps and randomness --------------------------------------------- */
 
@@ -99,7 +130,7 @@ static size_t random_start(size_t slack)
 	return (size_t)(random_u64() % (slack + 1)) & ~(size_t)(IMAGE_ALIGN - 1);
 }
 
-/* ---- double-mapped memfd views ------------------------------------------ */
+/* ---- mappings ------------------------------------------------------------ */
 
 static size_t page_size(void)
 {
@@ -113,15 +144,16 @@ static size_t page_size(void)
 /* Where bpfrt_execmem_alloc_near wants the executable view (a hint). */
 static __thread char *exec_hint;
 
-/* Maps fd at an address aligned to align (a power of two), by reserving
- * len + align bytes and mapping over the aligned part. */
-static char *map_aligned(int fd, size_t len, size_t align, int prot)
+/* Maps fd (or anonymous memory: fd -1, MAP_ANONYMOUS in flags) at an
+ * address aligned to align (a power of two), by reserving len + align
+ * bytes and mapping over the aligned part. */
+static char *map_aligned(int fd, size_t len, size_t align, int prot, int flags)
 {
 	char *res, *start;
 	size_t extra;
 
 	if (align <= page_size()) {
-		res = mmap(prot & PROT_EXEC ? exec_hint : NULL, len, prot, MAP_SHARED, fd, 0);
+		res = mmap(prot & PROT_EXEC ? exec_hint : NULL, len, prot, flags, fd, 0);
 		return res == MAP_FAILED ? NULL : res;
 	}
 	extra = align;
@@ -129,7 +161,7 @@ static char *map_aligned(int fd, size_t len, size_t align, int prot)
 	if (res == MAP_FAILED)
 		return NULL;
 	start = (char *)(((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1));
-	if (mmap(start, len, prot, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+	if (mmap(start, len, prot, flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
 		int err = errno;
 
 		munmap(res, len + extra);
@@ -155,7 +187,9 @@ static int code_memfd(const char *name, unsigned int flags)
 	return fd;
 }
 
-static int map_both(struct execmem_view *view, size_t len, unsigned int mfd_flags, size_t align)
+/* Maps a memfd twice; keep_fd leaves it open in view->fd for re-mapping. */
+static int map_both(struct execmem_view *view, size_t len, unsigned int mfd_flags, size_t align,
+		    bool keep_fd)
 {
 	int fd, err = 0;
 
@@ -166,12 +200,12 @@ static int map_both(struct execmem_view *view, size_t len, unsigned int mfd_flag
 		err = -errno;
 		goto out;
 	}
-	view->alias = map_aligned(fd, len, align, PROT_READ | PROT_WRITE);
+	view->alias = map_aligned(fd, len, align, PROT_READ | PROT_WRITE, MAP_SHARED);
 	if (!view->alias) {
 		err = -errno;
 		goto out;
 	}
-	view->exec = map_aligned(fd, len, align, PROT_READ | PROT_EXEC);
+	view->exec = map_aligned(fd, len, align, PROT_READ | PROT_EXEC, MAP_SHARED);
 	if (!view->exec) {
 		err = -errno;
 		munmap(view->alias, len);
@@ -179,9 +213,234 @@ static int map_both(struct execmem_view *view, size_t len, unsigned int mfd_flag
 		goto out;
 	}
 	view->len = len;
+	if (keep_fd) {
+		view->fd = fd;
+		return 0;
+	}
 out:
 	close(fd); /* the mappings keep the memory */
 	return err;
+}
+
+/* ---- writes through /proc/self/mem ----------------------------------------- */
+
+/* Opened at the first anonymous-THP pack and reopened in a forked child
+ * (the fd names the mm of the process that opened it). text_poke.c has its
+ * own, serialised by its poke lock; this one is used without a lock by
+ * threads copying images, and pwrite needs none. */
+static _Atomic int proc_mem_fd = -1;
+
+static int proc_mem(void)
+{
+	int fd = atomic_load_explicit(&proc_mem_fd, memory_order_acquire), none = -1;
+
+	if (fd >= 0)
+		return fd;
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return bpfrt_err(-errno, "execmem: cannot open /proc/self/mem: %s", strerror(errno));
+	if (!atomic_compare_exchange_strong(&proc_mem_fd, &none, fd)) {
+		close(fd); /* another thread opened it first */
+		fd = none;
+	}
+	return fd;
+}
+
+/* Writes len bytes at dst through /proc/self/mem. The kernel writes a
+ * read-only private mapping by FOLL_FORCE and copies no page that is this
+ * process's alone, so a huge page stays one. */
+static int proc_mem_write(char *dst, const void *src, size_t len)
+{
+	int fd = proc_mem();
+
+	if (fd < 0)
+		return fd;
+	while (len) {
+		ssize_t n = pwrite(fd, src, len, (off_t)(uintptr_t)dst);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return bpfrt_err(n < 0 ? -errno : -EIO,
+					 "execmem: write of %zu bytes at %p through /proc/self/mem failed: %s",
+					 len, (void *)dst, n < 0 ? strerror(errno) : "nothing written");
+		dst += n;
+		src = (const char *)src + n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+#define TRAP_BUF 4096 /* a multiple of every trap instruction's length */
+static uint8_t trap_buf[TRAP_BUF];
+static pthread_once_t trap_buf_once = PTHREAD_ONCE_INIT;
+
+static void trap_buf_init(void)
+{
+	execmem_fill_traps(trap_buf, sizeof(trap_buf));
+}
+
+/* Trap-fills len bytes at dst (4-byte aligned) through /proc/self/mem, up
+ * to 64 pages per system call. */
+static int proc_mem_fill_traps(char *dst, size_t len)
+{
+	struct iovec iov[64];
+	size_t done = 0;
+	int fd = proc_mem();
+
+	if (fd < 0)
+		return fd;
+	pthread_once(&trap_buf_once, trap_buf_init);
+	while (done < len) {
+		size_t at = done, phase = done % TRAP_BUF; /* after a short write */
+		int cnt = 0;
+		ssize_t n;
+
+		while (cnt < 64 && at < len) {
+			size_t piece = TRAP_BUF - phase < len - at ? TRAP_BUF - phase : len - at;
+
+			iov[cnt].iov_base = trap_buf + phase;
+			iov[cnt++].iov_len = piece;
+			at += piece;
+			phase = 0;
+		}
+		n = pwritev(fd, iov, cnt, (off_t)(uintptr_t)(dst + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return bpfrt_err(n < 0 ? -errno : -EIO,
+					 "execmem: trap fill at %p through /proc/self/mem failed: %s",
+					 (void *)(dst + done), n < 0 ? strerror(errno) : "nothing written");
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- making writes visible to instruction fetch ----------------------------- */
+
+enum code_sync {
+	SYNC_CACHE,  /* clearing the caches is enough (real CPUs) */
+	SYNC_REMAP,  /* the executable pages must be mapped again (qemu-user) */
+	SYNC_BROKEN, /* not even that helps: packing defaults to off */
+};
+
+static int code_sync = SYNC_CACHE;
+static pthread_once_t code_sync_once = PTHREAD_ONCE_INIT;
+static atomic_int packing_state; /* 0: not decided yet, 1: on, 2: off */
+
+/* Writes code that returns n (< 2048) into buf; false if this architecture
+ * has no encoding here. */
+static bool encode_ret(uint8_t buf[8], uint32_t n)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	buf[0] = 0xb8; /* mov eax, n; ret */
+	memcpy(buf + 1, &n, 4);
+	buf[5] = 0xc3;
+	buf[6] = buf[7] = 0xcc;
+	return true;
+#elif defined(__aarch64__)
+	uint32_t insn[2] = { 0x52800000u | n << 5, 0xd65f03c0u }; /* movz w0, #n; ret */
+
+	memcpy(buf, insn, 8);
+	return true;
+#elif defined(__riscv)
+	uint32_t insn[2] = { 0x00000513u | n << 20, 0x00008067u }; /* li a0, n; ret */
+
+	memcpy(buf, insn, 8);
+	return true;
+#else
+	(void)buf; (void)n;
+	return false;
+#endif
+}
+
+static int remap_exec(const struct execmem_view *view, uintptr_t lo, uintptr_t hi)
+{
+	size_t off = lo - (uintptr_t)view->exec;
+
+	if (mmap((void *)lo, hi - lo, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, view->fd,
+		 (off_t)off) == MAP_FAILED)
+		return bpfrt_err(-errno, "execmem: re-mapping code at %#lx..%#lx failed: %s",
+				 (unsigned long)lo, (unsigned long)hi, strerror(errno));
+	/* The new mapping must carry the hint, or it would not merge with
+	 * its neighbours and the pack would splinter. */
+	if (view->backing == BPFRT_EXECMEM_BACKING_THP_SHMEM)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+	return 0;
+}
+
+/* Makes instruction fetch see the len bytes just written at exec. */
+static int view_sync(const struct execmem_view *view, char *exec, size_t len)
+{
+	size_t unit = view->backing == BPFRT_EXECMEM_BACKING_HUGETLB ? view->len : page_size();
+	uintptr_t lo, hi;
+
+	__builtin___clear_cache(exec, exec + len);
+	if (view->fd < 0 || !len)
+		return 0;
+	lo = ((uintptr_t)exec - (uintptr_t)view->exec) / unit * unit + (uintptr_t)view->exec;
+	hi = (uintptr_t)exec + len;
+	hi = lo + (hi - lo + unit - 1) / unit * unit;
+	return remap_exec(view, lo, hi);
+}
+
+/* The self-test: runs code written through an alias, rewrites it, runs it
+ * again. Real CPUs run the new code; qemu-user runs its stale translation
+ * until the page is mapped again. */
+static void probe_code_sync(void)
+{
+	struct execmem_view v = { .fd = -1 };
+	uint8_t code[8];
+	int (*fn)(void);
+
+	if (!encode_ret(code, 1) || map_both(&v, page_size(), 0, page_size(), true))
+		return; /* nothing to test with: trust the caches */
+	fn = (int (*)(void))(void *)v.exec;
+	memcpy(v.alias, code, sizeof(code));
+	__builtin___clear_cache(v.exec, v.exec + sizeof(code));
+	if (fn() == 1) {
+		encode_ret(code, 2);
+		memcpy(v.alias, code, sizeof(code));
+		__builtin___clear_cache(v.exec, v.exec + sizeof(code));
+		if (fn() != 2) {
+			code_sync = SYNC_REMAP;
+			if (remap_exec(&v, (uintptr_t)v.exec, (uintptr_t)v.exec + v.len) || fn() != 2)
+				code_sync = SYNC_BROKEN;
+		}
+	}
+	munmap(v.exec, v.len);
+	munmap(v.alias, v.len);
+	close(v.fd);
+	if (code_sync == SYNC_BROKEN) {
+		int undecided = 0;
+
+		/* Images in their own mappings are written before anything
+		 * runs there; reused pack chunks would run stale code. */
+		atomic_compare_exchange_strong(&packing_state, &undecided, 2);
+	}
+}
+
+static void execmem_init(void)
+{
+	pthread_once(&code_sync_once, probe_code_sync);
+}
+
+/* ---- views ----------------------------------------------------------------- */
+
+static int view_write(const struct execmem_view *view, char *exec, const void *src, size_t len)
+{
+	if (!view->alias)
+		return proc_mem_write(exec, src, len);
+	memcpy(view->alias + (exec - view->exec), src, len);
+	return 0;
+}
+
+static int view_fill_traps(const struct execmem_view *view, char *exec, size_t len)
+{
+	if (!view->alias)
+		return proc_mem_fill_traps(exec, len);
+	execmem_fill_traps(view->alias + (exec - view->exec), len);
+	return 0;
 }
 
 /* The bracketed word of a sysfs THP setting, e.g. "advise" from
@@ -203,32 +462,145 @@ static bool read_thp_setting(const char *path, char *word, size_t len)
 	return true;
 }
 
-/* True if a memfd may get 2 MiB shmem THP (with MADV_HUGEPAGE). The
- * per-size knob of newer kernels wins unless it says "inherit". */
+/* The THP setting for 2 MiB pages: the per-size knob of newer kernels wins
+ * unless it says "inherit". */
+static bool thp_setting(const char *file, char *word, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/%s", file);
+	if (read_thp_setting(path, word, len) && strcmp(word, "inherit"))
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s", file);
+	return read_thp_setting(path, word, len);
+}
+
+/* True if a memfd may get 2 MiB shmem THP (with MADV_HUGEPAGE). */
 static bool shmem_thp_allowed(void)
 {
 	char word[32] = "";
 
-	if (!read_thp_setting("/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled",
-			      word, sizeof(word)) || !strcmp(word, "inherit"))
-		if (!read_thp_setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled",
-				      word, sizeof(word)))
-			return false;
+	if (!thp_setting("shmem_enabled", word, sizeof(word)))
+		return false;
 	return !strcmp(word, "always") || !strcmp(word, "within_size") ||
 	       !strcmp(word, "advise") || !strcmp(word, "force");
 }
 
-int execmem_view_map(struct execmem_view *view, size_t len, bool huge)
+/* True if anonymous memory may get 2 MiB THP (with MADV_HUGEPAGE). */
+static bool anon_thp_allowed(void)
 {
+	char word[32] = "";
+
+	if (!thp_setting("enabled", word, sizeof(word)))
+		return false;
+	return !strcmp(word, "always") || !strcmp(word, "madvise");
+}
+
+/* AnonHugePages of the mapping holding addr, from /proc/self/smaps (kernels
+ * before PAGEMAP_SCAN). */
+static size_t smaps_anon_huge(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	bool in = false, line_start = true;
+	size_t bytes = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, kb;
+		bool whole = strchr(line, '\n') != NULL;
+
+		if (line_start && sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			if (in)
+				break;
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+		} else if (line_start && in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1) {
+			bytes = (size_t)kb << 10;
+			break;
+		}
+		line_start = whole; /* the rest of a long path is no header */
+	}
+	fclose(f);
+	return bytes;
+}
+
+/* True if all of [addr, addr + len) is mapped by huge pages. */
+static bool range_is_huge(const void *addr, size_t len)
+{
+	struct page_region reg[4];
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg),
+		.start = (uintptr_t)addr,
+		.end = (uintptr_t)addr + len,
+		.vec = (uintptr_t)reg,
+		.vec_len = 4,
+		.category_mask = PAGE_IS_HUGE,
+		.return_mask = PAGE_IS_HUGE,
+	};
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	long n = fd < 0 ? -1 : ioctl(fd, PAGEMAP_SCAN, &arg);
+	uint64_t huge = 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		return smaps_anon_huge(addr) >= len;
+	for (long i = 0; i < n && i < 4; i++)
+		huge += reg[i].end - reg[i].start;
+	return huge == len;
+}
+
+/* A private anonymous r-x mapping, 2 MiB aligned, trap-filled through
+ * /proc/self/mem: kept only if the fill faulted in huge pages and landed. */
+static int map_anon_thp(struct execmem_view *view, size_t len)
+{
+	char *exec = map_aligned(-1, len, PROG_PACK_SIZE, PROT_READ | PROT_EXEC,
+				 MAP_PRIVATE | MAP_ANONYMOUS);
 	int err;
 
+	if (!exec)
+		return -errno;
+	/* Before the first touch, so the fill faults in huge pages. Traps,
+	 * not zeros: the kernel splits huge pages that are mostly zero
+	 * (thp shrink_underused). */
+	if (madvise(exec, len, MADV_HUGEPAGE))
+		err = -errno;
+	else if ((err = proc_mem_fill_traps(exec, len)) == 0 &&
+		 (!range_is_huge(exec, len) || memcmp(exec, trap_buf, TRAP_BUF) ||
+		  memcmp(exec + len - TRAP_BUF, trap_buf, TRAP_BUF)))
+		err = -EOPNOTSUPP;
+	if (err) {
+		munmap(exec, len);
+		return err;
+	}
+	view->exec = exec;
+	view->alias = NULL;
+	view->len = len;
+	view->backing = BPFRT_EXECMEM_BACKING_THP_ANON;
+	return 0;
+}
+
+int execmem_view_map(struct execmem_view *view, size_t len, bool huge)
+{
+	bool keep_fd;
+	int err;
+
+	execmem_init();
+	keep_fd = code_sync != SYNC_CACHE;
 	memset(view, 0, sizeof(*view));
+	view->fd = -1;
 	len = (len + page_size() - 1) & ~(page_size() - 1);
+	/* An anonymous view cannot be mapped again without losing its
+	 * contents, so it needs coherent instruction fetch. */
 	if (huge && len % PROG_PACK_SIZE == 0 &&
-	    map_both(view, len, MFD_HUGETLB | MFD_HUGE_2MB, PROG_PACK_SIZE) == 0) {
+	    map_both(view, len, MFD_HUGETLB | MFD_HUGE_2MB, PROG_PACK_SIZE, keep_fd) == 0) {
 		view->backing = BPFRT_EXECMEM_BACKING_HUGETLB;
+	} else if (huge && len % PROG_PACK_SIZE == 0 && !keep_fd && anon_thp_allowed() &&
+		   map_anon_thp(view, len) == 0) {
+		return 0; /* trap-filled already */
 	} else if (huge && shmem_thp_allowed()) {
-		err = map_both(view, len, 0, PROG_PACK_SIZE);
+		err = map_both(view, len, 0, PROG_PACK_SIZE, keep_fd);
 		if (err)
 			return err;
 		/* Before the first touch, so the trap fill faults in huge pages. */
@@ -236,11 +608,12 @@ int execmem_view_map(struct execmem_view *view, size_t len, bool huge)
 		madvise(view->exec, len, MADV_HUGEPAGE);
 		view->backing = BPFRT_EXECMEM_BACKING_THP_SHMEM;
 	} else {
-		err = map_both(view, len, 0, huge ? PROG_PACK_SIZE : page_size());
+		err = map_both(view, len, 0, huge ? PROG_PACK_SIZE : page_size(), keep_fd);
 		if (err)
 			return err;
 		view->backing = BPFRT_EXECMEM_BACKING_4K;
 	}
+	/* Nothing ran in a fresh mapping: no stale code to re-map away. */
 	execmem_fill_traps(view->alias, len);
 	__builtin___clear_cache(view->exec, view->exec + len);
 	return 0;
@@ -251,7 +624,11 @@ void execmem_view_unmap(struct execmem_view *view)
 	if (!view->len)
 		return;
 	munmap(view->exec, view->len);
-	munmap(view->alias, view->len);
+	if (view->alias)
+		munmap(view->alias, view->len);
+	if (view->fd >= 0)
+		close(view->fd);
+	view->fd = -1;
 	view->len = 0;
 }
 
@@ -319,13 +696,47 @@ static int view_privatize(struct execmem_view *view)
 		madvise(view->alias, view->len, MADV_HUGEPAGE);
 		madvise(view->exec, view->len, MADV_HUGEPAGE);
 	}
+	if (!err && view->fd >= 0) {
+		/* Re-mapping for qemu-user must use the child's file now. */
+		close(view->fd);
+		view->fd = fd;
+		return 0;
+	}
 out:
 	close(fd);
 	return err;
 }
 
+/* Gives the child its own huge page for an anonymous view: a copy moved
+ * over the old mapping, which drops the child's reference to the parent's
+ * page, so the parent's next write finds the page its own again instead of
+ * copying it on write 4 KiB at a time. */
+static int view_privatize_anon(struct execmem_view *view)
+{
+	char *tmp = map_aligned(-1, view->len, PROG_PACK_SIZE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS);
+	int err = 0;
+
+	if (!tmp)
+		return -errno;
+	madvise(tmp, view->len, MADV_HUGEPAGE);
+	memcpy(tmp, view->exec, view->len);
+	if (mprotect(tmp, view->len, PROT_READ | PROT_EXEC) ||
+	    mremap(tmp, view->len, view->len, MREMAP_MAYMOVE | MREMAP_FIXED, view->exec) == MAP_FAILED) {
+		err = -errno;
+		munmap(tmp, view->len);
+	}
+	return err;
+}
+
 static void privatize_or_seal(struct execmem_view *view)
 {
+	/* An anonymous view is the child's already (copy on write): the
+	 * copy only spares the parent's huge page, so failing is harmless. */
+	if (!view->alias) {
+		view_privatize_anon(view);
+		return;
+	}
 	/* Without a copy, a write would land in the parent's code: make the
 	 * alias read-only so that it faults instead. */
 	if (view_privatize(view))
@@ -345,7 +756,10 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	struct bpfrt_execmem *mem;
+	int fd = atomic_exchange(&proc_mem_fd, -1);
 
+	if (fd >= 0)
+		close(fd); /* it writes the parent's memory */
 	prog_pack_for_each_view_locked(privatize_or_seal);
 	for (mem = own_list; mem; mem = mem->own_next)
 		privatize_or_seal(&mem->own);
@@ -375,7 +789,6 @@ static int alloc_in_pack(struct bpfrt_execmem *mem)
 	view = prog_pack_view(mem->pack);
 	off = (size_t)mem->first_chunk * PROG_PACK_CHUNK + random_start(alloc_len - mem->size);
 	mem->exec = view->exec + off;
-	mem->alias = view->alias + off;
 	return 0;
 }
 
@@ -389,7 +802,6 @@ static int alloc_own(struct bpfrt_execmem *mem)
 		return err;
 	off = random_start(mem->own.len - mem->size);
 	mem->exec = mem->own.exec + off;
-	mem->alias = mem->own.alias + off;
 	pthread_mutex_lock(&execmem_lock);
 	mem->own_next = own_list;
 	if (own_list)
@@ -411,6 +823,7 @@ struct bpfrt_execmem *bpfrt_execmem_alloc(size_t size)
 		return NULL;
 	}
 	pthread_once(&fork_once, register_fork_handlers);
+	execmem_init(); /* before bpfrt_execmem_packing: it may turn packing off */
 	mem = calloc(1, sizeof(*mem));
 	if (!mem)
 		return NULL;
@@ -440,6 +853,7 @@ struct bpfrt_execmem *bpfrt_execmem_alloc_near(size_t size, const void *near)
 		return NULL;
 	}
 	pthread_once(&fork_once, register_fork_handlers);
+	execmem_init();
 	for (size_t i = 0; i < sizeof(deltas_mb) / sizeof(deltas_mb[0]); i++) {
 		struct bpfrt_execmem *mem = calloc(1, sizeof(*mem));
 		int err;
@@ -475,21 +889,30 @@ size_t bpfrt_execmem_size(const struct bpfrt_execmem *mem)
 	return mem ? mem->size : 0;
 }
 
+static const struct execmem_view *mem_view(const struct bpfrt_execmem *mem)
+{
+	return mem->pack ? prog_pack_view(mem->pack) : &mem->own;
+}
+
 int bpfrt_execmem_copy(struct bpfrt_execmem *mem, size_t off, const void *src, size_t len)
 {
+	const struct execmem_view *view;
+	int err;
+
 	if (!mem || (!src && len))
 		return -EINVAL;
 	if (off > mem->size || len > mem->size - off)
 		return -ERANGE;
 	if (!len)
 		return 0;
-	memcpy(mem->alias + off, src, len);
-	__builtin___clear_cache(mem->exec + off, mem->exec + off + len);
-	return 0;
+	view = mem_view(mem);
+	err = view_write(view, mem->exec + off, src, len);
+	return err ? err : view_sync(view, mem->exec + off, len);
 }
 
 int bpfrt_execmem_patch(struct bpfrt_execmem *mem, size_t off, const void *src, size_t len)
 {
+	const struct execmem_view *view;
 	char *dst;
 
 	if (!mem || !src || (len != 1 && len != 2 && len != 4 && len != 8))
@@ -500,7 +923,14 @@ int bpfrt_execmem_patch(struct bpfrt_execmem *mem, size_t off, const void *src, 
 	 * one is alignment of the other. */
 	if ((uintptr_t)(mem->exec + off) & (len - 1))
 		return -EINVAL;
-	dst = mem->alias + off;
+	view = mem_view(mem);
+	/* The kernel copies a /proc/self/mem write with memcpy, which may
+	 * store a word piecewise: no atomic store without an alias. */
+	if (!view->alias)
+		return bpfrt_err(-EOPNOTSUPP,
+				 "execmem: %p is in an anonymous-THP pack, which has no alias for atomic patching (patched code comes from bpfrt_execmem_alloc_near)",
+				 (void *)(mem->exec + off));
+	dst = view->alias + (mem->exec + off - view->exec);
 	switch (len) {
 	case 1: {
 		uint8_t v;
@@ -531,8 +961,7 @@ int bpfrt_execmem_patch(struct bpfrt_execmem *mem, size_t off, const void *src, 
 		break;
 	}
 	}
-	__builtin___clear_cache(mem->exec + off, mem->exec + off + len);
-	return 0;
+	return view_sync(view, mem->exec + off, len);
 }
 
 void bpfrt_execmem_free(struct bpfrt_execmem *mem)
@@ -545,11 +974,14 @@ void bpfrt_execmem_free(struct bpfrt_execmem *mem)
 		size_t start = (size_t)mem->first_chunk * PROG_PACK_CHUNK;
 		size_t len = (size_t)mem->nchunks * PROG_PACK_CHUNK;
 
-		/* The chunks are still ours, so no lock is needed to refill. */
-		execmem_fill_traps(view->alias + start, len);
-		__builtin___clear_cache(view->exec + start, view->exec + start + len);
+		/* The chunks are still ours, so no lock is needed to refill.
+		 * A failure (no /proc/self/mem, no re-mapping) leaves the old
+		 * code, never a writable page: nothing better to do. */
+		if (!view_fill_traps(view, view->exec + start, len))
+			view_sync(view, view->exec + start, len);
 		prog_pack_free(mem->pack, mem->first_chunk, mem->nchunks);
 	} else {
+		/* munmap drops translations too: no view_sync. */
 		execmem_fill_traps(mem->own.alias, mem->own.len);
 		pthread_mutex_lock(&execmem_lock);
 		if (mem->own_prev)
@@ -592,9 +1024,10 @@ int bpfrt_execmem_dump(FILE *out)
 		return -EINVAL;
 	bpfrt_execmem_stats(&st);
 	fprintf(out, "packing: %s\n", st.packing ? "on" : "off");
-	fprintf(out, "packs: %u (4k %u, thp-shmem %u, hugetlb %u), spare %u\n", st.pack_cnt,
-		st.packs_by_backing[BPFRT_EXECMEM_BACKING_4K],
+	fprintf(out, "packs: %u (4k %u, thp-shmem %u, thp-anon %u, hugetlb %u), spare %u\n",
+		st.pack_cnt, st.packs_by_backing[BPFRT_EXECMEM_BACKING_4K],
 		st.packs_by_backing[BPFRT_EXECMEM_BACKING_THP_SHMEM],
+		st.packs_by_backing[BPFRT_EXECMEM_BACKING_THP_ANON],
 		st.packs_by_backing[BPFRT_EXECMEM_BACKING_HUGETLB], st.spare_cnt);
 	fprintf(out, "own mappings: %u\n", st.own_cnt);
 	fprintf(out, "images: %llu, bytes used %llu, bytes mapped %llu\n",
@@ -619,6 +1052,8 @@ const char *bpfrt_execmem_backing_name(uint32_t backing)
 		return "thp-shmem";
 	case BPFRT_EXECMEM_BACKING_HUGETLB:
 		return "hugetlb";
+	case BPFRT_EXECMEM_BACKING_THP_ANON:
+		return "thp-anon";
 	default:
 		return "unknown";
 	}

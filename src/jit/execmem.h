@@ -1,8 +1,8 @@
 /* Executable memory: the one module through which bpfrt creates, writes
  * and frees native code. A region is never writable and executable at the
  * same time: code is written with bpfrt_execmem_copy (the userspace
- * counterpart of text_poke / bpf_arch_text_copy), never through the
- * executable address. */
+ * counterpart of text_poke / bpf_arch_text_copy), through a writable alias
+ * or /proc/self/mem, never through the executable address. */
 #ifndef BPFRT_EXECMEM_H
 #define BPFRT_EXECMEM_H
 
@@ -32,7 +32,9 @@ int bpfrt_execmem_copy(struct bpfrt_execmem *mem, size_t off, const void *src, s
  * running the code sees the old bytes or the new ones, never a mix. The
  * executable address exec+off must be aligned to len, and the caller keeps
  * each patched instruction inside that aligned unit. Returns 0, -EINVAL
- * (bad length or alignment) or -ERANGE. */
+ * (bad length or alignment), -ERANGE, or -EOPNOTSUPP for an image in an
+ * anonymous-THP pack (no alias to store through; code that is patched
+ * comes from bpfrt_execmem_alloc_near, which never packs). */
 int bpfrt_execmem_patch(struct bpfrt_execmem *mem, size_t off, const void *src, size_t len);
 /* Trap-fills and releases the region. NULL is a no-op. */
 void bpfrt_execmem_free(struct bpfrt_execmem *mem);

@@ -14,18 +14,24 @@
 #define PROG_PACK_CHUNK  BPFRT_EXECMEM_CHUNK_SIZE
 #define PROG_PACK_CHUNKS (PROG_PACK_SIZE / PROG_PACK_CHUNK)
 
-/* One memfd mapped twice: exec is PROT_READ|PROT_EXEC, alias is
- * PROT_READ|PROT_WRITE, both len bytes of the same pages. */
+/* Executable memory and the way to write it. Usually one memfd mapped
+ * twice: exec is PROT_READ|PROT_EXEC, alias is PROT_READ|PROT_WRITE, both
+ * len bytes of the same pages. An anonymous-THP view (backing THP_ANON)
+ * has no alias: exec is private anonymous memory, never writable, written
+ * through /proc/self/mem. fd is the memfd, kept open only where writes
+ * through the alias must be followed by re-mapping the executable pages
+ * (qemu-user), else -1. */
 struct execmem_view {
 	char *exec;
 	char *alias;
 	size_t len;
+	int fd;
 	enum bpfrt_execmem_backing backing;
 };
 
 /* Maps a view of len bytes (a page multiple). A huge view tries hugetlb,
- * then shmem THP, then plain pages, 2 MiB aligned; others use plain pages.
- * The view is trap-filled. Returns 0 or -errno. */
+ * then anonymous THP, then shmem THP, then plain pages, 2 MiB aligned;
+ * others use plain pages. The view is trap-filled. Returns 0 or -errno. */
 int execmem_view_map(struct execmem_view *view, size_t len, bool huge);
 void execmem_view_unmap(struct execmem_view *view);
 /* Writes the architecture's trap instruction over len bytes at dst. */
