@@ -1266,7 +1266,8 @@ const struct bpfrt_jit_backend bpfrt_jit_riscv64 = {
 	.cs_arch = CS_ARCH_RISCV,
 	.cs_mode = CS_MODE_RISCV64 | CS_MODE_RISCVC,
 #else
-	/* capstone before 5.0 has no RISC-V: listings show raw words */
+	/* capstone before 5.0 has no RISC-V: listings come from objdump
+	 * (jit.c), or show raw words without one */
 	.cs_arch = -1,
 	.cs_mode = 0,
 #endif
