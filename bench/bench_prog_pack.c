@@ -69,6 +69,7 @@ struct pp_opts {
 	bool shuffle;       /* run in a random order, not load (= address) order */
 	const char *sweep;  /* comma-separated program counts, or NULL */
 	bool direct;        /* call the native images, not bpfrt_prog_run */
+	bool fn_table;      /* direct, entries collected before timing */
 	bool verbose;
 };
 
@@ -147,25 +148,39 @@ static uint64_t pp_ctx[PP_CTX_LEN / 8] = { 0x0123456789abcdefull, 0xfedcba987654
 
 struct pp_mem {
 	int exec_maps;      /* r-x mappings of the process */
-	int jit_maps;       /* of those, JIT code (memfd "bpfrt-jit") */
+	int jit_maps;       /* of those, JIT code (memfd "bpfrt-jit", or a pack) */
 	long huge_kb;       /* huge pages mapped executable */
 	long rss_kb;
 };
 
+/* Anonymous-THP packs have no name in /proc/self/maps: they are found by
+ * the pack addresses execmem reports. */
+static bool pp_is_pack(const struct bpfrt_execmem_stats *st, unsigned long lo, unsigned long hi)
+{
+	for (uint32_t i = 0; i < st->pack_info_cnt; i++)
+		if (st->packs[i].addr >= lo && st->packs[i].addr < hi)
+			return true;
+	return false;
+}
+
 static void pp_count_maps(struct pp_mem *m)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
+	struct bpfrt_execmem_stats st;
 	char line[512];
 
 	if (!f)
 		return;
+	if (bpfrt_execmem_stats(&st))
+		st.pack_info_cnt = 0;
 	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
 		char perms[8] = "";
 
-		if (sscanf(line, "%*x-%*x %7s", perms) != 1 || perms[2] != 'x')
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x')
 			continue;
 		m->exec_maps++;
-		if (strstr(line, "bpfrt-jit"))
+		if (strstr(line, "bpfrt-jit") || pp_is_pack(&st, lo, hi))
 			m->jit_maps++;
 	}
 	fclose(f);
@@ -303,6 +318,7 @@ typedef uint64_t (*pp_native_fn)(uint64_t r1, uint64_t r2);
 struct pp_worker {
 	pthread_t tid;
 	struct bpfrt_prog *const *run;
+	pp_native_fn *fns;   /* --fn-table: the entries of run[] */
 	int run_cnt;
 	bool direct;
 	int start;
@@ -333,7 +349,9 @@ static void *pp_worker_main(void *arg)
 		uint64_t b0 = bench_now_ns();
 
 		for (int k = passes * w->run_cnt; k > 0; k--) {
-			if (w->direct) {
+			if (w->fns) {
+				r0 += w->fns[i]((uintptr_t)pp_ctx, sizeof(pp_ctx));
+			} else if (w->direct) {
 				pp_native_fn fn = (pp_native_fn)bpfrt_prog_jited(w->run[i], NULL);
 
 				r0 += fn((uintptr_t)pp_ctx, sizeof(pp_ctx));
@@ -371,10 +389,18 @@ static int pp_run_trial(const struct pp_opts *o, struct bpfrt_prog *const *run, 
 				.tv_nsec = (long)((o->ms - 1000.0 * (long)(o->ms / 1000)) * 1e6) };
 	int err = 0, started = 0;
 	bool itlb_all = itlb_ok;
+	pp_native_fn *fns = NULL;
 
+	if (o->fn_table) {
+		fns = malloc((size_t)run_cnt * sizeof(*fns));
+		if (!fns)
+			return -ENOMEM;
+		for (int i = 0; i < run_cnt; i++)
+			fns[i] = (pp_native_fn)bpfrt_prog_jited(run[i], NULL);
+	}
 	pthread_barrier_init(&barrier, NULL, (unsigned)o->threads + 1);
 	for (int t = 0; t < o->threads; t++) {
-		w[t] = (struct pp_worker){ .run = run, .run_cnt = run_cnt, .direct = o->direct,
+		w[t] = (struct pp_worker){ .run = run, .fns = fns, .run_cnt = run_cnt, .direct = o->direct,
 					   .start = (int)((long)run_cnt * t / o->threads),
 					   .stop = &stop, .barrier = &barrier,
 					   .batch_ns = malloc(PP_MAX_BATCHES * sizeof(double)) };
@@ -409,6 +435,7 @@ static int pp_run_trial(const struct pp_opts *o, struct bpfrt_prog *const *run, 
 	s->wall_runs_per_s = (double)total * 1e9 / (double)(bench_now_ns() - t0);
 	s->itlb_per_krun = itlb_all && total ? 1000.0 * (double)itlb / (double)total : -1;
 	pthread_barrier_destroy(&barrier);
+	free(fns);
 	return err;
 }
 
@@ -664,6 +691,9 @@ static void pp_usage(FILE *f)
 		"  -d, --direct      call each native image directly instead of through\n"
 		"                    bpfrt_prog_run (no RCU read section: its fence per run\n"
 		"                    serialises the CPU and hides code-placement effects)\n"
+		"  -F, --fn-table    direct calls through a table of the native entries made\n"
+		"                    before timing: no program struct is read per run (the\n"
+		"                    data side; same table in both modes)\n"
 		"  -v, --verbose     every repetition's figures\n");
 }
 
@@ -679,6 +709,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		{ "shuffle", no_argument, NULL, 'S' },
 		{ "sweep", required_argument, NULL, 'w' },
 		{ "direct", no_argument, NULL, 'd' },
+		{ "fn-table", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -687,7 +718,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 
 	*o = (struct pp_opts){ .reps = 7, .ms = 200, .threads = 2, .many = 1000,
 			       .spread = 4000, .churn = 100 };
-	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:Sw:dvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:j:n:s:c:Sw:dFvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->reps = atoi(optarg); break;
 		case 't': o->ms = atof(optarg); break;
@@ -698,6 +729,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		case 'S': o->shuffle = true; break;
 		case 'w': o->sweep = optarg; break;
 		case 'd': o->direct = true; break;
+		case 'F': o->direct = o->fn_table = true; break;
 		case 'v': o->verbose = true; break;
 		case 'h': pp_usage(stdout); exit(0);
 		default: pp_usage(stderr); return -EINVAL;
@@ -740,7 +772,8 @@ static void pp_print_setup(const struct pp_opts *o, const struct pp_code *code, 
 	printf("timing: median of %d repetitions of %.0f ms per trial; runs/s = sum over threads of\n"
 	       "        the rate of their median batch of ~%d runs (preemption not counted)%s\n",
 	       o->reps, o->ms, PP_BATCH_RUNS, o->shuffle ? "; random run order" : "");
-	printf("runs: %s\n", o->direct ? "native images called directly (--direct)" :
+	printf("runs: %s\n", o->fn_table ? "native images called directly from a table of "
+	       "entries (--fn-table)" : o->direct ? "native images called directly (--direct)" :
 	       "bpfrt_prog_run(BPFRT_EXEC_JIT), the public API");
 	if (itlb_ok)
 		printf("iTLB misses: perf_event_open ITLB read misses, user mode, per 1,000 runs\n");
@@ -776,6 +809,7 @@ static int pp_sweep(const struct pp_opts *o)
 		code[i].cnt = pp_gen_prog((uint32_t)i, code[i].insns);
 	printf("prog-pack sweep: %d threads, median of %d repetitions of %.0f ms%s%s\n", o->threads,
 	       o->reps, o->ms, o->shuffle ? ", random run order" : "",
+	       o->fn_table ? ", native images called from a table of entries" :
 	       o->direct ? ", native images called directly" : ", through bpfrt_prog_run");
 	printf("  %8s %12s %12s %9s %10s %12s\n", "programs", "pack runs/s", "no-pack", "ratio",
 	       "pack pages", "no-pack maps");
