@@ -3,7 +3,8 @@
 # otherwise names them. Called by `make run` and `make test`.
 PKGS="clang clang-19 llvm lld libelf-dev zlib1g-dev libcapstone-dev libbpf-dev libzydis-dev
 pkg-config bpftool libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu
-gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross"
+gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross
+binutils-riscv64-linux-gnu binutils-aarch64-linux-gnu"
 # Target libraries of `make test-arm64` (Debian multiarch; they need the
 # arm64 architecture added to dpkg, done once below).
 CROSS_PKGS="libc6:arm64 libcapstone-dev:arm64 libelf-dev:arm64 libbpf-dev:arm64 zlib1g-dev:arm64"
