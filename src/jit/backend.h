@@ -19,7 +19,8 @@ struct bpfrt_jit_backend {
 	int (*compile)(struct bpfrt_prog *prog);
 	/* Fills len bytes with the architecture's trap instruction. */
 	void (*fill_traps)(void *dst, size_t len);
-	/* Capstone arch/mode numbers for listings. */
+	/* Capstone arch/mode numbers for listings; cs_arch < 0: this
+	 * capstone has no such arch, and jit.c runs objdump instead. */
 	int cs_arch, cs_mode;
 	/* Optional (x86-64 only now): writes into buf (cap bytes) the code of
 	 * an fentry/fexit/fmod_ret trampoline that will run at image, as
