@@ -83,7 +83,12 @@ void bpfrt_prog_free(struct bpfrt_prog *prog);
  * (-ENOTSUP for BPFRT_EXEC_JIT on a program that was not compiled).
  * Runs nest (a kfunc may run other programs); a program already running
  * on this thread is not entered again: -EBUSY, counted in
- * bpfrt_prog_misses(). A nested run always uses a private stack. */
+ * bpfrt_prog_misses(). A nested run (inside another run on this thread)
+ * never puts its BPF frames on the stack in use: the interpreter and JIT
+ * code of programs with a private stack put them on that stack, and JIT
+ * code of a program without one runs whole (with the helpers and kfuncs
+ * it calls) on a per-thread stack of its nesting level; a run nested
+ * deeper than 256 such levels is skipped: -ELOOP, counted as a miss. */
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval);
 
@@ -142,17 +147,20 @@ struct bpfrt_privstack_stats {
 	uint64_t live;          /* stacks mapped now */
 	uint64_t bytes_mapped;  /* their mappings, guard pages included */
 	uint64_t allocs, frees; /* since start */
-	uint64_t threads;       /* threads holding at least one stack */
+	uint64_t threads;       /* threads holding at least one stack (any kind) */
+	uint64_t nest_stacks;   /* stacks of nesting levels (JIT runs nested without
+				 * a private stack) mapped now, all threads */
+	uint64_t nest_bytes;    /* their mappings, guard pages included */
 };
 void bpfrt_privstack_stats(struct bpfrt_privstack_stats *stats);
 
 /* Nested execution. bpfrt_nest_kfunc_register() registers (once) the
  * kfunc `__u64 bpfrt_run_children(__u64 list, __u64 arg)`, which runs
- * every program of child list `list` with r1 = arg (each with its own
- * private stack, the recursion guard refusing a program already running
- * on the thread) and returns the sum of their results; it returns the
- * kfunc id or -errno. Call it before loading programs that use it.
- * bpfrt_nest_set_children() publishes a list (cnt 0 empties it); not
+ * every program of child list `list` with r1 = arg (nested runs, on the
+ * stacks bpfrt_prog_run describes, the recursion guard refusing a program
+ * already running on the thread) and returns the sum of their results; it
+ * returns the kfunc id or -errno. Call it before loading programs that use
+ * it. bpfrt_nest_set_children() publishes a list (cnt 0 empties it); not
  * from inside a run (it waits for runs using the old list). */
 #define BPFRT_NEST_MAX_LISTS 256
 int bpfrt_nest_kfunc_register(void);

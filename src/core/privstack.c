@@ -1,24 +1,41 @@
 /* Private stacks (see privstack.h for the layout and the backend
- * contract): ids, per-thread stacks, their life cycle, and the SIGSEGV
+ * contract): ids, per-thread stacks, their life cycle, the stacks of
+ * nested runs without a private stack (nest stacks), and the SIGSEGV
  * handler that turns a guard-page hit inside a run into an aborted run.
  *
- * Ownership: every stack is on two lists, its program's and its thread's,
- * both under ps_lock. Whoever comes first frees it: the thread at exit
- * (pthread key destructor) or the program at unload. Unloading clears the
- * slot and record of the program's id in every thread that had a stack,
- * so a reused id starts empty everywhere. A thread's own fast path reads
- * and writes its slots without the lock: only slots of programs that are
- * not being unloaded (a program is unloaded only when no run of it is in
- * progress), so the two never touch the same slot at once. */
+ * Ownership: every private stack is on two lists, its program's and its
+ * thread's, both under ps_lock. Whoever comes first frees it: the thread
+ * at exit (pthread key destructor) or the program at unload. Unloading
+ * clears the slot and record of the program's id in every thread that had
+ * a stack, so a reused id starts empty everywhere. A thread's own fast
+ * path reads and writes its slots without the lock: only slots of
+ * programs that are not being unloaded (a program is unloaded only when
+ * no run of it is in progress), so the two never touch the same slot at
+ * once. Nest stacks belong to their thread alone (freed at its exit).
+ *
+ * Async-signal safety: a thread's first run of a program may happen in a
+ * signal handler (int3 kprobes run programs from SIGTRAP), interrupting
+ * any code, malloc or this file included. So the run-time paths allocate
+ * with mmap only (a stack's record lives in its own mapping, a thread's
+ * record in a mapping of its own), and ps_lock is a spin lock whose
+ * holders only relink lists, never block and never allocate: a handler
+ * waits for another thread's holder to finish, and when the holder is the
+ * very thread it interrupted (ps_lock_mine) it gives up and the run is
+ * skipped as a miss. The pthread key is created in a constructor, so it
+ * is among the process's first and glibc keeps its value in the thread
+ * descriptor (pthread_setspecific allocates nothing for keys below 32);
+ * pthread_once calls on the run-time paths find their work done at load. */
 #define _GNU_SOURCE
 #include "core/privstack.h"
 #include "core/error.h"
 #include "core/prog.h"
 #include "core/rcu.h"
 #include "core/run.h"
+#include "core/stack_switch.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -35,10 +52,12 @@ __thread void *bpfrt_privstack_slot[BPFRT_PRIVSTACK_MAX_IDS]
 
 struct ps_thread;
 
+/* The record of a stack lives at the top of its own usable pages, above
+ * the C area (no malloc on the run-time path). */
 struct bpfrt_privstack {
 	struct bpfrt_prog *prog;
 	struct ps_thread *thread;
-	struct bpfrt_privstack *pnext, **pprev;  /* program's list */
+	struct bpfrt_privstack *pnext, **pprev;  /* program's list (unlinked: to unmap) */
 	struct bpfrt_privstack *tnext, **tprev;  /* thread's list */
 	char *map;                               /* whole mapping, guards included */
 	size_t map_len;
@@ -46,6 +65,8 @@ struct bpfrt_privstack {
 	char *top;                               /* BPF r10 of the main frame */
 };
 
+/* One per thread that ran a program needing one of its stacks; a mapping
+ * of its own. */
 struct ps_thread {
 	void **slots;                            /* this thread's bpfrt_privstack_slot */
 	struct bpfrt_privstack *stacks;
@@ -54,18 +75,62 @@ struct ps_thread {
 	struct bpfrt_privstack *_Atomic rec[BPFRT_PRIVSTACK_MAX_IDS];
 	struct bpfrt_privstack_interp_run *interp_top;
 	void *altstack;                          /* ours, or NULL */
+	/* nest stacks by level (whole mappings), and how many levels the
+	 * runs in progress on this thread use */
+	char *_Atomic nest[BPFRT_NEST_STACK_LEVELS];
+	uint32_t nest_level;
 };
 
 static __thread struct ps_thread *ps_self __attribute__((tls_model("initial-exec")));
 
-static pthread_mutex_t ps_lock = PTHREAD_MUTEX_INITIALIZER;
+/* See the top of the file: a spin lock a signal handler may take, unless
+ * it interrupted this thread's own holder. */
+static _Atomic int ps_lock_word;
+static __thread bool ps_lock_mine __attribute__((tls_model("initial-exec")));
+
 static uint64_t ps_ids[BPFRT_PRIVSTACK_MAX_IDS / 64];   /* under ps_lock */
 static pthread_key_t ps_key;
 static pthread_once_t ps_once = PTHREAD_ONCE_INIT;
 static int ps_init_err;
 static _Atomic uint64_t ps_live, ps_bytes, ps_allocs, ps_frees, ps_threads;
+static _Atomic uint64_t ps_nest_live, ps_nest_bytes;
 static _Atomic uint32_t ps_test_size;
 static size_t ps_page;
+
+/* Returns false, without waiting, when this thread already holds the lock
+ * (a signal handler that interrupted the holder). */
+static bool ps_lock(void)
+{
+	if (ps_lock_mine)
+		return false;
+	/* set first: a handler running between the exchange and the store
+	 * would wait for itself */
+	ps_lock_mine = true;
+	atomic_signal_fence(memory_order_seq_cst);
+	while (atomic_exchange_explicit(&ps_lock_word, 1, memory_order_acquire))
+		sched_yield();
+	return true;
+}
+
+static void ps_unlock(void)
+{
+	atomic_store_explicit(&ps_lock_word, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	ps_lock_mine = false;
+}
+
+/* Paths that never run in signal context (load, unload, thread exit,
+ * counters): the lock cannot be this thread's already. */
+static void ps_lock_always(void)
+{
+	if (!ps_lock())
+		abort();
+}
+
+static size_t page_round(size_t v)
+{
+	return (v + ps_page - 1) & ~(ps_page - 1);
+}
 
 static struct sigaction ps_prev;                        /* the host's SIGSEGV handler */
 static pthread_once_t ps_fault_once = PTHREAD_ONCE_INIT;
@@ -79,6 +144,13 @@ intptr_t bpfrt_privstack_slot_tp_offset(uint32_t id)
 void bpfrt_privstack_test_set_size(uint32_t bytes)
 {
 	atomic_store(&ps_test_size, bytes);
+}
+
+void bpfrt_privstack_test_locked(void (*fn)(void *), void *arg)
+{
+	ps_lock_always();
+	fn(arg);
+	ps_unlock();
 }
 
 /* ---- policy and ids ---------------------------------------------------- */
@@ -105,7 +177,8 @@ static int id_alloc(uint32_t *id)
 {
 	int ret = -ENOSPC;
 
-	pthread_mutex_lock(&ps_lock);
+	if (!ps_lock())
+		return -EAGAIN; /* a nested interpreter run in a handler */
 	for (uint32_t w = 0; w < BPFRT_PRIVSTACK_MAX_IDS / 64; w++)
 		if (~ps_ids[w]) {
 			uint32_t b = (uint32_t)__builtin_ctzll(~ps_ids[w]);
@@ -115,20 +188,28 @@ static int id_alloc(uint32_t *id)
 			ret = 0;
 			break;
 		}
-	pthread_mutex_unlock(&ps_lock);
+	ps_unlock();
 	return ret;
 }
+
+static void thread_exit(void *arg);
 
 static void ps_global_init(void)
 {
 	ps_page = (size_t)sysconf(_SC_PAGESIZE);
-	ps_init_err = -pthread_key_create(&ps_key, NULL);
+	ps_init_err = -pthread_key_create(&ps_key, thread_exit);
 }
 
 static int ps_init(void)
 {
 	pthread_once(&ps_once, ps_global_init);
 	return ps_init_err;
+}
+
+/* Early, so the key gets a low index (see the top of the file). */
+__attribute__((constructor)) static void ps_ctor(void)
+{
+	ps_init();
 }
 
 static uint32_t round_up(uint32_t v, uint32_t a)
@@ -142,7 +223,8 @@ int bpfrt_privstack_prog_need_id(struct bpfrt_prog *prog)
 
 	if (prog->privstack_has_id)
 		return 0;
-	if ((err = ps_init()))
+	/* the handler goes in now, not on a first run in signal context */
+	if ((err = ps_init()) || (err = bpfrt_privstack_fault_init()))
 		return err;
 	if ((err = id_alloc(&prog->privstack_id)))
 		return err;
@@ -177,17 +259,25 @@ int bpfrt_privstack_prog_init(struct bpfrt_prog *prog)
 
 /* ---- stacks ------------------------------------------------------------- */
 
-static void stack_unmap(struct bpfrt_privstack *ps)
+/* Unmaps stacks chained through pnext (already unlinked: nothing else
+ * reaches them). The record is inside the mapping. */
+static void stacks_unmap(struct bpfrt_privstack *ps)
 {
-	munmap(ps->map, ps->map_len);
-	atomic_fetch_sub(&ps_live, 1);
-	atomic_fetch_sub(&ps_bytes, ps->map_len);
-	atomic_fetch_add(&ps_frees, 1);
-	free(ps);
+	while (ps) {
+		struct bpfrt_privstack *next = ps->pnext;
+		size_t len = ps->map_len;
+
+		munmap(ps->map, len);
+		atomic_fetch_sub(&ps_live, 1);
+		atomic_fetch_sub(&ps_bytes, len);
+		atomic_fetch_add(&ps_frees, 1);
+		ps = next;
+	}
 }
 
-/* Caller holds ps_lock. Forgets ps in both lists and in its thread. */
-static void stack_unlink(struct bpfrt_privstack *ps)
+/* Caller holds ps_lock. Forgets ps in both lists and in its thread, and
+ * pushes it on *dead (through pnext) for stacks_unmap after the unlock. */
+static void stack_unlink(struct bpfrt_privstack *ps, struct bpfrt_privstack **dead)
 {
 	struct ps_thread *t = ps->thread;
 	uint32_t id = ps->prog->privstack_id;
@@ -201,37 +291,50 @@ static void stack_unlink(struct bpfrt_privstack *ps)
 	if (ps->tnext)
 		ps->tnext->tprev = ps->tprev;
 	ps->prog->privstack_threads--;
+	ps->pnext = *dead;
+	*dead = ps;
 }
 
 void bpfrt_privstack_prog_fini(struct bpfrt_prog *prog)
 {
+	struct bpfrt_privstack *dead = NULL;
+
 	if (!prog->privstack_has_id)
 		return;
-	pthread_mutex_lock(&ps_lock);
-	while (prog->privstack_list) {
-		struct bpfrt_privstack *ps = prog->privstack_list;
-
-		stack_unlink(ps);
-		stack_unmap(ps);
-	}
+	ps_lock_always();
+	while (prog->privstack_list)
+		stack_unlink(prog->privstack_list, &dead);
 	ps_ids[prog->privstack_id / 64] &= ~(1ull << (prog->privstack_id % 64));
-	pthread_mutex_unlock(&ps_lock);
+	ps_unlock();
+	stacks_unmap(dead);
 	prog->privstack_has_id = false;
 	prog->privstack = false;
+}
+
+static size_t nest_map_len(void)
+{
+	return BPFRT_NEST_STACK_SIZE + 2 * ps_page;
 }
 
 static void thread_exit(void *arg)
 {
 	struct ps_thread *t = arg;
+	struct bpfrt_privstack *dead = NULL;
 
-	pthread_mutex_lock(&ps_lock);
-	while (t->stacks) {
-		struct bpfrt_privstack *ps = t->stacks;
+	ps_lock_always();
+	while (t->stacks)
+		stack_unlink(t->stacks, &dead);
+	ps_unlock();
+	stacks_unmap(dead);
+	for (uint32_t i = 0; i < BPFRT_NEST_STACK_LEVELS; i++) {
+		char *map = atomic_load_explicit(&t->nest[i], memory_order_relaxed);
 
-		stack_unlink(ps);
-		stack_unmap(ps);
+		if (!map)
+			continue;
+		munmap(map, nest_map_len());
+		atomic_fetch_sub(&ps_nest_live, 1);
+		atomic_fetch_sub(&ps_nest_bytes, nest_map_len());
 	}
-	pthread_mutex_unlock(&ps_lock);
 	if (t->altstack) {
 		stack_t ss = { .ss_flags = SS_DISABLE }, cur;
 
@@ -240,9 +343,10 @@ static void thread_exit(void *arg)
 		    cur.ss_sp == t->altstack && !sigaltstack(&ss, NULL))
 			munmap(t->altstack, PS_ALTSTACK_SIZE);
 	}
-	ps_self = NULL;
+	if (ps_self == t)
+		ps_self = NULL;
 	atomic_fetch_sub(&ps_threads, 1);
-	free(t);
+	munmap(t, page_round(sizeof(*t)));
 }
 
 /* A signal stack for threads that have none: a guard-page fault is
@@ -266,71 +370,73 @@ static void thread_altstack(struct ps_thread *t)
 	t->altstack = p;
 }
 
+/* This thread's record, made on its first need (maybe in a signal handler
+ * that interrupted the same function: the compare-and-swap on ps_self
+ * keeps one record). */
 static struct ps_thread *thread_get(void)
 {
-	struct ps_thread *t = ps_self;
+	struct ps_thread *t = ps_self, *cur = NULL;
 
 	if (__builtin_expect(t != NULL, 1))
 		return t;
-	if (ps_init() || bpfrt_privstack_fault_init())
+	if (ps_init())
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t)
+	t = mmap(NULL, page_round(sizeof(*t)), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
 		return NULL;
 	t->slots = bpfrt_privstack_slot;
+	if (!__atomic_compare_exchange_n(&ps_self, &cur, t, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED)) {
+		munmap(t, page_round(sizeof(*t)));
+		return cur;
+	}
+	/* the destructor frees it at thread exit */
 	if (pthread_setspecific(ps_key, t)) {
-		free(t);
+		ps_self = NULL;
+		munmap(t, page_round(sizeof(*t)));
 		return NULL;
 	}
-	/* the key's destructor is set here, not at creation: threads that
-	 * never had a stack have nothing to free */
 	thread_altstack(t);
-	ps_self = t;
 	atomic_fetch_add(&ps_threads, 1);
 	return t;
 }
 
-static pthread_once_t ps_dtor_once = PTHREAD_ONCE_INIT;
-static pthread_key_t ps_dtor_key;
-
-static void ps_dtor_init(void)
-{
-	pthread_key_create(&ps_dtor_key, thread_exit);
-}
-
-static struct bpfrt_privstack *stack_alloc(struct bpfrt_prog *prog, struct ps_thread *t)
+/* NULL with *busy set: ps_lock is held by the code this signal handler
+ * interrupted. */
+static struct bpfrt_privstack *stack_alloc(struct bpfrt_prog *prog, struct ps_thread *t,
+					   bool *busy)
 {
 	uint32_t test = atomic_load(&ps_test_size);
 	uint32_t depth = test ? round_up(test, 16) : prog->privstack_size;
-	size_t usable = round_up(depth + BPFRT_PRIVSTACK_C_AREA, (uint32_t)ps_page);
-	struct bpfrt_privstack *ps = calloc(1, sizeof(*ps));
+	size_t rec = (sizeof(struct bpfrt_privstack) + 15) & ~(size_t)15;
+	size_t usable = page_round(depth + BPFRT_PRIVSTACK_C_AREA + rec);
+	size_t map_len = usable + 2 * ps_page;
+	struct bpfrt_privstack *ps;
 	char *map;
 
-	if (!ps)
-		return NULL;
-	ps->map_len = usable + 2 * ps_page;
-	map = mmap(NULL, ps->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	map = mmap(NULL, map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		   -1, 0);
-	if (map == MAP_FAILED) {
-		free(ps);
+	if (map == MAP_FAILED)
 		return NULL;
-	}
 	if (mprotect(map + ps_page, usable, PROT_READ | PROT_WRITE)) {
-		munmap(map, ps->map_len);
-		free(ps);
+		munmap(map, map_len);
 		return NULL;
 	}
+	ps = (struct bpfrt_privstack *)(map + ps_page + usable - rec);
 	ps->map = map;
+	ps->map_len = map_len;
 	ps->lo = map + ps_page;
 	ps->hi = ps->lo + usable;
 	ps->top = ps->lo + depth;
 	ps->prog = prog;
 	ps->thread = t;
-	atomic_fetch_add(&ps_live, 1);
-	atomic_fetch_add(&ps_bytes, ps->map_len);
-	atomic_fetch_add(&ps_allocs, 1);
 
-	pthread_mutex_lock(&ps_lock);
+	if (!ps_lock()) {
+		munmap(map, map_len);
+		*busy = true;
+		return NULL;
+	}
 	ps->pnext = prog->privstack_list;
 	if (ps->pnext)
 		ps->pnext->pprev = &ps->pnext;
@@ -343,38 +449,46 @@ static struct bpfrt_privstack *stack_alloc(struct bpfrt_prog *prog, struct ps_th
 	t->stacks = ps;
 	prog->privstack_threads++;
 	atomic_store(&t->rec[prog->privstack_id], ps);
-	pthread_mutex_unlock(&ps_lock);
+	ps_unlock();
+	atomic_fetch_add(&ps_live, 1);
+	atomic_fetch_add(&ps_bytes, map_len);
+	atomic_fetch_add(&ps_allocs, 1);
 	return ps;
+}
+
+static void *run_refused(struct bpfrt_prog *prog)
+{
+	atomic_fetch_add_explicit(&prog->attach_misses, 1, memory_order_relaxed);
+	return NULL;
+}
+
+static void run_abort(int err)
+{
+	bpfrt_run_state.abort_err = err;
+	bpfrt_run_state.abort_pc = 0;
+	bpfrt_run_state.abort_arg = 0;
 }
 
 void *bpfrt_privstack_enter_slow(struct bpfrt_prog *prog)
 {
 	struct ps_thread *t;
 	struct bpfrt_privstack *ps;
+	bool busy = false;
 
-	if (!prog->privstack_has_id)
+	if (!prog->privstack_has_id || !(t = thread_get()))
 		goto fail;
-	t = thread_get();
-	if (!t)
-		goto fail;
-	pthread_once(&ps_dtor_once, ps_dtor_init);
-	if (!pthread_getspecific(ps_dtor_key))
-		pthread_setspecific(ps_dtor_key, t);
 	ps = atomic_load_explicit(&t->rec[prog->privstack_id], memory_order_relaxed);
-	if (ps) {
-		/* allocated and its slot empty: in use by a live activation
-		 * (a second one would share it) */
-		atomic_fetch_add_explicit(&prog->attach_misses, 1, memory_order_relaxed);
-		return NULL;
-	}
-	ps = stack_alloc(prog, t);
-	if (!ps)
-		goto fail;
-	return ps->top; /* claimed: the slot stays empty */
+	/* allocated and its slot empty: in use by a live activation (a
+	 * second one would share it) */
+	if (ps)
+		return run_refused(prog);
+	ps = stack_alloc(prog, t, &busy);
+	if (ps)
+		return ps->top; /* claimed: the slot stays empty */
+	if (busy)
+		return run_refused(prog);
 fail:
-	bpfrt_run_state.abort_err = ENOMEM;
-	bpfrt_run_state.abort_pc = 0;
-	bpfrt_run_state.abort_arg = 0;
+	run_abort(ENOMEM);
 	return NULL;
 }
 
@@ -411,6 +525,69 @@ void bpfrt_privstack_interp_pop(struct bpfrt_privstack_interp_run *run)
 		bpfrt_rcu_read_unlock();
 }
 
+/* ---- nest stacks ---------------------------------------------------------
+ *
+ * A JIT run nested in another run (bpfrt_prog_run inside a run, an
+ * attached program fired inside a run) of a program without a private
+ * stack: its BPF frame and everything it calls (helpers, kfuncs, the runs
+ * those start) go on this thread's stack for the next nesting level
+ * instead of the stack in use. Levels are taken in order and given back in
+ * order (a signal handler's runs complete before the code it interrupted
+ * goes on), so level n's stack serves one run at a time. */
+
+static char *nest_alloc(struct ps_thread *t, uint32_t level)
+{
+	char *map, *cur = NULL;
+
+	map = mmap(NULL, nest_map_len(), PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	if (mprotect(map + ps_page, BPFRT_NEST_STACK_SIZE, PROT_READ | PROT_WRITE)) {
+		munmap(map, nest_map_len());
+		return NULL;
+	}
+	/* a signal handler on this thread may have mapped it meanwhile */
+	if (!atomic_compare_exchange_strong(&t->nest[level], &cur, map)) {
+		munmap(map, nest_map_len());
+		return cur;
+	}
+	atomic_fetch_add(&ps_nest_live, 1);
+	atomic_fetch_add(&ps_nest_bytes, nest_map_len());
+	return map;
+}
+
+uint64_t bpfrt_nest_stack_run(const struct bpfrt_prog *prog, uint64_t r1, uint64_t r2)
+{
+	struct ps_thread *t = ps_self;
+	uint32_t level;
+	uint64_t r0;
+	char *map;
+
+	if (__builtin_expect(!t, 0) && !(t = thread_get())) {
+		run_abort(ENOMEM);
+		return 0;
+	}
+	level = t->nest_level;
+	if (__builtin_expect(level >= BPFRT_NEST_STACK_LEVELS, 0)) {
+		run_refused((struct bpfrt_prog *)prog);
+		run_abort(ELOOP);
+		return 0;
+	}
+	map = atomic_load_explicit(&t->nest[level], memory_order_relaxed);
+	if (__builtin_expect(!map, 0) && !(map = nest_alloc(t, level))) {
+		run_abort(ENOMEM);
+		return 0;
+	}
+	t->nest_level = level + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	r0 = bpfrt_run_on_stack((bpfrt_stack_fn)prog->jit_func, r1, r2,
+				map + ps_page + BPFRT_NEST_STACK_SIZE, BPFRT_NEST_STACK_SIZE);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->nest_level = level;
+	return r0;
+}
+
 /* ---- counters ------------------------------------------------------------ */
 
 int bpfrt_prog_privstack_info(const struct bpfrt_prog *prog, struct bpfrt_privstack_info *info)
@@ -420,9 +597,9 @@ int bpfrt_prog_privstack_info(const struct bpfrt_prog *prog, struct bpfrt_privst
 	memset(info, 0, sizeof(*info));
 	info->enabled = prog->privstack;
 	info->stack_size = prog->privstack_has_id ? prog->privstack_size : 0;
-	pthread_mutex_lock(&ps_lock);
+	ps_lock_always();
 	info->thread_cnt = prog->privstack_threads;
-	pthread_mutex_unlock(&ps_lock);
+	ps_unlock();
 	info->faults = atomic_load(&((struct bpfrt_prog *)prog)->privstack_faults);
 	info->faulted = info->faults != 0;
 	return 0;
@@ -437,6 +614,8 @@ void bpfrt_privstack_stats(struct bpfrt_privstack_stats *st)
 	st->allocs = atomic_load(&ps_allocs);
 	st->frees = atomic_load(&ps_frees);
 	st->threads = atomic_load(&ps_threads);
+	st->nest_stacks = atomic_load(&ps_nest_live);
+	st->nest_bytes = atomic_load(&ps_nest_bytes);
 }
 
 /* ---- guard-page faults --------------------------------------------------

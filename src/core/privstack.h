@@ -3,6 +3,34 @@
  * of a cgroup, a tracepoint fired inside a program) do not stack their
  * frames on the host thread's stack.
  *
+ * What is true of nested runs (a run started while another run is in
+ * progress on the thread: bpfrt_prog_run inside a run, or an attached
+ * program run at attach depth > 0):
+ *	- interpreter: BPF frames on the program's private stack (it gets
+ *	  an id on its first nested run); the interpreter's C frame stays
+ *	  on the stack in use;
+ *	- JIT code of a program with a private stack: BPF frames there; the
+ *	  image's few saved registers and the C frames of what it calls stay
+ *	  on the stack in use;
+ *	- JIT code of a program without one (policy off: stack <= 64 bytes,
+ *	  BPFRT_F_DISABLE_PRIVATE_STACK, ids exhausted): the whole run moves
+ *	  to this thread's nest stack of the next level (bpfrt_nest_stack_run:
+ *	  BPFRT_NEST_STACK_SIZE bytes, guard pages below and above, mapped on
+ *	  first use, kept for later runs at that level, unmapped at thread
+ *	  exit), BPF frames and the C of its helpers and kfuncs included; a
+ *	  run deeper than BPFRT_NEST_STACK_LEVELS such levels is skipped
+ *	  (-ELOOP, counted as a miss). Top-level runs and the generated
+ *	  fentry fast path (attach depth 0 only) never switch.
+ * So nesting N levels deep costs the host stack at most the frames up to
+ * the first switched level. A nest stack's guard page is not handled: an
+ * overflow there is fatal, as it would have been on the native stack.
+ *
+ * Allocation on a thread's first run (stack records, thread records, nest
+ * stacks) is async-signal-safe: runs start in signal handlers (int3
+ * kprobes). privstack.c says how (mmap only, a spin lock that a handler
+ * interrupting its own thread's holder does not wait for: the run is
+ * skipped as a miss).
+ *
  * Layout of one stack (one mapping):
  *	[guard page][usable pages                  ][guard page]
  *	            ^lo      ^top = lo + round16(size), C area above it
@@ -63,6 +91,11 @@ struct bpfrt_prog;
  * unwind point of a guard-page fault). */
 #define BPFRT_PRIVSTACK_ENTRY_SP_OFF (BPFRT_PRIVSTACK_C_AREA - 8)
 
+/* Nest stacks (see above): usable bytes of one (generous C room for
+ * helpers and kfuncs above the BPF frames), and levels per thread. */
+#define BPFRT_NEST_STACK_SIZE (256u << 10)
+#define BPFRT_NEST_STACK_LEVELS 256
+
 extern __thread void *bpfrt_privstack_slot[BPFRT_PRIVSTACK_MAX_IDS]
 	__attribute__((tls_model("initial-exec")));
 
@@ -104,6 +137,13 @@ static inline void bpfrt_privstack_exit(uint32_t id, void *top)
 	bpfrt_privstack_slot[id] = top;
 }
 
+/* Runs prog's JIT image with r1, r2 on this thread's nest stack of the
+ * next level (callers: nested runs of programs without a private stack).
+ * A failed switch returns 0 with bpfrt_run_state.abort_err set: ENOMEM
+ * (cannot map a stack or the thread's record) or ELOOP (levels exhausted,
+ * miss counted). */
+uint64_t bpfrt_nest_stack_run(const struct bpfrt_prog *prog, uint64_t r1, uint64_t r2);
+
 /* Interpreter runs on a private stack register here so that a guard-page
  * fault can unwind them (the handler returns into a longjmp). */
 struct bpfrt_privstack_interp_run {
@@ -123,8 +163,14 @@ void bpfrt_privstack_set_jit_info(struct bpfrt_prog *prog, uintptr_t abort_addr)
  * program's own stack depth). Lets tests hit the guard on purpose. */
 void bpfrt_privstack_test_set_size(uint32_t bytes);
 
-/* Sets up the SIGSEGV handler and this thread's alternate signal stack
- * (done on the first private-stack allocation of each thread). */
+/* Test-only: calls fn(arg) holding the lock of the stack lists, as a
+ * thread interrupted inside it would (a signal handler's first run on the
+ * thread must then skip, not wait). */
+void bpfrt_privstack_test_locked(void (*fn)(void *), void *arg);
+
+/* Sets up the SIGSEGV handler (once, when the first program gets a
+ * private-stack id: at load, or on its first nested interpreter run). Each
+ * thread gets an alternate signal stack with its first stack of any kind. */
 int bpfrt_privstack_fault_init(void);
 
 #endif

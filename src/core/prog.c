@@ -193,8 +193,11 @@ report_abort(const struct bpfrt_prog *prog, const struct bpfrt_run_state *outer)
 				 "fault at %#llx): run aborted", prog->name, prog->privstack_size,
 				 (unsigned long long)inner->abort_arg);
 	if (inner->abort_err == ENOMEM)
-		return bpfrt_err(-ENOMEM, "%s: cannot allocate a private stack: run skipped",
-				 prog->name);
+		return bpfrt_err(-ENOMEM, "%s: cannot allocate a %s stack: run skipped",
+				 prog->name, prog->privstack || !prog->jit_func ? "private" : "nest");
+	if (inner->abort_err == ELOOP)
+		return bpfrt_err(-ELOOP, "%s: nested more than %u levels deep without a "
+				 "private stack: run skipped", prog->name, BPFRT_NEST_STACK_LEVELS);
 	return bpfrt_err(-inner->abort_err, "%s: insn %u: run aborted", prog->name,
 			 inner->abort_pc);
 }
@@ -227,9 +230,14 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	/* Map values and tail-call targets the program reaches stay alive
 	 * until the run ends (RCU read section). */
 	bpfrt_rcu_read_lock();
-	if (mode == BPFRT_EXEC_JIT)
-		*retval = prog->jit_func(arg1, arg2);
-	else
+	if (mode == BPFRT_EXEC_JIT) {
+		/* nested without a private stack: the run goes to this
+		 * level's nest stack (privstack.h) */
+		if (__builtin_expect(nested, 0) && !prog->privstack)
+			*retval = bpfrt_nest_stack_run(prog, arg1, arg2);
+		else
+			*retval = prog->jit_func(arg1, arg2);
+	} else
 		*retval = bpfrt_interp_run_nested(prog, arg1, arg2, nested);
 	bpfrt_rcu_read_unlock();
 	run_top = frame.outer;
