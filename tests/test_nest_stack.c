@@ -489,7 +489,8 @@ static uint64_t on_stack_sp(uint64_t a, uint64_t b)
 {
 	char local[64];
 
-	seen_sp = (uintptr_t)__builtin_frame_address(0);
+	/* a local, not the frame address: on riscv64 that is the sp at entry */
+	seen_sp = (uintptr_t)local;
 	memset(local, (int)a, sizeof(local));
 	__asm__ volatile("" :: "r"(local) : "memory");
 	return local[5] + b;
