@@ -24,7 +24,9 @@
  * skipped as a miss. The pthread key is created in a constructor, so it
  * is among the process's first and glibc keeps its value in the thread
  * descriptor (pthread_setspecific allocates nothing for keys below 32);
- * pthread_once calls on the run-time paths find their work done at load. */
+ * pthread_once calls on the run-time paths find their work done at load
+ * (except the SIGSEGV handler's for a program whose first private-stack
+ * id comes from a nested interpreter run: sigaction itself is safe). */
 #define _GNU_SOURCE
 #include "core/privstack.h"
 #include "core/error.h"
@@ -75,9 +77,9 @@ struct ps_thread {
 	struct bpfrt_privstack *_Atomic rec[BPFRT_PRIVSTACK_MAX_IDS];
 	struct bpfrt_privstack_interp_run *interp_top;
 	void *altstack;                          /* ours, or NULL */
-	/* nest stacks by level (whole mappings), and how many levels the
-	 * runs in progress on this thread use */
-	char *_Atomic nest[BPFRT_NEST_STACK_LEVELS];
+	/* nest stacks by level (their tops, the mapping ends one guard page
+	 * above), and how many levels the runs in progress here use */
+	char *_Atomic nest_top[BPFRT_NEST_STACK_LEVELS];
 	uint32_t nest_level;
 };
 
@@ -327,11 +329,11 @@ static void thread_exit(void *arg)
 	ps_unlock();
 	stacks_unmap(dead);
 	for (uint32_t i = 0; i < BPFRT_NEST_STACK_LEVELS; i++) {
-		char *map = atomic_load_explicit(&t->nest[i], memory_order_relaxed);
+		char *top = atomic_load_explicit(&t->nest_top[i], memory_order_relaxed);
 
-		if (!map)
+		if (!top)
 			continue;
-		munmap(map, nest_map_len());
+		munmap(top - BPFRT_NEST_STACK_SIZE - ps_page, nest_map_len());
 		atomic_fetch_sub(&ps_nest_live, 1);
 		atomic_fetch_sub(&ps_nest_bytes, nest_map_len());
 	}
@@ -535,7 +537,8 @@ void bpfrt_privstack_interp_pop(struct bpfrt_privstack_interp_run *run)
  * order (a signal handler's runs complete before the code it interrupted
  * goes on), so level n's stack serves one run at a time. */
 
-static char *nest_alloc(struct ps_thread *t, uint32_t level)
+/* Returns the top of the new stack. */
+static __attribute__((noinline, cold)) char *nest_alloc(struct ps_thread *t, uint32_t level)
 {
 	char *map, *cur = NULL;
 
@@ -548,13 +551,48 @@ static char *nest_alloc(struct ps_thread *t, uint32_t level)
 		return NULL;
 	}
 	/* a signal handler on this thread may have mapped it meanwhile */
-	if (!atomic_compare_exchange_strong(&t->nest[level], &cur, map)) {
+	if (!atomic_compare_exchange_strong(&t->nest_top[level], &cur,
+					    map + ps_page + BPFRT_NEST_STACK_SIZE)) {
 		munmap(map, nest_map_len());
 		return cur;
 	}
 	atomic_fetch_add(&ps_nest_live, 1);
 	atomic_fetch_add(&ps_nest_bytes, nest_map_len());
-	return map;
+	return map + ps_page + BPFRT_NEST_STACK_SIZE;
+}
+
+/* The rare outcomes, out of line: no thread record yet, levels
+ * exhausted, a level not mapped yet. */
+static __attribute__((noinline, cold)) uint64_t
+nest_run_slow(const struct bpfrt_prog *prog, uint64_t r1, uint64_t r2)
+{
+	struct ps_thread *t = thread_get();
+	uint32_t level;
+	uint64_t r0;
+	char *top;
+
+	if (!t) {
+		run_abort(ENOMEM);
+		return 0;
+	}
+	level = t->nest_level;
+	if (level >= BPFRT_NEST_STACK_LEVELS) {
+		run_refused((struct bpfrt_prog *)prog);
+		run_abort(ELOOP);
+		return 0;
+	}
+	top = atomic_load_explicit(&t->nest_top[level], memory_order_relaxed);
+	if (!top && !(top = nest_alloc(t, level))) {
+		run_abort(ENOMEM);
+		return 0;
+	}
+	t->nest_level = level + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	r0 = bpfrt_run_on_stack((bpfrt_stack_fn)prog->jit_func, r1, r2, top,
+				BPFRT_NEST_STACK_SIZE);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->nest_level = level;
+	return r0;
 }
 
 uint64_t bpfrt_nest_stack_run(const struct bpfrt_prog *prog, uint64_t r1, uint64_t r2)
@@ -562,27 +600,20 @@ uint64_t bpfrt_nest_stack_run(const struct bpfrt_prog *prog, uint64_t r1, uint64
 	struct ps_thread *t = ps_self;
 	uint32_t level;
 	uint64_t r0;
-	char *map;
+	char *top;
 
-	if (__builtin_expect(!t, 0) && !(t = thread_get())) {
-		run_abort(ENOMEM);
-		return 0;
-	}
+	if (__builtin_expect(!t, 0))
+		return nest_run_slow(prog, r1, r2);
 	level = t->nest_level;
-	if (__builtin_expect(level >= BPFRT_NEST_STACK_LEVELS, 0)) {
-		run_refused((struct bpfrt_prog *)prog);
-		run_abort(ELOOP);
-		return 0;
-	}
-	map = atomic_load_explicit(&t->nest[level], memory_order_relaxed);
-	if (__builtin_expect(!map, 0) && !(map = nest_alloc(t, level))) {
-		run_abort(ENOMEM);
-		return 0;
-	}
+	if (__builtin_expect(level >= BPFRT_NEST_STACK_LEVELS, 0))
+		return nest_run_slow(prog, r1, r2);
+	top = atomic_load_explicit(&t->nest_top[level], memory_order_relaxed);
+	if (__builtin_expect(!top, 0))
+		return nest_run_slow(prog, r1, r2);
 	t->nest_level = level + 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	r0 = bpfrt_run_on_stack((bpfrt_stack_fn)prog->jit_func, r1, r2,
-				map + ps_page + BPFRT_NEST_STACK_SIZE, BPFRT_NEST_STACK_SIZE);
+	r0 = bpfrt_run_on_stack((bpfrt_stack_fn)prog->jit_func, r1, r2, top,
+				BPFRT_NEST_STACK_SIZE);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->nest_level = level;
 	return r0;
