@@ -285,6 +285,7 @@ static struct vstate *state_copy(const struct vstate *src)
 	st->curframe = src->curframe;
 	st->parent = src->parent;
 	st->joined = src->joined;
+	st->join_insn = src->join_insn;
 	st->insn = src->insn;
 	for (uint32_t i = 0; i <= src->curframe; i++) {
 		st->frames[i] = frame_copy(src->frames[i]);
@@ -554,6 +555,97 @@ static int compute_liveness(struct venv *env, uint16_t **out)
 	}
 	free(tail);
 	*out = live;
+	return 0;
+}
+
+/* Which registers and stack slots (r10 + constant) may decide a later
+ * branch, before each insn: values flowing into a conditional jump's
+ * operands through moves, ALU operations and fills. Joins leave these
+ * alone, so loop counters are walked iteration by iteration (what Linux's
+ * precision tracking gives it, computed here statically and roughly: it
+ * only steers joins, soundness never depends on it). */
+static int compute_precise(struct venv *env)
+{
+	uint8_t *tail = calloc(env->n, 1);
+	bool changed = true;
+
+	env->precise = calloc(env->n, sizeof(*env->precise));
+	env->precise_slots = calloc(env->n, sizeof(*env->precise_slots));
+	if (!tail || !env->precise || !env->precise_slots) {
+		free(tail);
+		return -ENOMEM;
+	}
+	for (uint32_t pc = 0; pc + 1 < env->n; pc++)
+		if (insn_is_lddw(&env->insns[pc]))
+			tail[++pc] = 1;
+	while (changed) {
+		changed = false;
+		for (uint32_t i = env->n; i-- > 0;) {
+			const struct bpf_insn *insn = &env->insns[i];
+			uint16_t out = 0, in, dst = REGMASK(insn->dst_reg & 15);
+			uint16_t src = REGMASK(insn->src_reg & 15);
+			uint64_t sout = 0, sin;
+			uint32_t succ[2];
+			int32_t slot = -1;
+			unsigned k;
+
+			if (tail[i])
+				continue;
+			k = bpfrt_insn_successors(env->insns, i, succ);
+			for (unsigned j = 0; j < k; j++)
+				if (succ[j] < env->n) {
+					out |= env->precise[succ[j]];
+					sout |= env->precise_slots[succ[j]];
+				}
+			if (bpfrt_insn_mem_base(insn) == BPF_R10 && insn->off < 0 && insn->off >= -512)
+				slot = (-insn->off - 1) / 8;
+			in = out;
+			sin = sout;
+			switch (insn_class(insn)) {
+			case BPF_ALU:
+			case BPF_ALU64:
+				if (insn_op(insn) == BPF_MOV) {
+					in = out & ~dst;
+					if ((out & dst) && insn_src(insn) == BPF_X)
+						in |= src;
+				} else if ((out & dst) && insn_src(insn) == BPF_X) {
+					in |= src;
+				}
+				break;
+			case BPF_LDX:
+				in = out & ~dst;
+				if ((out & dst) && slot >= 0)
+					sin |= 1ull << slot;
+				break;
+			case BPF_ST:
+			case BPF_STX:
+				if (slot < 0 || insn_mode(insn) == BPF_ATOMIC)
+					break;
+				if (insn_class(insn) == BPF_STX && (sout & (1ull << slot)))
+					in |= src;
+				if (insn_size(insn) == BPF_DW && insn->off % 8 == 0)
+					sin &= ~(1ull << slot);
+				break;
+			case BPF_LD:
+				in = out & ~dst;
+				break;
+			default:
+				if (insn_is_exit(insn))
+					in = REGMASK(BPF_R0);
+				else if (insn_is_call(insn))
+					in = (uint16_t)((out & ~(ARG_REGS | REGMASK(0))) | ARG_REGS);
+				else if (insn_op(insn) != BPF_JA)
+					in = out | dst | (insn_src(insn) == BPF_X ? src : 0);
+				break;
+			}
+			if (in != env->precise[i] || sin != env->precise_slots[i]) {
+				env->precise[i] = in;
+				env->precise_slots[i] = sin;
+				changed = true;
+			}
+		}
+	}
+	free(tail);
 	return 0;
 }
 
@@ -1624,14 +1716,20 @@ static bool states_equal(struct venv *env, const struct vstate *old, const struc
 			 uint32_t insn, bool exact);
 static int join_distance(struct venv *env, const struct vstate *old, const struct vstate *cur,
 			 uint32_t insn);
-static void join_states(const struct vstate *old, struct vstate *cur, bool widen);
+static void join_states(struct venv *env, const struct vstate *old, struct vstate *cur,
+			uint32_t insn, bool widen);
 
 /* Enters the callback of the helper call at the current insn from the
- * current (caller) state, unless a state it was already entered from
- * covers this one. Returns 1 if entered, 0 if covered. */
-static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int func_regno)
+ * current (caller) state. inv is the helper call the callback runs for (0:
+ * a new call). Within one call, a state it already entered the callback
+ * from covers this one: the helper bounds the iterations, so that fixed
+ * point is enough. Entries of other calls never cover: a loop around the
+ * helper call must prove its own termination. Returns 1 if entered, 0 if
+ * covered. */
+static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int func_regno,
+			  uint32_t inv)
 {
-	uint32_t call = env->insn;
+	uint32_t call = env->insn, same = 0;
 	struct cb_site *site = cb_site_get(env, call);
 	struct vreg *regs = cur_regs(env);
 	struct vreg fn = regs[func_regno], ctx = regs[BPF_R3];
@@ -1641,43 +1739,58 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 
 	if (!site)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < site->cnt; i++)
+	if (!inv)
+		inv = ++env->inv_gen;
+	for (uint32_t i = 0; i < site->cnt; i++) {
+		if (site->inv[i] != inv)
+			continue;
+		same++;
 		if (states_equal(env, site->entries[i], env->cur, call, false))
 			return 0;
-	if (site->cnt >= 2) {
+	}
+	if (same >= 2 && !env->join_off && !env->no_join[call]) {
 		/* values the callback keeps changing: widen them so the
 		 * iterations converge */
 		struct vstate *best = NULL;
 		int best_d = 0;
 
 		for (uint32_t i = 0; i < site->cnt; i++) {
-			int d = join_distance(env, site->entries[i], env->cur, call);
+			int d = site->inv[i] == inv ?
+				join_distance(env, site->entries[i], env->cur, call) : -1;
 
 			if (d >= 0 && (!best || d < best_d))
 				best = site->entries[i], best_d = d;
 		}
 		if (best) {
-			join_states(best, env->cur, true);
+			join_states(env, best, env->cur, UINT32_MAX, true);
+			env->cur->joined = true;
+			env->cur->join_insn = call;
 			if (states_equal(env, best, env->cur, call, false))
 				return 0;
 		}
 	}
-	if (site->cnt >= MAX_CB_ENTRIES)
+	if (same >= MAX_CB_ENTRIES)
 		return verr(env, "callback of %s does not converge after %u iterations",
 			    h->name ? h->name : "helper", MAX_CB_ENTRIES);
 	if (site->cnt == site->cap) {
 		uint32_t cap = site->cap ? site->cap * 2 : 4;
 		struct vstate **n = realloc(site->entries, cap * sizeof(*n));
+		uint32_t *ni;
 
 		if (!n)
 			return -ENOMEM;
 		site->entries = n;
+		ni = realloc(site->inv, cap * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		site->inv = ni;
 		site->cap = cap;
 	}
 	snap = state_copy(env->cur);
 	if (!snap)
 		return -ENOMEM;
 	snap->parent = NULL;
+	site->inv[site->cnt] = inv;
 	site->entries[site->cnt++] = snap;
 
 	err = push_frame(env, fn.mem_size, call);
@@ -1686,6 +1799,7 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 	f = cur_frame(env);
 	f->in_callback = true;
 	f->cb_helper = (uint32_t)env->insns[call].imm;
+	f->cb_inv = inv;
 	/* bpf_loop: callback(u32 index, void *ctx) */
 	for (int r = BPF_R1; r <= BPF_R5; r++)
 		mark_not_init(&f->regs[r]);
@@ -1766,13 +1880,10 @@ static int do_helper_call(struct venv *env, int32_t id)
 			vreg_mark_unknown(reg_at(env, BPF_R0));
 			env->cur = save;
 		}
-		err = enter_callback(env, h, ca.func_regno);
+		err = enter_callback(env, h, ca.func_regno, 0);
 		if (err < 0)
 			return err;
-		if (err == 1)
-			return 1;
-		/* covered: this path ends, the skip branch continues */
-		return 2;
+		return 1; /* a new call always enters */
 	}
 	if (h->ret == BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL && ca.map &&
 	    (uint64_t)ca.alloc_size > ca.map->max_entries) {
@@ -1878,6 +1989,7 @@ static int do_exit(struct venv *env)
 		const struct bpfrt_helper *h = &env->prog->helpers[callee->cb_helper];
 		struct vstate *after;
 		int func_regno = BPF_R2;
+		uint32_t inv = callee->cb_inv;
 
 		frame_free(callee);
 		/* the helper may return now... */
@@ -1893,7 +2005,7 @@ static int do_exit(struct venv *env)
 			env->cur = save;
 		}
 		/* ...or call back again with what this iteration left behind */
-		err = enter_callback(env, h, func_regno);
+		err = enter_callback(env, h, func_regno, inv);
 		if (err < 0)
 			return err;
 		return err == 1 ? 0 : 1;
@@ -2127,18 +2239,34 @@ static int join_distance(struct venv *env, const struct vstate *old, const struc
 	return d;
 }
 
-static void join_states(const struct vstate *old, struct vstate *cur, bool widen)
+static void join_states(struct venv *env, const struct vstate *old, struct vstate *cur,
+			uint32_t insn, bool widen)
 {
 	for (uint32_t f = 0; f <= old->curframe; f++) {
 		const struct vframe *o = old->frames[f];
 		struct vframe *c = cur->frames[f];
+		uint16_t keep = 0;
+		uint64_t keep_slots = 0;
 
+		/* values that decide branches of this frame are not widened
+		 * (callback iterations: everything, the helper bounds them) */
+		if (insn == UINT32_MAX) {
+			keep = 0;
+		} else if (f == old->curframe) {
+			keep = env->precise[insn];
+			keep_slots = env->precise_slots[insn];
+		} else {
+			keep = env->precise[old->frames[f + 1]->callsite + 1];
+		}
 		for (int r = 0; r < BPF_NREGS; r++)
-			join_scalar(&o->regs[r], &c->regs[r], widen);
+			if (!(keep & REGMASK(r)))
+				join_scalar(&o->regs[r], &c->regs[r], widen);
 		for (uint32_t k = 0; k < o->nslots; k++) {
 			const struct vslot *os = &o->slots[k];
 			struct vslot *cs = &c->slots[k];
 
+			if (k < 64 && (keep_slots & (1ull << k)))
+				continue;
 			if (slot_has_spill(os) && slot_has_spill(cs) &&
 			    os->spill_off == cs->spill_off && os->spill_size == cs->spill_size)
 				join_scalar(&os->spilled, &cs->spilled, widen);
@@ -2156,26 +2284,61 @@ static void update_branch_counts(struct vstate *st)
 }
 
 #define JOIN_THRESHOLD 8
+/* While a loop runs, a checkpoint at most every this many jumps or insns
+ * (each iteration's state differs, few of them help pruning) */
+#define LOOP_CP_JMPS  20
+#define LOOP_CP_INSNS 100
+
+/* A joined state came round to an earlier state of its own path: the
+ * join, not the program, made the loop repeat, so it proves nothing about
+ * termination. Joins are switched off in that loop (and where the join
+ * was) and verification starts over (-EAGAIN). */
+static int join_made_loop(struct venv *env, uint32_t insn)
+{
+	uint32_t lo = insn < env->prev_insn ? insn : env->prev_insn;
+	uint32_t hi = insn < env->prev_insn ? env->prev_insn : insn;
+
+	for (uint32_t i = lo; i <= hi && i < env->n; i++)
+		env->no_join[i] = 1;
+	env->no_join[env->cur->join_insn] = 1;
+	if (++env->restarts > 4)
+		env->join_off = true;
+	vlog(env, "%u: a joined state repeats (loop from %u, join at %u): verifying again "
+	     "without joins %s\n", insn, env->prev_insn, env->cur->join_insn,
+	     env->join_off ? "anywhere" : "there");
+	return -EAGAIN;
+}
+
+static void evict_state(struct venv *env, struct vstate *sl)
+{
+	if (sl->branches) {
+		/* still the parent of a path being walked */
+		sl->next = env->graveyard;
+		env->graveyard = sl;
+	} else {
+		state_free(sl);
+	}
+}
 
 /* 1: a fully explored state covers the current one (prune), 0: go on. */
 static int is_state_visited(struct venv *env, uint32_t insn)
 {
-	struct vstate *cp, *cur = env->cur, *best = NULL, **link;
-	uint32_t cnt = 0;
+	struct vstate *cp, *cur = env->cur, *best = NULL, **link, **oldest = NULL;
+	uint32_t cnt = 0, done = 0, anc = 0;
 	int best_d = 0;
 
 	for (link = &env->explored[insn]; *link;) {
 		struct vstate *sl = *link;
 
 		if (sl->branches) {
+			/* an ancestor: the path went round a loop */
 			if (states_equal(env, sl, cur, insn, true)) {
-				/* a widened state came round to itself: a fixed
-				 * point covering every iteration (termination is
-				 * then not proven, see join_states) */
-				if (cur->joined)
-					return 1;
+				if (cur->joined && !env->join_off)
+					return join_made_loop(env, insn);
 				return verr(env, "infinite loop detected at insn %u", insn);
 			}
+			anc++;
+			oldest = link;
 			link = &sl->next;
 			cnt++;
 			continue;
@@ -2188,8 +2351,7 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 		if (sl->misses > sl->hits * 3 + 3 + JOIN_THRESHOLD) {
 			/* rarely useful: stop comparing against it */
 			*link = sl->next;
-			sl->next = env->graveyard;
-			env->graveyard = sl;
+			evict_state(env, sl);
 			continue;
 		}
 		{
@@ -2202,17 +2364,34 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 		}
 		link = &sl->next;
 		cnt++;
+		done++;
 	}
-	if (best && cnt >= JOIN_THRESHOLD) {
-		join_states(best, cur, cnt >= 4 * JOIN_THRESHOLD);
+	if (best && cnt >= JOIN_THRESHOLD && !env->join_off && !env->no_join[insn]) {
+		join_states(env, best, cur, insn, cnt >= 4 * JOIN_THRESHOLD);
 		cur->joined = true;
+		cur->join_insn = insn;
 		if (states_equal(env, best, cur, insn, false)) {
 			best->hits++;
 			return 1;
 		}
 	}
-	if (cnt >= MAX_STATES_PER_INSN)
+	/* The cap counts fully explored states: without checkpoints, a loop
+	 * running past it would walk every later iteration again for each
+	 * path that rejoins it. A long loop's own iterations (ancestors) get
+	 * a checkpoint only every so many jumps or insns, replacing the
+	 * oldest, so they stay few. */
+	if (done >= MAX_STATES_PER_INSN)
 		return 0; /* keep walking without a new checkpoint */
+	if (anc >= MAX_STATES_PER_INSN) {
+		struct vstate *old;
+
+		if (env->jmps - env->prev_jmps < LOOP_CP_JMPS &&
+		    env->processed - env->prev_processed < LOOP_CP_INSNS)
+			return 0;
+		old = *oldest;
+		*oldest = old->next;
+		evict_state(env, old);
+	}
 	cp = state_copy(cur);
 	if (!cp)
 		return -ENOMEM;
@@ -2223,6 +2402,8 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 	cp->next = env->explored[insn];
 	env->explored[insn] = cp;
 	env->total_states++;
+	env->prev_jmps = env->jmps;
+	env->prev_processed = env->processed;
 	return 0;
 }
 
@@ -2298,6 +2479,7 @@ static int step(struct venv *env)
 		next = env->insn + 2;
 		break;
 	default: /* JMP, JMP32 */
+		env->jmps++;
 		if (insn_is_exit(insn))
 			return do_exit(env);
 		if (insn_is_call(insn)) {
@@ -2449,6 +2631,7 @@ static void env_free(struct venv *env)
 		for (uint32_t k = 0; k < env->cb_sites[i].cnt; k++)
 			state_free(env->cb_sites[i].entries[k]);
 		free(env->cb_sites[i].entries);
+		free(env->cb_sites[i].inv);
 	}
 	state_free(env->cur);
 	free(env->cb_sites);
@@ -2458,6 +2641,9 @@ static void env_free(struct venv *env)
 	free(env->live);
 	free(env->ref_at);
 	free(env->max_stack);
+	free(env->no_join);
+	free(env->precise);
+	free(env->precise_slots);
 }
 
 static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts)
@@ -2469,8 +2655,15 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 		env->log_buf = opts->log_buf;
 		env->log_size = opts->log_size;
 		env->log_level = opts->log_level;
-		env->log_buf[0] = 0;
+		if (!env->restarts)
+			env->log_buf[0] = 0;
+		else
+			env->log_len = strlen(env->log_buf);
 	}
+	if (!env->no_join)
+		env->no_join = calloc(env->n, 1);
+	if (!env->no_join)
+		return -ENOMEM;
 	env->prune_point = calloc(env->n, 1);
 	env->explored = calloc(env->n, sizeof(*env->explored));
 	env->max_stack = calloc(prog->subprog_cnt, sizeof(*env->max_stack));
@@ -2484,7 +2677,7 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 			if (prog->map_refs[i].insn < env->n)
 				env->ref_at[prog->map_refs[i].insn] = &prog->map_refs[i];
 	}
-	if (compute_liveness(env, &env->live))
+	if (compute_liveness(env, &env->live) || compute_precise(env))
 		return -ENOMEM;
 	mark_prune_points(env);
 	setup_ctx(env, opts ? opts->ctx_size : 0);
@@ -2494,13 +2687,30 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool record)
 {
 	struct venv env = { 0 };
+	uint64_t processed = 0;
 	int err;
 
 	if (!prog->subprogs || !prog->insn_cnt || !prog->helpers)
 		return bpfrt_err(-EINVAL, "%s: verify: program is not validated", prog->name);
-	err = env_init(&env, prog, opts);
-	if (!err)
-		err = do_check(&env);
+	for (;;) {
+		err = env_init(&env, prog, opts);
+		if (!err)
+			err = do_check(&env);
+		processed += env.processed;
+		if (err != -EAGAIN)
+			break;
+		/* again, with fewer joins (join_made_loop) */
+		{
+			struct venv next = { 0 };
+
+			next.no_join = env.no_join;
+			next.join_off = env.join_off;
+			next.restarts = env.restarts;
+			env.no_join = NULL;
+			env_free(&env);
+			env = next;
+		}
+	}
 	if (err == -ENOMEM) {
 		err = bpfrt_err(-ENOMEM, "%s: verifier out of memory", prog->name);
 	} else if (err) {
@@ -2520,7 +2730,7 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 		}
 	}
 	if (opts) {
-		opts->insn_processed = env.processed;
+		opts->insn_processed = processed;
 		opts->states = (uint32_t)env.total_states;
 	}
 	env_free(&env);

@@ -75,6 +75,7 @@ struct vframe {
 	uint32_t nslots;
 	bool in_callback;       /* entered through a helper (bpf_loop) */
 	uint32_t cb_helper;     /* that helper's id */
+	uint32_t cb_inv;        /* the helper call (invocation) it belongs to */
 	struct vslot *slots;
 };
 
@@ -95,6 +96,7 @@ struct vstate {
 	uint32_t insn;          /* where it was saved / is to resume */
 	struct vstate *next;    /* explored list of insn */
 	bool joined;            /* widened by a join on this path */
+	uint32_t join_insn;     /* where the last join on this path was */
 	uint32_t hits, misses;
 };
 
@@ -111,6 +113,7 @@ struct cb_site {
 	uint32_t insn;
 	uint32_t cnt;
 	struct vstate **entries;
+	uint32_t *inv;            /* the invocation each entry belongs to */
 	uint32_t cap;
 };
 
@@ -125,6 +128,8 @@ struct venv {
 	uint32_t id_gen;
 	uint8_t *prune_point;
 	uint16_t *live;           /* registers live at each insn */
+	uint16_t *precise;        /* registers that may decide a branch (compute_precise) */
+	uint64_t *precise_slots;  /* the same for stack slots 0-63 */
 	const struct bpfrt_map_ref **ref_at; /* per insn: lddw map reference */
 	struct vstate **explored; /* per insn */
 	struct vstate *graveyard; /* states no longer compared against */
@@ -134,6 +139,14 @@ struct venv {
 	uint32_t max_ctx_access;
 	struct cb_site *cb_sites;
 	uint32_t cb_site_cnt;
+	uint32_t inv_gen;         /* helper calls entering a callback */
+	/* loops: checkpoints are sparse while a loop runs (jumps and insns
+	 * since the last one), and joins that let a loop come round to an
+	 * earlier state are switched off where that happened (restart) */
+	uint64_t jmps, prev_jmps, prev_processed;
+	uint8_t *no_join;         /* per insn: never join here */
+	bool join_off;            /* nowhere */
+	uint32_t restarts;
 	/* context of the program kind */
 	uint32_t ctx_size;
 	bool ctx_rdonly;
