@@ -2257,6 +2257,7 @@ static void join_states(struct venv *env, const struct vstate *old, struct vstat
 			keep_slots = env->precise_slots[insn];
 		} else {
 			keep = env->precise[old->frames[f + 1]->callsite + 1];
+			keep_slots = env->precise_slots[old->frames[f + 1]->callsite + 1];
 		}
 		for (int r = 0; r < BPF_NREGS; r++)
 			if (!(keep & REGMASK(r)))
@@ -2309,6 +2310,35 @@ static int join_made_loop(struct venv *env, uint32_t insn)
 	return -EAGAIN;
 }
 
+/* A hash of what states_equal(exact) compares in the current frame's live
+ * registers: equal states hash equal, so the loop check against a long
+ * loop's earlier iterations mostly skips the full comparison. */
+static uint64_t loop_hash(struct venv *env, const struct vstate *st, uint32_t insn)
+{
+	const struct vframe *f = st->frames[st->curframe];
+	uint16_t live = env->live[insn];
+	uint64_t h = 0xcbf29ce484222325ull ^ st->curframe;
+
+	for (int r = 0; r < BPF_NREGS; r++) {
+		const struct vreg *v = &f->regs[r];
+		uint64_t w[6];
+
+		if (!(live & REGMASK(r)) || v->type == NOT_INIT)
+			continue;
+		w[0] = v->type | (uint64_t)v->flags << 8 | (uint64_t)v->frameno << 16 |
+		       (uint64_t)(uint32_t)v->off << 32;
+		w[1] = v->var_off.value ^ (v->var_off.mask * 31);
+		w[2] = (uint64_t)v->smin ^ ((uint64_t)v->smax * 7);
+		w[3] = v->umin ^ (v->umax * 13);
+		w[4] = ((uint64_t)(uint32_t)v->s32min << 32 | (uint32_t)v->s32max) ^
+		       ((uint64_t)v->u32min << 32 | v->u32max);
+		w[5] = (uint64_t)(uintptr_t)v->map ^ v->mem_size ^ (uint64_t)v->range << 32;
+		for (int k = 0; k < 6; k++)
+			h = (h ^ w[k] ^ (uint64_t)r) * 0x100000001b3ull;
+	}
+	return h;
+}
+
 static void evict_state(struct venv *env, struct vstate *sl)
 {
 	if (sl->branches) {
@@ -2325,6 +2355,7 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 {
 	struct vstate *cp, *cur = env->cur, *best = NULL, **link, **oldest = NULL;
 	uint32_t cnt = 0, done = 0, anc = 0;
+	uint64_t hash = loop_hash(env, cur, insn);
 	int best_d = 0;
 
 	for (link = &env->explored[insn]; *link;) {
@@ -2332,7 +2363,7 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 
 		if (sl->branches) {
 			/* an ancestor: the path went round a loop */
-			if (states_equal(env, sl, cur, insn, true)) {
+			if (sl->hash == hash && states_equal(env, sl, cur, insn, true)) {
 				if (cur->joined && !env->join_off)
 					return join_made_loop(env, insn);
 				return verr(env, "infinite loop detected at insn %u", insn);
@@ -2396,6 +2427,7 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 	if (!cp)
 		return -ENOMEM;
 	cp->insn = insn;
+	cp->hash = hash;
 	cp->branches = 1;
 	cp->parent = cur->parent;
 	cur->parent = cp;
@@ -2693,10 +2725,12 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 	if (!prog->subprogs || !prog->insn_cnt || !prog->helpers)
 		return bpfrt_err(-EINVAL, "%s: verify: program is not validated", prog->name);
 	for (;;) {
+		/* one budget of BPFRT_VERIFY_MAX_PROCESSED, restarts included */
+		env.processed = processed;
 		err = env_init(&env, prog, opts);
 		if (!err)
 			err = do_check(&env);
-		processed += env.processed;
+		processed = env.processed;
 		if (err != -EAGAIN)
 			break;
 		/* again, with fewer joins (join_made_loop) */

@@ -97,6 +97,7 @@ struct vstate {
 	struct vstate *next;    /* explored list of insn */
 	bool joined;            /* widened by a join on this path */
 	uint32_t join_insn;     /* where the last join on this path was */
+	uint64_t hash;          /* checkpoints: loop_hash at insn */
 	uint32_t hits, misses;
 };
 
