@@ -7,6 +7,7 @@
  * test_jit, test_conformance and test_differential. */
 #include "testlib.h"
 #include "insns.h"
+#include "jit_support.h"
 #include "bpfrt/bpfrt.h"
 
 #include <errno.h>
@@ -24,88 +25,9 @@
 
 #if defined(__aarch64__)
 
-struct pb {
-	struct bpf_insn *i;
-	size_t n, cap;
-};
-
-static void pb_add(struct pb *p, struct bpf_insn insn)
-{
-	if (p->n == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 64;
-		p->i = realloc(p->i, p->cap * sizeof(*p->i));
-		if (!p->i)
-			abort();
-	}
-	p->i[p->n++] = insn;
-}
-
-static void pb_lddw(struct pb *p, uint8_t reg, uint64_t v)
-{
-	struct bpf_insn two[] = { LDDW(reg, v) };
-
-	pb_add(p, two[0]);
-	pb_add(p, two[1]);
-}
-
 static struct bpfrt_prog *load(const struct bpf_insn *insns, size_t n, bool jit)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "arm64", .jit = jit };
-	struct bpfrt_prog *p = NULL;
-
-	if (bpfrt_prog_load(insns, n, &o, &p))
-		return NULL;
-	return p;
-}
-
-static char *listing(const struct bpfrt_prog *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	if (bpfrt_prog_dump_jited(p, f)) {
-		fclose(f);
-		free(text);
-		return NULL;
-	}
-	fclose(f);
-	return text;
-}
-
-/* Runs in both engines on private copies of mem; both must agree. */
-static bool run_both(const struct bpf_insn *insns, size_t n, void *mem, size_t mem_len,
-		     uint64_t *r0)
-{
-	struct bpfrt_prog *p = load(insns, n, true);
-	uint8_t *mi = malloc(mem_len + 1), *mj = malloc(mem_len + 1);
-	uint64_t ri = 0, rj = 0;
-	int ei, ej;
-	bool ok;
-
-	if (!p || !mi || !mj) {
-		CHECK(0, "load: %s", bpfrt_last_error());
-		free(mi);
-		free(mj);
-		bpfrt_prog_free(p);
-		return false;
-	}
-	memcpy(mi, mem, mem_len);
-	memcpy(mj, mem, mem_len);
-	ej = bpfrt_prog_run(p, BPFRT_EXEC_JIT, (uint64_t)(uintptr_t)mj, mem_len, &rj);
-	ei = bpfrt_prog_run(p, BPFRT_EXEC_INTERP, (uint64_t)(uintptr_t)mi, mem_len, &ri);
-	ok = ej == 0 && ei == 0 && ri == rj && !memcmp(mi, mj, mem_len);
-	CHECK(ej == 0 && ei == 0, "run: jit %d interp %d: %s", ej, ei, bpfrt_last_error());
-	CHECK(ri == rj, "r0: interp %#" PRIx64 " jit %#" PRIx64, ri, rj);
-	CHECK(!memcmp(mi, mj, mem_len), "memory differs");
-	memcpy(mem, mj, mem_len);
-	*r0 = rj;
-	free(mi);
-	free(mj);
-	bpfrt_prog_free(p);
-	return ok;
+	return load_insns("arm64", insns, n, jit, 0);
 }
 
 /* ---- atomics ------------------------------------------------------------ */
@@ -149,14 +71,14 @@ static void atomics_all_ops(bool lse)
 					pb_add(&p, ALU64_IMM(BPF_MUL, 0, 31));
 					pb_add(&p, ALU64_REG(BPF_ADD, 0, 2));
 					pb_add(&p, EXIT());
-					if (!run_both(p.i, p.n, mem, sizeof(mem), &r0)) {
+					if (!run_both_mem(p.i, p.n, mem, sizeof(mem), &r0)) {
 						printf("# op 0x%x %s off %d match %d lse %d\n", ops[o],
 						       dw ? "dw" : "w", offs[k], match, lse);
-						free(p.i);
+						pb_free(&p);
 						set_lse(true);
 						return;
 					}
-					free(p.i);
+					pb_free(&p);
 				}
 	set_lse(true);
 }
@@ -188,7 +110,7 @@ TEST(atomics_path_in_listing)
 	p = load(prog, ARRAY_LEN(prog), true);
 	set_lse(true);
 	REQUIRE(p, "%s", bpfrt_last_error());
-	text = listing(p);
+	text = jited_listing(p);
 	REQUIRE(text);
 	CHECK(strstr(text, "ldaxr") && strstr(text, "stlxr") && strstr(text, "cbnz"), "%s", text);
 	CHECK(!strstr(text, "ldaddal"), "%s", text);
@@ -197,7 +119,7 @@ TEST(atomics_path_in_listing)
 
 	p = load(prog, ARRAY_LEN(prog), true);
 	REQUIRE(p, "%s", bpfrt_last_error());
-	text = listing(p);
+	text = jited_listing(p);
 	REQUIRE(text);
 	/* capstone 4 prints LSE instructions as .byte: check the loop is gone */
 	if (getauxval(AT_HWCAP) & (1ul << 8))
@@ -329,10 +251,10 @@ TEST(division_corner_cases)
 			pb_add(&p, k ? INSN(c->code | BPF_K, 0, 0, c->off, (int32_t)c->b)
 				     : INSN(c->code | BPF_X, 0, 3, c->off, 0));
 			pb_add(&p, EXIT());
-			if (run_both(p.i, p.n, none, sizeof(none), &r0))
+			if (run_both_mem(p.i, p.n, none, sizeof(none), &r0))
 				CHECK(r0 == c->want, "case %u %s: %#" PRIx64 " want %#" PRIx64, i,
 				      k ? "imm" : "reg", r0, c->want);
-			free(p.i);
+			pb_free(&p);
 		}
 }
 
@@ -371,13 +293,13 @@ TEST(memory_offset_encodings)
 			pb_lddw(&p, 6, 0x8877665544332211ull);
 			pb_add(&p, STX(sizes[s], 1, 6, offs[o]));
 			pb_add(&p, EXIT());
-			if (!run_both(p.i, p.n, mem, 2 * BIAS + 16, &r0)) {
+			if (!run_both_mem(p.i, p.n, mem, 2 * BIAS + 16, &r0)) {
 				printf("# offset %d size 0x%x\n", offs[o], sizes[s]);
-				free(p.i);
+				pb_free(&p);
 				free(mem);
 				return;
 			}
-			free(p.i);
+			pb_free(&p);
 		}
 	free(mem);
 }
@@ -404,9 +326,9 @@ TEST(stack_frames_deep_chain)
 		pb_add(&p, ALU64_REG(BPF_ADD, 0, 3));
 		pb_add(&p, EXIT());
 	}
-	if (run_both(p.i, p.n, none, sizeof(none), &r0))
+	if (run_both_mem(p.i, p.n, none, sizeof(none), &r0))
 		CHECK(r0 == 36 + 800 + 28, "r0 %" PRIu64, r0);
-	free(p.i);
+	pb_free(&p);
 }
 
 /* ---- long branches ------------------------------------------------------------ */
@@ -453,9 +375,9 @@ TEST(branches_beyond_short_reach)
 	REQUIRE(pr, "%s", bpfrt_last_error());
 	CHECK(bpfrt_prog_jited(pr, &len) && len > (1u << 20), "image %zu bytes", len);
 	bpfrt_prog_free(pr);
-	if (run_both(p.i, p.n, none, sizeof(none), &r0))
+	if (run_both_mem(p.i, p.n, none, sizeof(none), &r0))
 		CHECK(r0 == UNITS, "r0 %" PRIu64, r0);
-	free(p.i);
+	pb_free(&p);
 	bpfrt_helper_unregister(ONE_ID);
 }
 
@@ -543,7 +465,7 @@ TEST(dump_jited_arm64_listing)
 	char *text;
 
 	REQUIRE(p, "%s", bpfrt_last_error());
-	text = listing(p);
+	text = jited_listing(p);
 	REQUIRE(text, "%s", bpfrt_last_error());
 	CHECK(strstr(text, "arm64 code"), "%s", text);
 	CHECK(strstr(text, "stp") && strstr(text, "x29, x30"), "%s", text);

@@ -3,6 +3,7 @@
  * local calls, helpers, callx aborts, big images, W^X and the listing. */
 #include "testlib.h"
 #include "insns.h"
+#include "jit_support.h"
 #include "bpfrt/bpfrt.h"
 
 #include <errno.h>
@@ -14,68 +15,9 @@
 #define CALLX_ID    301
 #define UNREG_ID    302
 
-/* ---- program builder ---------------------------------------------------- */
-
-struct pb {
-	struct bpf_insn *i;
-	size_t n, cap;
-};
-
-static void pb_add(struct pb *p, struct bpf_insn insn)
-{
-	if (p->n == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 64;
-		p->i = realloc(p->i, p->cap * sizeof(*p->i));
-		if (!p->i)
-			abort();
-	}
-	p->i[p->n++] = insn;
-}
-
-static void pb_lddw(struct pb *p, uint8_t reg, uint64_t v)
-{
-	struct bpf_insn two[] = { LDDW(reg, v) };
-
-	pb_add(p, two[0]);
-	pb_add(p, two[1]);
-}
-
-static void pb_free(struct pb *p)
-{
-	free(p->i);
-	memset(p, 0, sizeof(*p));
-}
-
 static struct bpfrt_prog *load(const struct bpf_insn *insns, size_t n, bool jit)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "test_jit", .jit = jit };
-	struct bpfrt_prog *p = NULL;
-
-	if (bpfrt_prog_load(insns, n, &o, &p))
-		return NULL;
-	return p;
-}
-
-/* Loads with the JIT and runs in both modes; returns false (after
- * reporting) if anything failed or the two modes disagree. */
-static bool run_both(const struct bpf_insn *insns, size_t n, uint64_t a1, uint64_t a2,
-		     uint64_t *r0)
-{
-	struct bpfrt_prog *p = load(insns, n, true);
-	uint64_t rj = 0, ri = 0;
-	int ej, ei;
-
-	if (!p) {
-		CHECK(0, "load failed: %s", bpfrt_last_error());
-		return false;
-	}
-	ej = bpfrt_prog_run(p, BPFRT_EXEC_JIT, a1, a2, &rj);
-	ei = bpfrt_prog_run(p, BPFRT_EXEC_INTERP, a1, a2, &ri);
-	bpfrt_prog_free(p);
-	CHECK(ej == 0 && ei == 0, "run: jit %d interp %d", ej, ei);
-	CHECK(rj == ri, "jit r0 %#" PRIx64 " != interp r0 %#" PRIx64, rj, ri);
-	*r0 = rj;
-	return ej == 0 && ei == 0 && rj == ri;
+	return load_insns("test_jit", insns, n, jit, 0);
 }
 
 /* ---- C model of the ALU ------------------------------------------------- */
@@ -898,10 +840,7 @@ TEST(dump_jited_listing)
 	FILE *f;
 
 	REQUIRE(pr, "%s", bpfrt_last_error());
-	f = open_memstream(&text, &len);
-	REQUIRE(f);
-	CHECK(bpfrt_prog_dump_jited(pr, f) == 0, "%s", bpfrt_last_error());
-	fclose(f);
+	text = jited_listing(pr);
 	REQUIRE(text);
 	CHECK(strstr(text, "prologue"));
 	CHECK(strstr(text, "push"));

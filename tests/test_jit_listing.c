@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "insns.h"
+#include "jit_support.h"
 #include "bpfrt/bpfrt.h"
 
 #include <dirent.h>
@@ -28,25 +29,7 @@ static const struct bpf_insn prog[] = {
 
 static struct bpfrt_prog *load(void)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "listing", .jit = true };
-	struct bpfrt_prog *p = NULL;
-
-	if (bpfrt_prog_load(prog, ARRAY_LEN(prog), &o, &p))
-		return NULL;
-	return p;
-}
-
-static char *listing(const struct bpfrt_prog *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	CHECK(bpfrt_prog_dump_jited(p, f) == 0, "%s", bpfrt_last_error());
-	fclose(f);
-	return text;
+	return load_insns("listing", prog, ARRAY_LEN(prog), true, 0);
 }
 
 static int count_entries(const char *dir)
@@ -85,7 +68,7 @@ static char *listing_with(const struct bpfrt_prog *p, const char *name, const ch
 	char *text;
 
 	setenv(name, value, 1);
-	text = listing(p);
+	text = jited_listing(p);
 	if (old)
 		setenv(name, old, 1);
 	else

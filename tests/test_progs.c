@@ -18,13 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Each case body takes the engine; two TESTs call it. */
-#define BOTH_ENGINES(name)                                                 \
-	static void name(bool jit);                                        \
-	TEST(name##_interp) { name(false); }                               \
-	TEST(name##_jit) { name(true); }                                   \
-	static void name(bool jit)
-
 #define JIT_TAIL_SKIP "JIT tail calls not emitted yet (bpf_tail_call returned -EOPNOTSUPP)"
 
 static struct bpfrt_object *open_obj(const char *file)

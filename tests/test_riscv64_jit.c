@@ -8,6 +8,7 @@
  * test_conformance and test_differential. */
 #include "testlib.h"
 #include "insns.h"
+#include "jit_support.h"
 #include "bpfrt/bpfrt.h"
 
 #include <inttypes.h>
@@ -24,71 +25,9 @@
 #include <setjmp.h>
 #include <signal.h>
 
-struct pb {
-	struct bpf_insn *i;
-	size_t n, cap;
-};
-
-static void pb_add(struct pb *p, struct bpf_insn insn)
-{
-	if (p->n == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 64;
-		p->i = realloc(p->i, p->cap * sizeof(*p->i));
-		if (!p->i)
-			abort();
-	}
-	p->i[p->n++] = insn;
-}
-
-static void pb_lddw(struct pb *p, uint8_t reg, uint64_t v)
-{
-	struct bpf_insn two[] = { LDDW(reg, v) };
-
-	pb_add(p, two[0]);
-	pb_add(p, two[1]);
-}
-
 static struct bpfrt_prog *load(const struct bpf_insn *insns, size_t n)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "riscv64", .jit = true };
-	struct bpfrt_prog *p = NULL;
-
-	if (bpfrt_prog_load(insns, n, &o, &p))
-		return NULL;
-	return p;
-}
-
-/* Runs in both engines on private copies of mem; both must agree. */
-static bool run_both(const struct bpf_insn *insns, size_t n, void *mem, size_t mem_len,
-		     uint64_t *r0)
-{
-	struct bpfrt_prog *p = load(insns, n);
-	uint8_t *mi = malloc(mem_len + 1), *mj = malloc(mem_len + 1);
-	uint64_t ri = 0, rj = 0;
-	int ei, ej;
-	bool ok;
-
-	if (!p || !mi || !mj) {
-		CHECK(0, "load: %s", bpfrt_last_error());
-		free(mi);
-		free(mj);
-		bpfrt_prog_free(p);
-		return false;
-	}
-	memcpy(mi, mem, mem_len);
-	memcpy(mj, mem, mem_len);
-	ej = bpfrt_prog_run(p, BPFRT_EXEC_JIT, (uint64_t)(uintptr_t)mj, mem_len, &rj);
-	ei = bpfrt_prog_run(p, BPFRT_EXEC_INTERP, (uint64_t)(uintptr_t)mi, mem_len, &ri);
-	ok = ej == 0 && ei == 0 && ri == rj && !memcmp(mi, mj, mem_len);
-	CHECK(ej == 0 && ei == 0, "run: jit %d interp %d: %s", ej, ei, bpfrt_last_error());
-	CHECK(ri == rj, "r0: interp %#" PRIx64 " jit %#" PRIx64, ri, rj);
-	CHECK(!memcmp(mi, mj, mem_len), "memory differs");
-	memcpy(mem, mj, mem_len);
-	*r0 = rj;
-	free(mi);
-	free(mj);
-	bpfrt_prog_free(p);
-	return ok;
+	return load_insns("riscv64", insns, n, true, 0);
 }
 
 /* Counts image words w with (w & mask) == match. */
@@ -174,7 +113,7 @@ static void check_ext_path(const char *ext, bool want_zb)
 
 	setenv("BPFRT_RISCV_EXT", ext, 1);
 	build_zext_swaps(&p);
-	run_both(p.i, p.n, &mem, sizeof(mem), &r0);
+	run_both_mem(p.i, p.n, &mem, sizeof(mem), &r0);
 	prog = load(p.i, p.n);
 	REQUIRE(prog, "%s", bpfrt_last_error());
 	if (want_zb) {
@@ -185,7 +124,7 @@ static void check_ext_path(const char *ext, bool want_zb)
 		CHECK(count_words(prog, ADDUW_MASK, ADDUW_MATCH) == 0, "zext.w with %s", ext);
 	}
 	bpfrt_prog_free(prog);
-	free(p.i);
+	pb_free(&p);
 	unsetenv("BPFRT_RISCV_EXT");
 }
 
@@ -231,10 +170,10 @@ TEST(division_corner_cases)
 						pb_add(&p, ALU64_IMM(BPF_LSH, 0, 1));
 						pb_add(&p, ALU64_REG(BPF_XOR, 0, 4));
 						pb_add(&p, EXIT());
-						if (!run_both(p.i, p.n, &mem, sizeof(mem), &r0))
+						if (!run_both_mem(p.i, p.n, &mem, sizeof(mem), &r0))
 							printf("# %#" PRIx64 " op %u cls %d sign %d by %#" PRIx64 "\n",
 							       vals[a], ops[o], cls, sign, vals[d]);
-						free(p.i);
+						pb_free(&p);
 						if (tl_failed())
 							return;
 					}
@@ -277,8 +216,8 @@ TEST(large_offsets_and_immediates)
 		pb_add(&p, ALU64_IMM(BPF_OR, 0, 0x800));
 	}
 	pb_add(&p, EXIT());
-	run_both(p.i, p.n, mem, sizeof(mem), &r0);
-	free(p.i);
+	run_both_mem(p.i, p.n, mem, sizeof(mem), &r0);
+	pb_free(&p);
 }
 
 /* ---- reach ---------------------------------------------------------------- */
@@ -310,9 +249,9 @@ TEST(jumps_and_calls_beyond_1mib)
 	pb_add(&p, MOV64_REG(0, 1));
 	pb_add(&p, ALU64_IMM(BPF_MUL, 0, 3));
 	pb_add(&p, EXIT());
-	REQUIRE(run_both(p.i, p.n, &mem, sizeof(mem), &r0));
+	REQUIRE(run_both_mem(p.i, p.n, &mem, sizeof(mem), &r0));
 	CHECK(r0 == 9, "r0 %#" PRIx64, r0);
-	free(p.i);
+	pb_free(&p);
 }
 
 /* ---- atomics ----------------------------------------------------------- */
@@ -373,18 +312,6 @@ TEST(atomics_from_threads)
 
 #define LDDW_FUNC(DST, REL) \
 	INSN(BPF_LD | BPF_DW | BPF_IMM, DST, BPF_PSEUDO_FUNC, 0, REL), INSN(0, 0, 0, 0, 0)
-
-static struct bpfrt_prog *load_flags(const struct bpf_insn *insns, size_t n, bool jit,
-				     uint32_t flags)
-{
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "riscv64_priv", .jit = jit,
-					  .flags = flags };
-	struct bpfrt_prog *p = NULL;
-
-	if (bpfrt_prog_load(insns, n, &o, &p))
-		return NULL;
-	return p;
-}
 
 /* This thread's frame top of prog's private stack, 0 while in use. */
 static uintptr_t slot_of(const struct bpfrt_prog *p)
@@ -447,7 +374,7 @@ static const struct bpf_insn frames_prog[] = {
 
 TEST(private_stack_frames_of_calls_and_callbacks)
 {
-	struct bpfrt_prog *p = load_flags(frames_prog, ARRAY_LEN(frames_prog), true,
+	struct bpfrt_prog *p = load_insns("riscv64_priv", frames_prog, ARRAY_LEN(frames_prog), true,
 					  BPFRT_F_PRIVATE_STACK);
 	struct bpfrt_privstack_info info;
 	uint64_t out[8], r0 = 0;
@@ -479,7 +406,8 @@ TEST(private_stack_frames_of_calls_and_callbacks)
 	bpfrt_prog_free(p);
 
 	/* the same program on native frames and in the interpreter */
-	p = load_flags(frames_prog, ARRAY_LEN(frames_prog), true, BPFRT_F_DISABLE_PRIVATE_STACK);
+	p = load_insns("riscv64_priv", frames_prog, ARRAY_LEN(frames_prog), true,
+		       BPFRT_F_DISABLE_PRIVATE_STACK);
 	REQUIRE(p, "%s", bpfrt_last_error());
 	memset(out, 0, sizeof(out));
 	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, (uintptr_t)out, 0, &r0) == 0 && r0 == 0x1436);
@@ -531,9 +459,9 @@ TEST(private_stack_tail_calls)
 		MOV64_IMM(0, 99),
 		EXIT(),
 	};
-	target = load_flags(t, ARRAY_LEN(t), true, BPFRT_F_PRIVATE_STACK);
-	from_main = load_flags(m, ARRAY_LEN(m), true, BPFRT_F_PRIVATE_STACK);
-	from_sub = load_flags(s, ARRAY_LEN(s), true, BPFRT_F_PRIVATE_STACK);
+	target = load_insns("riscv64_priv", t, ARRAY_LEN(t), true, BPFRT_F_PRIVATE_STACK);
+	from_main = load_insns("riscv64_priv", m, ARRAY_LEN(m), true, BPFRT_F_PRIVATE_STACK);
+	from_sub = load_insns("riscv64_priv", s, ARRAY_LEN(s), true, BPFRT_F_PRIVATE_STACK);
 	REQUIRE(target && from_main && from_sub, "%s", bpfrt_last_error());
 	REQUIRE(bpfrt_map_update_prog(map, 0, target) == 0);
 	for (int run = 0; run < 2; run++) {
@@ -599,7 +527,7 @@ TEST(private_stack_callx_abort)
 	}
 	expect = a + b + c;
 	bpfrt_helper_unregister(499);
-	p = load_flags(insns, ARRAY_LEN(insns), true, BPFRT_F_PRIVATE_STACK);
+	p = load_insns("riscv64_priv", insns, ARRAY_LEN(insns), true, BPFRT_F_PRIVATE_STACK);
 	REQUIRE(p, "%s", bpfrt_last_error());
 	CHECK(abort_loop(p, 1, 2, 3, &errs) == expect, "callee-saved registers lost");
 	CHECK(errs == 20, "%d runs aborted", errs);
@@ -624,7 +552,7 @@ TEST(private_stack_far_slot)
 	size_t n = 0;
 
 	while (n < BPFRT_PRIVSTACK_MAX_IDS && !(seen[0] && seen[1])) {
-		struct bpfrt_prog *p = load_flags(insns, ARRAY_LEN(insns), true,
+		struct bpfrt_prog *p = load_insns("riscv64_priv", insns, ARRAY_LEN(insns), true,
 						  BPFRT_F_PRIVATE_STACK);
 		intptr_t off;
 		bool far;
@@ -670,19 +598,6 @@ TEST(trap_fill_is_ebreak)
 	CHECK(buf[0] == 0xaa && buf[1] == 0xaa && buf[37] == 0xaa, "wrote outside the range");
 }
 
-static char *listing(const struct bpfrt_prog *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	CHECK(bpfrt_prog_dump_jited(p, f) == 0, "%s", bpfrt_last_error());
-	fclose(f);
-	return text;
-}
-
 /* Capstone 4 has no RISC-V: the listing comes from binutils' objdump
  * (the cross suite always has riscv64-linux-gnu-objdump, run by the host
  * kernel when qemu-user passes the exec on), and degrades to raw words
@@ -702,7 +617,7 @@ TEST(dump_jited_riscv64_listing)
 	bool objdump;
 
 	REQUIRE(p, "%s", bpfrt_last_error());
-	text = listing(p);
+	text = jited_listing(p);
 	REQUIRE(text);
 	CHECK(strstr(text, "riscv64 code"), "%s", text);
 	CHECK(strstr(text, "subprog 1"), "%s", text);
@@ -722,7 +637,7 @@ TEST(dump_jited_riscv64_listing)
 
 	/* no objdump in PATH: raw words, and why */
 	setenv("PATH", "/nonexistent", 1);
-	text = listing(p);
+	text = jited_listing(p);
 	if (path)
 		setenv("PATH", path, 1);
 	else

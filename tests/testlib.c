@@ -2,6 +2,7 @@
 
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,22 +63,59 @@ void tl_skip(const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *tl_prog_path(const char *name)
+const char *tl_test_path(const char *rel)
 {
 	static char path[PATH_MAX];
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (n < 0)
-		return name;
+		return rel;
 	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
+	snprintf(path, sizeof(path), "%s/%s", dirname(exe), rel);
 	return path;
+}
+
+const char *tl_prog_path(const char *name)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "progs/%s", name);
+	return tl_test_path(rel);
 }
 
 bool tl_failed(void)
 {
 	return cur_failed;
+}
+
+int tl_count_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	int n = 0, c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+int tl_threads_one_by_one(int n, void *(*fn)(void *), void *arg)
+{
+	int bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		void *ret;
+
+		if (pthread_create(&t, NULL, fn, arg))
+			return -1;
+		pthread_join(t, &ret);
+		bad += ret != NULL;
+	}
+	return bad;
 }
 
 /* Fails the running test for every writable+executable mapping of the

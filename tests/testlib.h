@@ -18,8 +18,28 @@ void tl_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Path of a BPF object built from tests/progs/NAME.bpf.c: test binaries
  * live in BUILD/tests/, the objects in BUILD/tests/progs/. */
 const char *tl_prog_path(const char *name);
+/* REL from the test binary's directory (BUILD/tests/), e.g. "../bpfrt";
+ * like tl_prog_path, in a buffer the next call reuses. */
+const char *tl_test_path(const char *rel);
 /* True once the running test has failed (to stop early inside loops). */
 bool tl_failed(void);
+/* Lines of /proc/self/maps (mappings left behind), -1 if unreadable. */
+int tl_count_mappings(void);
+/* Runs fn(arg) in n threads, each joined before the next starts; returns
+ * how many returned non-NULL, or -1 when a thread could not be created. */
+int tl_threads_one_by_one(int n, void *(*fn)(void *), void *arg);
+
+/* 1 in AddressSanitizer builds (fewer threads, larger frames). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TL_ASAN 1
+#endif
+#endif
+#ifndef TL_ASAN
+#define TL_ASAN 0
+#endif
 
 #define TEST(name)                                                         \
 	static void name(void);                                            \
@@ -41,6 +61,20 @@ bool tl_failed(void);
 			return;                                            \
 		}                                                          \
 	} while (0)
+
+/* CHECK inside a helper, reported at the helper's caller. */
+#define CHECK_AT(file, line, cond, ...)                                    \
+	do {                                                               \
+		if (!(cond))                                               \
+			tl_check_fail(file, line, "CHECK(" #cond ")", " " __VA_ARGS__); \
+	} while (0)
+
+/* A case body taking the engine, run by two TESTs: name_interp, name_jit. */
+#define BOTH_ENGINES(name)                                                 \
+	static void name(bool jit);                                        \
+	TEST(name##_interp) { name(false); }                               \
+	TEST(name##_jit) { name(true); }                                   \
+	static void name(bool jit)
 
 #define SKIP(...) do { tl_skip(__VA_ARGS__); return; } while (0)
 

@@ -1,0 +1,110 @@
+#include "prog_support.h"
+#include "testlib.h"
+#include "insns.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void pb_add(struct pb *p, struct bpf_insn insn)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 64;
+		p->i = realloc(p->i, p->cap * sizeof(*p->i));
+		if (!p->i)
+			abort();
+	}
+	p->i[p->n++] = insn;
+}
+
+void pb_lddw(struct pb *p, uint8_t reg, uint64_t v)
+{
+	struct bpf_insn two[] = { LDDW(reg, v) };
+
+	pb_add(p, two[0]);
+	pb_add(p, two[1]);
+}
+
+void pb_ldptr(struct pb *p, uint8_t reg, const void *ptr)
+{
+	pb_lddw(p, reg, (uint64_t)(uintptr_t)ptr);
+}
+
+void pb_free(struct pb *p)
+{
+	free(p->i);
+	memset(p, 0, sizeof(*p));
+}
+
+struct bpfrt_prog *load_insns(const char *name, const struct bpf_insn *insns, size_t n,
+			      bool jit, uint32_t flags)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .jit = jit,
+					  .flags = flags };
+	struct bpfrt_prog *p = NULL;
+
+	if (bpfrt_prog_load(insns, n, &o, &p))
+		return NULL;
+	return p;
+}
+
+struct bpfrt_prog *pb_load_at(const char *file, int line, struct pb *b, const char *name,
+			      bool jit)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .jit = jit };
+	struct bpfrt_prog *p = NULL;
+	int err = bpfrt_prog_load(b->i, b->n, &o, &p);
+
+	if (err)
+		tl_fail(file, line, "load %s: %d %s", name, err, bpfrt_last_error());
+	pb_free(b);
+	return p;
+}
+
+struct bpfrt_prog *load_asm_at(const char *file, int line, const char *name, const char *text,
+			       bool jit, uint32_t flags)
+{
+	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
+					     .flags = flags };
+	struct bpf_insn *insns = NULL;
+	struct bpfrt_prog *prog = NULL;
+	size_t cnt = 0;
+	int err = bpfrt_asm(text, &insns, &cnt);
+
+	if (err) {
+		tl_fail(file, line, "asm %s: %s", name, bpfrt_last_error());
+		return NULL;
+	}
+	err = bpfrt_prog_load(insns, cnt, &opts, &prog);
+	free(insns);
+	if (err)
+		tl_fail(file, line, "load %s: %d %s", name, err, bpfrt_last_error());
+	return prog;
+}
+
+struct bpfrt_object *load_object_at(const char *file, int line, const char *obj_file,
+				    const struct bpfrt_object_load_opts *opts)
+{
+	struct bpfrt_object *obj = NULL;
+	int err = bpfrt_object_open(tl_prog_path(obj_file), NULL, &obj);
+
+	if (err) {
+		tl_fail(file, line, "open %s: %d %s", obj_file, err, bpfrt_last_error());
+		return NULL;
+	}
+	err = bpfrt_object_load(obj, opts);
+	if (err) {
+		tl_fail(file, line, "load %s: %d %s", obj_file, err, bpfrt_last_error());
+		bpfrt_object_close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+void *object_global_at(const char *file, int line, struct bpfrt_object *obj, const char *name)
+{
+	void *p = bpfrt_object_global(obj, name, NULL);
+
+	if (!p)
+		tl_fail(file, line, "global %s: %s", name, bpfrt_last_error());
+	return p;
+}
