@@ -26,6 +26,7 @@ static const struct bench *const benches[] = {
 	&bench_multi_attach,
 	&bench_hashmap,
 	&bench_private_stack, &bench_no_private_stack, &bench_private_stack_ab,
+	&bench_nest_run,
 };
 
 #define BENCH_CNT (sizeof(benches) / sizeof(benches[0]))
