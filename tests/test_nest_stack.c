@@ -8,6 +8,7 @@
  * without waiting for a lock the interrupted code holds. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/attach.h"
 #include "bpfrt/kprobe.h"
@@ -23,38 +24,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-#ifndef ASAN
-#define ASAN 0
-#endif
-
 #define NOSAN __attribute__((noinline, no_sanitize_address))
-
-static struct bpfrt_prog *load_asm(const char *name, const char *text, bool jit, uint32_t flags)
-{
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
-					     .flags = flags };
-	struct bpf_insn *insns = NULL;
-	struct bpfrt_prog *prog = NULL;
-	size_t cnt = 0;
-	int err = bpfrt_asm(text, &insns, &cnt);
-
-	if (err) {
-		tl_fail(__FILE__, __LINE__, "asm %s: %s", name, bpfrt_last_error());
-		return NULL;
-	}
-	err = bpfrt_prog_load(insns, cnt, &opts, &prog);
-	free(insns);
-	if (err)
-		tl_fail(__FILE__, __LINE__, "load %s: %d %s", name, err, bpfrt_last_error());
-	return prog;
-}
 
 /* ---- kfuncs the programs call ----------------------------------------- */
 
@@ -314,7 +284,7 @@ TEST(nest_64_levels_without_private_stacks_on_64k_thread)
 	/* one level of C and BPF frames: ASan's frames are several times
 	 * bigger, but 63 more levels would be far more */
 	CHECK(n.used > 0);
-	CHECK(n.used < (ASAN ? 16u : 8u) << 10, "%zu bytes of native stack", n.used);
+	CHECK(n.used < (TL_ASAN ? 16u : 8u) << 10, "%zu bytes of native stack", n.used);
 
 	/* the interpreter computes the same */
 	chain_free(jit, LEVELS);
@@ -534,22 +504,9 @@ static void *short_thread(void *arg)
 	return s1.nest_stacks > 0 ? NULL : (void *)3;
 }
 
-static int count_mappings(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	int n = 0, c;
-
-	if (!f)
-		return -1;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
-}
-
 TEST(nest_stacks_freed_at_thread_exit)
 {
-	const int threads = ASAN ? 2000 : 10000;
+	const int threads = TL_ASAN ? 2000 : 10000;
 	struct bpfrt_prog *progs[2] = { 0 };
 	struct bpfrt_privstack_stats before, after;
 	struct pair p;
@@ -558,17 +515,11 @@ TEST(nest_stacks_freed_at_thread_exit)
 	REQUIRE(chain_load(progs, 2, true, BPFRT_F_DISABLE_PRIVATE_STACK));
 	p = (struct pair){ progs[0], progs[1] };
 	bpfrt_privstack_stats(&before);
-	maps_before = count_mappings();
-	for (int i = 0; i < threads; i++) {
-		pthread_t t;
-		void *ret;
-
-		REQUIRE(!pthread_create(&t, NULL, short_thread, &p));
-		pthread_join(t, &ret);
-		bad += ret != NULL;
-	}
+	maps_before = tl_count_mappings();
+	bad = tl_threads_one_by_one(threads, short_thread, &p);
+	REQUIRE(bad >= 0, "pthread_create failed");
 	bpfrt_privstack_stats(&after);
-	maps_after = count_mappings();
+	maps_after = tl_count_mappings();
 	CHECK(bad == 0, "%d runs failed", bad);
 	CHECK(after.nest_stacks == before.nest_stacks, "nest stacks %llu -> %llu",
 	      (unsigned long long)before.nest_stacks, (unsigned long long)after.nest_stacks);
@@ -610,7 +561,7 @@ __asm__(".text\n"
 static __thread bool in_target;
 static _Atomic uint64_t handler_mallocs, kp_hits;
 
-#if !ASAN
+#if !TL_ASAN
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
@@ -729,7 +680,7 @@ static void *lock_churn(void *arg)
 
 TEST(kprobe_first_runs_in_signal_handler)
 {
-	const int threads = ASAN ? 100 : 400;
+	const int threads = TL_ASAN ? 100 : 400;
 	struct bpfrt_privstack_stats before, after;
 	struct kp_setup k = { 0 };
 	pthread_t churn;
@@ -762,7 +713,7 @@ TEST(kprobe_first_runs_in_signal_handler)
 	CHECK(bpfrt_prog_misses(k.probe) == 0 && bpfrt_prog_aborts(k.probe) == 0,
 	      "misses %llu aborts %llu", (unsigned long long)bpfrt_prog_misses(k.probe),
 	      (unsigned long long)bpfrt_prog_aborts(k.probe));
-	if (!ASAN)
+	if (!TL_ASAN)
 		CHECK(atomic_load(&handler_mallocs) == 0, "%llu allocations in the handler",
 		      (unsigned long long)atomic_load(&handler_mallocs));
 	CHECK(after.nest_stacks == before.nest_stacks && after.threads == before.threads,

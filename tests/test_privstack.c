@@ -5,13 +5,13 @@
  * signal chaining, and stacks freed at thread exit. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
 #include "core/privstack.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -22,36 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-#ifndef ASAN
-#define ASAN 0
-#endif
-
-#define BOTH_ENGINES(name)                                                 \
-	static void name(bool jit);                                        \
-	TEST(name##_interp) { name(false); }                               \
-	TEST(name##_jit) { name(true); }                                   \
-	static void name(bool jit)
-
-static const char *prog_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
-	return path;
-}
-
 static struct bpfrt_object *load_obj(const char *file, bool jit, uint32_t prog_flags)
 {
 	/* nested_tree.bpf.o passes its depth in r1 and does arithmetic on
@@ -59,40 +29,8 @@ static struct bpfrt_object *load_obj(const char *file, bool jit, uint32_t prog_f
 	struct bpfrt_object_load_opts opts = { .sz = sizeof(opts), .jit = jit,
 					       .prog_flags = prog_flags,
 					       .trusted = !strcmp(file, "nested_tree.bpf.o") };
-	struct bpfrt_object *obj = NULL;
-	int err = bpfrt_object_open(prog_path(file), NULL, &obj);
 
-	if (err) {
-		tl_fail(__FILE__, __LINE__, "open %s: %d %s", file, err, bpfrt_last_error());
-		return NULL;
-	}
-	err = bpfrt_object_load(obj, &opts);
-	if (err) {
-		tl_fail(__FILE__, __LINE__, "load %s: %d %s", file, err, bpfrt_last_error());
-		bpfrt_object_close(obj);
-		return NULL;
-	}
-	return obj;
-}
-
-static struct bpfrt_prog *load_asm(const char *name, const char *text, bool jit, uint32_t flags)
-{
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
-					     .flags = flags };
-	struct bpf_insn *insns = NULL;
-	struct bpfrt_prog *prog = NULL;
-	size_t cnt = 0;
-	int err = bpfrt_asm(text, &insns, &cnt);
-
-	if (err) {
-		tl_fail(__FILE__, __LINE__, "asm %s: %s", name, bpfrt_last_error());
-		return NULL;
-	}
-	err = bpfrt_prog_load(insns, cnt, &opts, &prog);
-	free(insns);
-	if (err)
-		tl_fail(__FILE__, __LINE__, "load %s: %d %s", name, err, bpfrt_last_error());
-	return prog;
+	return load_object(file, &opts);
 }
 
 static bool privstack_on(const struct bpfrt_prog *prog)
@@ -130,7 +68,7 @@ TEST(policy_follows_kind_depth_and_flags)
 	CHECK(!privstack_on(bpfrt_object_find_prog(obj, "tp_big")), "disabled by flag");
 	bpfrt_object_close(obj);
 
-	REQUIRE(!bpfrt_object_open(prog_path("privstack_policy.bpf.o"), NULL, &obj));
+	REQUIRE(!bpfrt_object_open(tl_prog_path("privstack_policy.bpf.o"), NULL, &obj));
 	CHECK(bpfrt_prog_set_flags(bpfrt_object_find_prog(obj, "sock_big"),
 				   BPFRT_F_PRIVATE_STACK | BPFRT_F_DISABLE_PRIVATE_STACK) == -EINVAL);
 	CHECK(bpfrt_prog_set_flags(bpfrt_object_find_prog(obj, "sock_big"), 1u << 30) == -EINVAL);
@@ -282,8 +220,8 @@ BOTH_ENGINES(recursion_guard_counts_misses)
 #define LDDW_FUNC(DST, REL) \
 	INSN(BPF_LD | BPF_DW | BPF_IMM, DST, BPF_PSEUDO_FUNC, 0, REL), INSN(0, 0, 0, 0, 0)
 
-static struct bpfrt_prog *load_insns(const char *name, const struct bpf_insn *insns, size_t cnt,
-				     bool jit)
+static struct bpfrt_prog *load_priv(const char *name, const struct bpf_insn *insns, size_t cnt,
+				    bool jit)
 {
 	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
 					     .flags = BPFRT_F_PRIVATE_STACK };
@@ -342,7 +280,7 @@ static const struct bpf_insn calls_prog[] = {
 
 BOTH_ENGINES(callbacks_and_local_calls_on_private_stack)
 {
-	struct bpfrt_prog *prog = load_insns("calls", calls_prog, ARRAY_LEN(calls_prog), jit);
+	struct bpfrt_prog *prog = load_priv("calls", calls_prog, ARRAY_LEN(calls_prog), jit);
 	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 
 	REQUIRE(prog);
@@ -379,7 +317,7 @@ static const struct bpf_insn callx_prog[] = {
 
 BOTH_ENGINES(callx_abort_gives_the_stack_back)
 {
-	struct bpfrt_prog *prog = load_insns("callx", callx_prog, ARRAY_LEN(callx_prog), jit);
+	struct bpfrt_prog *prog = load_priv("callx", callx_prog, ARRAY_LEN(callx_prog), jit);
 	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 	uint64_t r0 = 0;
 
@@ -425,8 +363,8 @@ BOTH_ENGINES(tail_call_between_private_stacks)
 			EXIT(),
 		};
 
-		a = load_insns("tail_a", ia, ARRAY_LEN(ia), jit);
-		b = load_insns("tail_b", ib, ARRAY_LEN(ib), jit);
+		a = load_priv("tail_a", ia, ARRAY_LEN(ia), jit);
+		b = load_priv("tail_b", ib, ARRAY_LEN(ib), jit);
 	}
 	REQUIRE(a && b);
 	REQUIRE(!bpfrt_map_update_prog(map, 0, b), "%s", bpfrt_last_error());
@@ -592,7 +530,7 @@ BOTH_ENGINES(nest_64_levels_on_64k_thread)
 #else
 	size_t interp_stack = 72u << 10;
 #endif
-	size_t stack = ASAN ? 1u << 20 : jit ? 64u << 10 : interp_stack;
+	size_t stack = TL_ASAN ? 1u << 20 : jit ? 64u << 10 : interp_stack;
 	struct nest64 priv = { .jit = jit, .flags = jit ? BPFRT_F_PRIVATE_STACK : 0 };
 	struct nest64 native = { .jit = jit, .flags = BPFRT_F_DISABLE_PRIVATE_STACK };
 
@@ -602,7 +540,7 @@ BOTH_ENGINES(nest_64_levels_on_64k_thread)
 	printf("# %s: 64 levels used %zu bytes of native stack with private stacks\n",
 	       jit ? "jit" : "interp", priv.used);
 	CHECK(priv.used > 0);
-	if (!ASAN)
+	if (!TL_ASAN)
 		CHECK(priv.used < (jit ? 32u : 56u) << 10, "%zu bytes of native stack", priv.used);
 	if (jit) {
 		/* the same chain without private stacks: every nested run goes
@@ -795,7 +733,7 @@ TEST(foreign_fault_default_action_kills)
 		_exit(11);
 	}
 	REQUIRE(waitpid(pid, &status, 0) == pid);
-	if (ASAN)
+	if (TL_ASAN)
 		CHECK(!WIFEXITED(status) || WEXITSTATUS(status) != 11, "status %#x", status);
 	else
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %#x", status);
@@ -813,22 +751,9 @@ static void *short_thread(void *arg)
 	return NULL;
 }
 
-static int count_mappings(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	int n = 0, c;
-
-	if (!f)
-		return -1;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
-}
-
 TEST(stacks_freed_at_thread_exit)
 {
-	const int threads = ASAN ? 2000 : 10000;
+	const int threads = TL_ASAN ? 2000 : 10000;
 	struct bpfrt_privstack_stats before, after;
 	struct bpfrt_prog *prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
 	int maps_before, maps_after, bad = 0;
@@ -836,17 +761,11 @@ TEST(stacks_freed_at_thread_exit)
 	REQUIRE(prog);
 	short_thread(prog); /* this thread's stack and the handler exist before */
 	bpfrt_privstack_stats(&before);
-	maps_before = count_mappings();
-	for (int i = 0; i < threads; i++) {
-		pthread_t t;
-		void *ret;
-
-		REQUIRE(!pthread_create(&t, NULL, short_thread, prog));
-		pthread_join(t, &ret);
-		bad += ret != NULL;
-	}
+	maps_before = tl_count_mappings();
+	bad = tl_threads_one_by_one(threads, short_thread, prog);
+	REQUIRE(bad >= 0, "pthread_create failed");
 	bpfrt_privstack_stats(&after);
-	maps_after = count_mappings();
+	maps_after = tl_count_mappings();
 	CHECK(bad == 0, "%d runs failed", bad);
 	CHECK(after.allocs - before.allocs == (uint64_t)threads, "%llu allocs",
 	      (unsigned long long)(after.allocs - before.allocs));
