@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "insns.h"
+#include "prog_support.h"
+#include "attach_support.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/attach.h"
 #include "attach/run.h"
@@ -22,36 +24,14 @@
 extern long (*const multi_fn_table[NFUNCS])(long);
 extern const unsigned long multi_fn_count;
 
-static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-
-struct pb {
-	struct bpf_insn insns[64];
-	size_t n;
-};
-
-static void pb_add(struct pb *b, struct bpf_insn insn)
-{
-	b->insns[b->n++] = insn;
-}
-
-static void pb_lddw(struct pb *b, int reg, const void *ptr)
-{
-	struct bpf_insn ld[2] = { LDDW(reg, (uint64_t)(uintptr_t)ptr) };
-
-	pb_add(b, ld[0]);
-	pb_add(b, ld[1]);
-}
-
 /* out[0] = func_ip, out[1] = get_func_arg(0), out[2] = cookie,
  * out[3] = arg_cnt, out[4] += 1. */
 static struct bpfrt_prog *record_prog(uint64_t *out, bool jit)
 {
 	struct pb b = { .n = 0 };
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "multi_rec", .jit = jit };
-	struct bpfrt_prog *p = NULL;
 
 	pb_add(&b, MOV64_REG(6, 1));
-	pb_lddw(&b, 7, out);
+	pb_ldptr(&b, 7, out);
 	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_ip));
 	pb_add(&b, STX(BPF_DW, 7, 0, 0));
 	pb_add(&b, MOV64_REG(1, 6));
@@ -69,8 +49,7 @@ static struct bpfrt_prog *record_prog(uint64_t *out, bool jit)
 	pb_add(&b, ATOMIC(BPF_DW, BPF_ADD, 7, 3, 32));
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
-	CHECK(!bpfrt_prog_load(b.insns, b.n, &o, &p), "%s", bpfrt_last_error());
-	return p;
+	return pb_load(&b, "multi_rec", jit);
 }
 
 static struct bpfrt_link *attach_multi(struct bpfrt_prog *p, const char *glob, uint64_t cookie,
@@ -131,7 +110,7 @@ static void check_all_calls(bool hash, bool jit)
 		}
 	bpfrt_link_destroy(l);
 	for (int i = 0; i < NFUNCS; i++)
-		if (memcmp((const void *)multi_fn_table[i], nop5, 5)) {
+		if (!is_nop5((const void *)multi_fn_table[i])) {
 			tl_fail(__FILE__, __LINE__, "function %d: nop5 not restored", i);
 			break;
 		}
@@ -177,7 +156,7 @@ TEST(multi_glob_and_overlap)
 	CHECK(a[4] == 3 && b[4] == 2 && c[4] == 1, "back on the global trampoline");
 	bpfrt_link_destroy(la);
 	bpfrt_link_destroy(lb);
-	CHECK(!memcmp((const void *)multi_fn_table[12], nop5, 5));
+	CHECK(is_nop5((const void *)multi_fn_table[12]));
 
 	struct bpfrt_attach_opts no = { .sz = sizeof(no), .kind = BPFRT_PROG_FENTRY_MULTI,
 					.target = "no_such_fn_*" };
@@ -194,10 +173,8 @@ TEST(multi_glob_and_overlap)
 static struct bpfrt_prog *arg_counter_prog(uint64_t *out, bool jit)
 {
 	struct pb b = { .n = 0 };
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "multi_cnt", .jit = jit };
-	struct bpfrt_prog *p = NULL;
 
-	pb_lddw(&b, 2, out);
+	pb_ldptr(&b, 2, out);
 	pb_add(&b, LDX(BPF_DW, 3, 1, 0));
 	pb_add(&b, STX(BPF_DW, 2, 3, 0));
 	pb_add(&b, LDX(BPF_DW, 3, 2, 8));
@@ -205,8 +182,7 @@ static struct bpfrt_prog *arg_counter_prog(uint64_t *out, bool jit)
 	pb_add(&b, STX(BPF_DW, 2, 3, 8));
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
-	CHECK(!bpfrt_prog_load(b.insns, b.n, &o, &p), "%s", bpfrt_last_error());
-	return p;
+	return pb_load(&b, "multi_cnt", jit);
 }
 
 /* Several programs on the same functions through the global trampoline
@@ -254,7 +230,7 @@ static void check_several(bool hash)
 	bpfrt_link_destroy(lx);
 	bpfrt_link_destroy(lz);
 	multi_fn_table[305](82);
-	CHECK(x[1] == 3 && z[1] == 3 && !memcmp((const void *)multi_fn_table[305], nop5, 5));
+	CHECK(x[1] == 3 && z[1] == 3 && is_nop5((const void *)multi_fn_table[305]));
 	bpfrt_prog_free(px);
 	bpfrt_prog_free(py);
 	bpfrt_prog_free(pz);
@@ -268,34 +244,20 @@ TEST(multi_several_programs_hash) { check_several(true); }
  * seen (per-thread slot holds the id passed), calls entirely inside a
  * detached phase must not. */
 static uint64_t slots[2];
-static _Atomic unsigned long phase;
-static volatile int stop;
-
-struct stats {
-	long thread, calls, must_see, missed, must_not, phantom;
-};
 
 static void *caller(void *arg)
 {
-	struct stats *st = arg;
+	struct churn_stats *st = arg;
 	uint64_t seq = 0;
 
-	while (!stop) {
+	while (!churn_stop) {
 		uint64_t id = (++seq << 1) | (uint64_t)st->thread;
-		unsigned long p1 = atomic_load(&phase);
+		unsigned long p1 = atomic_load(&churn_phase);
 
 		multi_fn_table[200 + (seq % 100)]((long)id);
-		unsigned long p2 = atomic_load(&phase);
-		bool seen = slots[st->thread] == id;
+		unsigned long p2 = atomic_load(&churn_phase);
 
-		st->calls++;
-		if (p1 == p2 && p1 % 4 == 1) {
-			st->must_see++;
-			st->missed += !seen;
-		} else if (p1 == p2 && p1 % 4 == 3) {
-			st->must_not++;
-			st->phantom += seen;
-		}
+		churn_note(st, p1, p2, slots[st->thread] == id, 1);
 	}
 	return NULL;
 }
@@ -303,53 +265,44 @@ static void *caller(void *arg)
 static void check_churn(bool hash)
 {
 	struct pb b = { .n = 0 };
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "multi_slot", .jit = true };
-	struct bpfrt_prog *p = NULL;
-	struct stats st[2] = { { .thread = 0 }, { .thread = 1 } };
+	struct bpfrt_prog *p;
+	struct churn_stats st[2] = { { .thread = 0 }, { .thread = 1 } };
 	pthread_t t[2];
-	struct timespec start, now;
+	struct timespec start;
 	long cycles = 0;
 
 	pb_add(&b, LDX(BPF_DW, 2, 1, 0));
 	pb_add(&b, MOV64_REG(3, 2));
 	pb_add(&b, ALU64_IMM(BPF_AND, 3, 1));
 	pb_add(&b, ALU64_IMM(BPF_LSH, 3, 3));
-	pb_lddw(&b, 5, slots);
+	pb_ldptr(&b, 5, slots);
 	pb_add(&b, ALU64_REG(BPF_ADD, 5, 3));
 	pb_add(&b, STX(BPF_DW, 5, 2, 0));
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
-	REQUIRE(!bpfrt_prog_load(b.insns, b.n, &o, &p), "%s", bpfrt_last_error());
-	stop = 0;
+	p = pb_load(&b, "multi_slot", true);
+	REQUIRE(p);
 	/* The ids of an earlier run (same threads' sequence numbers) must not
 	 * be left in the slots: a caller reaching one later would count its
 	 * own call as a phantom. */
 	memset(slots, 0, sizeof(slots));
-	atomic_store(&phase, 3);
-	for (int i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, caller, &st[i]);
+	churn_start(t, caller, st);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
-		atomic_fetch_add(&phase, 1);
+		atomic_fetch_add(&churn_phase, 1);
 		bpfrt_multi_force_hash = hash;
 		struct bpfrt_link *l = attach_multi(p, "multi_fn_2??", 0, NULL);
 
 		bpfrt_multi_force_hash = false;
-		atomic_fetch_add(&phase, 1);
-		for (volatile int spin = 0; spin < 50000; spin++)
-			;
-		atomic_fetch_add(&phase, 1);
+		atomic_fetch_add(&churn_phase, 1);
+		churn_spin(50000);
+		atomic_fetch_add(&churn_phase, 1);
 		bpfrt_link_destroy(l);
-		atomic_fetch_add(&phase, 1);
-		for (volatile int spin = 0; spin < 50000; spin++)
-			;
+		atomic_fetch_add(&churn_phase, 1);
+		churn_spin(50000);
 		cycles++;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (!tl_failed() && (now.tv_sec - start.tv_sec) * 1000000000l +
-		 (now.tv_nsec - start.tv_nsec) < 1000000000l);
-	stop = 1;
-	for (int i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
+	} while (!tl_failed() && churn_more(&start, st));
+	churn_finish(t);
 	printf("# %s: %ld cycles, %ld+%ld calls, checked on %ld off %ld\n", hash ? "hash" : "padding",
 	       cycles, st[0].calls, st[1].calls, st[0].must_see + st[1].must_see,
 	       st[0].must_not + st[1].must_not);

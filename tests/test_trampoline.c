@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "insns.h"
+#include "prog_support.h"
+#include "attach_support.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/attach.h"
 #include "attach/text_poke.h"
@@ -33,37 +35,6 @@ long tramp_stress(long a);
 void tramp_void(void);
 extern volatile long tramp_sink;
 
-static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-
-/* A tiny program builder. */
-struct pb {
-	struct bpf_insn insns[128];
-	size_t n;
-};
-
-static void pb_add(struct pb *b, struct bpf_insn insn)
-{
-	b->insns[b->n++] = insn;
-}
-
-static void pb_lddw(struct pb *b, int reg, const void *ptr)
-{
-	struct bpf_insn ld[2] = { LDDW(reg, (uint64_t)(uintptr_t)ptr) };
-
-	pb_add(b, ld[0]);
-	pb_add(b, ld[1]);
-}
-
-static struct bpfrt_prog *pb_load(struct pb *b, bool jit)
-{
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "tramp_test", .jit = jit };
-	struct bpfrt_prog *p = NULL;
-	int err = bpfrt_prog_load(b->insns, b->n, &o, &p);
-
-	CHECK(!err, "load: %d %s", err, bpfrt_last_error());
-	return p;
-}
-
 static struct bpfrt_link *attach(struct bpfrt_prog *p, enum bpfrt_prog_kind kind,
 				 const char *target, uint32_t nr_args, uint64_t cookie)
 {
@@ -84,7 +55,7 @@ static struct bpfrt_prog *copy_args_prog(uint64_t *dst, int n, int32_t ret, bool
 {
 	struct pb b = { .n = 0 };
 
-	pb_lddw(&b, 2, dst);
+	pb_ldptr(&b, 2, dst);
 	for (int k = 0; k < n; k++) {
 		pb_add(&b, LDX(BPF_DW, 3, 1, (int16_t)(8 * k)));
 		pb_add(&b, STX(BPF_DW, 2, 3, (int16_t)(8 * k)));
@@ -93,12 +64,7 @@ static struct bpfrt_prog *copy_args_prog(uint64_t *dst, int n, int32_t ret, bool
 	pb_add(&b, ATOMIC(BPF_DW, BPF_ADD, 2, 3, (int16_t)(8 * n)));
 	pb_add(&b, MOV64_IMM(0, ret));
 	pb_add(&b, EXIT());
-	return pb_load(&b, jit);
-}
-
-static bool entry_is_nop5(const void *fn)
-{
-	return !memcmp(fn, nop5, 5);
+	return pb_load(&b, "tramp_test", jit);
 }
 
 TEST(patchable_functions_found)
@@ -119,7 +85,7 @@ static void check_fentry_args(bool jit)
 	struct bpfrt_link *l = attach(p, BPFRT_PROG_FENTRY, "tramp_six", 6, 0);
 
 	REQUIRE(l);
-	CHECK(!entry_is_nop5(tramp_six));
+	CHECK(!is_nop5(tramp_six));
 	CHECK(tramp_six(1, 2, 3, 4, 5, 6) == 1 + 4 + 9 + 16 + 25 + 36);
 	for (int i = 0; i < 6; i++)
 		CHECK(seen[i] == (uint64_t)(i + 1), "arg %d: %lu", i, (unsigned long)seen[i]);
@@ -128,7 +94,7 @@ static void check_fentry_args(bool jit)
 	CHECK(seen[0] == (uint64_t)-1 && seen[5] == 0x10000000000ull);
 	CHECK(seen[6] == 2);
 	bpfrt_link_destroy(l);
-	CHECK(entry_is_nop5(tramp_six), "detach restores the nop5");
+	CHECK(is_nop5(tramp_six), "detach restores the nop5");
 	tramp_six(1, 1, 1, 1, 1, 1);
 	CHECK(seen[6] == 2, "no run after detach");
 	bpfrt_prog_free(p);
@@ -154,7 +120,7 @@ static void check_fexit(bool jit)
 	CHECK(tramp_outer(5) == 60);
 	CHECK(seen[2] == 6 && seen[3] == 2);
 	bpfrt_link_destroy(l);
-	CHECK(entry_is_nop5(tramp_add));
+	CHECK(is_nop5(tramp_add));
 	bpfrt_prog_free(p);
 }
 
@@ -166,7 +132,7 @@ static struct bpfrt_prog *fmod_prog(uint64_t *last_ret_slot, bool jit)
 {
 	struct pb b = { .n = 0 };
 
-	pb_lddw(&b, 2, last_ret_slot);
+	pb_ldptr(&b, 2, last_ret_slot);
 	pb_add(&b, LDX(BPF_DW, 3, 1, 8));            /* ctx[nr_args=1]: return so far */
 	pb_add(&b, STX(BPF_DW, 2, 3, 0));
 	pb_add(&b, MOV64_IMM(0, 0));
@@ -174,7 +140,7 @@ static struct bpfrt_prog *fmod_prog(uint64_t *last_ret_slot, bool jit)
 	pb_add(&b, JMP_IMM(BPF_JNE, 3, 7, 1));
 	pb_add(&b, MOV64_IMM(0, 99));
 	pb_add(&b, EXIT());
-	return pb_load(&b, jit);
+	return pb_load(&b, "tramp_test", jit);
 }
 
 static void check_fmod_ret(bool jit)
@@ -204,7 +170,7 @@ static void check_fmod_ret(bool jit)
 	CHECK(tramp_may_fail(7) == 14, "override gone with the link");
 	bpfrt_link_destroy(lx);
 	bpfrt_link_destroy(le);
-	CHECK(entry_is_nop5(tramp_may_fail));
+	CHECK(is_nop5(tramp_may_fail));
 	bpfrt_prog_free(fm);
 	bpfrt_prog_free(fx);
 	bpfrt_prog_free(fe);
@@ -234,9 +200,9 @@ TEST(several_programs_per_function_and_kind)
 	CHECK(tramp_add(1, 2) == 3);
 	CHECK(a[1] == 2 && b[1] == 1 && c[3] == 1 && d[3] == 2 && d[2] == 3);
 	bpfrt_link_destroy(la);
-	CHECK(!entry_is_nop5(tramp_add), "fexit still attached");
+	CHECK(!is_nop5(tramp_add), "fexit still attached");
 	bpfrt_link_destroy(ld);
-	CHECK(entry_is_nop5(tramp_add));
+	CHECK(is_nop5(tramp_add));
 	/* nr_args is fixed by the first attach of a function. */
 	struct bpfrt_link *l1 = attach(pa, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
 	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_FENTRY,
@@ -279,7 +245,7 @@ static struct bpfrt_prog *helpers_prog(uint64_t *out, bool jit)
 	struct pb b = { .n = 0 };
 
 	pb_add(&b, MOV64_REG(6, 1));
-	pb_lddw(&b, 7, out);
+	pb_ldptr(&b, 7, out);
 	pb_add(&b, MOV64_REG(1, 6));
 	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_ip));
 	pb_add(&b, STX(BPF_DW, 7, 0, 0));
@@ -308,7 +274,7 @@ static struct bpfrt_prog *helpers_prog(uint64_t *out, bool jit)
 	pb_add(&b, STX(BPF_DW, 7, 0, 56));
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
-	return pb_load(&b, jit);
+	return pb_load(&b, "tramp_test", jit);
 }
 
 static void check_helpers(bool jit)
@@ -356,7 +322,7 @@ static void check_recursion(bool jit)
 	if (id < 0)
 		id = bpfrt_kfunc_register("tramp_test_call_traced", &k);
 	REQUIRE(id >= BPFRT_KFUNC_ID_BASE, "%s", bpfrt_last_error());
-	pb_lddw(&b, 2, &runs);
+	pb_ldptr(&b, 2, &runs);
 	pb_add(&b, MOV64_IMM(3, 1));
 	pb_add(&b, ATOMIC(BPF_DW, BPF_ADD, 2, 3, 0));
 	pb_add(&b, LDX(BPF_DW, 1, 1, 0));
@@ -364,7 +330,7 @@ static void check_recursion(bool jit)
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
 
-	struct bpfrt_prog *p = pb_load(&b, jit);
+	struct bpfrt_prog *p = pb_load(&b, "tramp_test", jit);
 	struct bpfrt_link *l = attach(p, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
 
 	REQUIRE(l);
@@ -441,7 +407,7 @@ TEST(text_poke_under_load)
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	bpfrt_text_poke_stats(&w1, &s1);
-	CHECK(entry_is_nop5(tramp_void));
+	CHECK(is_nop5(tramp_void));
 	CHECK(s1 - s0 == 6000 * 3, "three syncs per poke: %lu", (unsigned long)(s1 - s0));
 	CHECK(atomic_load(&stub_hits) > 0 && atomic_load(&poke_calls) > 0);
 	printf("# %ld calls, %ld through the patched call, %lu traps emulated\n",
@@ -477,24 +443,18 @@ TEST(trap_register_routes_int3)
 	CHECK(!bpfrt_trap_unregister((uintptr_t)tramp_void));
 	CHECK(bpfrt_trap_unregister((uintptr_t)tramp_void) == -ENOENT);
 	tramp_void();
-	CHECK(hits == 2 && entry_is_nop5(tramp_void));
+	CHECK(hits == 2 && is_nop5(tramp_void));
 }
 
 /* ---- attach/detach churn ---------------------------------------------------- */
 
 /* Each call passes id = (seq << 1) | thread; the fentry program stores it
- * in fe_slot[thread], the fexit program in fx_slot[thread]. The attach
- * thread advances `phase` around each attach and detach: a call that starts
- * and ends in one "attached" phase must be seen by both, one that starts
- * and ends in one "detached" phase by neither, and nothing else is ever
- * stored (no phantom ids). */
+ * in fe_slot[thread], the fexit program in fx_slot[thread] (attach_support.h:
+ * the phases; a call in one "on" phase must be seen by both programs). */
 static uint64_t fe_slot[2], fx_slot[2];
-static _Atomic unsigned long phase; /* %4: 0 attaching, 1 on, 2 detaching, 3 off */
-static volatile int churn_stop;
-
-struct churn_stats {
-	long calls, must_see, missed, must_not, phantom, wrong;
-};
+/* 2: fentry and fexit come and go together, both must see a call; 1: only
+ * the fentry program is judged (the fexit one is not always attached). */
+static int churn_want;
 
 static struct bpfrt_prog *slot_prog(uint64_t *slots, int ctx_word, bool jit)
 {
@@ -505,91 +465,63 @@ static struct bpfrt_prog *slot_prog(uint64_t *slots, int ctx_word, bool jit)
 	pb_add(&b, MOV64_REG(3, 2));
 	pb_add(&b, ALU64_IMM(BPF_AND, 3, 1));
 	pb_add(&b, ALU64_IMM(BPF_LSH, 3, 3));
-	pb_lddw(&b, 5, slots);
+	pb_ldptr(&b, 5, slots);
 	pb_add(&b, ALU64_REG(BPF_ADD, 5, 3));
 	pb_add(&b, STX(BPF_DW, 5, ctx_word ? 4 : 2, 0));
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
-	return pb_load(&b, jit);
+	return pb_load(&b, "tramp_test", jit);
 }
 
 static void *churn_caller(void *arg)
 {
 	struct churn_stats *st = arg;
-	long thread = st == NULL ? 0 : (long)(st->wrong);
 	uint64_t seq = 0;
 
-	st->wrong = 0;
 	while (!churn_stop) {
-		uint64_t id = (++seq << 1) | (uint64_t)thread;
-		unsigned long p1 = atomic_load(&phase);
+		uint64_t id = (++seq << 1) | (uint64_t)st->thread;
+		unsigned long p1 = atomic_load(&churn_phase);
 		long r = tramp_stress((long)id);
-		unsigned long p2 = atomic_load(&phase);
-		bool fe = fe_slot[thread] == id, fx = fx_slot[thread] == id + 1;
+		unsigned long p2 = atomic_load(&churn_phase);
+		bool fe = fe_slot[st->thread] == id;
+		bool fx = churn_want == 2 && fx_slot[st->thread] == id + 1;
 
-		st->calls++;
-		if (r != (long)id + 1)
-			st->wrong++;
-		if (p1 == p2 && p1 % 4 == 1) {
-			st->must_see++;
-			st->missed += !fe + !fx;
-		} else if (p1 == p2 && p1 % 4 == 3) {
-			st->must_not++;
-			st->phantom += fe + fx;
-		}
+		st->wrong += r != (long)id + 1;
+		churn_note(st, p1, p2, fe + fx, churn_want);
 	}
 	return NULL;
-}
-
-/* One second of churn, longer (up to 10 s) while no call has yet fallen
- * wholly inside an attached phase: a loaded machine can starve them. */
-static bool churn_more(const struct timespec *start, const struct timespec *now,
-		       const struct churn_stats *st)
-{
-	long ns = (now->tv_sec - start->tv_sec) * 1000000000l + (now->tv_nsec - start->tv_nsec);
-	long seen = __atomic_load_n(&st[0].must_see, __ATOMIC_RELAXED) +
-		    __atomic_load_n(&st[1].must_see, __ATOMIC_RELAXED);
-
-	return ns < 1000000000l || (seen == 0 && ns < 10000000000l);
 }
 
 static void check_churn(bool jit)
 {
 	struct bpfrt_prog *pe = slot_prog(fe_slot, 0, jit);
 	struct bpfrt_prog *px = slot_prog(fx_slot, 1, jit); /* ctx[1] = ret (nr_args 1) */
-	struct churn_stats st[2] = { { .wrong = 0 }, { .wrong = 1 } };
+	struct churn_stats st[2] = { { .thread = 0 }, { .thread = 1 } };
 	pthread_t t[2];
-	struct timespec start, now;
+	struct timespec start;
 	long cycles = 0;
 
 	REQUIRE(pe && px);
-	churn_stop = 0;
 	memset(fe_slot, 0, sizeof(fe_slot));
 	memset(fx_slot, 0, sizeof(fx_slot));
-	atomic_store(&phase, 3);
-	for (int i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, churn_caller, &st[i]);
+	churn_want = 2;
+	churn_start(t, churn_caller, st);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
-		atomic_fetch_add(&phase, 1);                 /* attaching */
+		atomic_fetch_add(&churn_phase, 1);           /* attaching */
 		struct bpfrt_link *le = attach(pe, BPFRT_PROG_FENTRY, "tramp_stress", 1, 0);
 		struct bpfrt_link *lx = attach(px, BPFRT_PROG_FEXIT, "tramp_stress", 1, 0);
 
-		atomic_fetch_add(&phase, 1);                 /* on */
-		for (volatile int spin = 0; spin < 20000; spin++)
-			;
-		atomic_fetch_add(&phase, 1);                 /* detaching */
+		atomic_fetch_add(&churn_phase, 1);           /* on */
+		churn_spin(20000);
+		atomic_fetch_add(&churn_phase, 1);           /* detaching */
 		bpfrt_link_destroy(lx);
 		bpfrt_link_destroy(le);
-		atomic_fetch_add(&phase, 1);                 /* off */
-		for (volatile int spin = 0; spin < 20000; spin++)
-			;
+		atomic_fetch_add(&churn_phase, 1);           /* off */
+		churn_spin(20000);
 		cycles++;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (!tl_failed() && churn_more(&start, &now, st));
-	churn_stop = 1;
-	for (int i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
+	} while (!tl_failed() && churn_more(&start, st));
+	churn_finish(t);
 	printf("# %s: %ld attach/detach cycles, calls %ld+%ld, checked on %ld off %ld\n",
 	       jit ? "jit" : "interp", cycles, st[0].calls, st[1].calls,
 	       st[0].must_see + st[1].must_see, st[0].must_not + st[1].must_not);
@@ -600,7 +532,7 @@ static void check_churn(bool jit)
 		CHECK(st[i].calls > 0);
 	}
 	CHECK(st[0].must_see + st[1].must_see > 0, "some calls fell in attached phases");
-	CHECK(entry_is_nop5(tramp_stress));
+	CHECK(is_nop5(tramp_stress));
 	bpfrt_prog_free(pe);
 	bpfrt_prog_free(px);
 }
@@ -623,14 +555,14 @@ static struct bpfrt_prog *counter_by_arg_prog(uint64_t *counts, bool jit)
 	pb_add(&b, LDX(BPF_DW, 2, 1, 0));
 	pb_add(&b, ALU64_IMM(BPF_AND, 2, 1));
 	pb_add(&b, ALU64_IMM(BPF_LSH, 2, 3));
-	pb_lddw(&b, 3, counts);
+	pb_ldptr(&b, 3, counts);
 	pb_add(&b, ALU64_REG(BPF_ADD, 3, 2));
 	pb_add(&b, LDX(BPF_DW, 4, 3, 0));
 	pb_add(&b, ALU64_IMM(BPF_ADD, 4, 1));
 	pb_add(&b, STX(BPF_DW, 3, 4, 0));
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
-	return pb_load(&b, jit);
+	return pb_load(&b, "tramp_test", jit);
 }
 
 /* out[0] = get_func_ip(), out[1] += 1: calls a helper, so not inline. */
@@ -639,13 +571,13 @@ static struct bpfrt_prog *func_ip_prog(uint64_t *out, bool jit)
 	struct pb b = { .n = 0 };
 
 	pb_add(&b, CALL_HELPER(BPF_FUNC_get_func_ip));
-	pb_lddw(&b, 2, out);
+	pb_ldptr(&b, 2, out);
 	pb_add(&b, STX(BPF_DW, 2, 0, 0));
 	pb_add(&b, MOV64_IMM(3, 1));
 	pb_add(&b, ATOMIC(BPF_DW, BPF_ADD, 2, 3, 8));
 	pb_add(&b, MOV64_IMM(0, 0));
 	pb_add(&b, EXIT());
-	return pb_load(&b, jit);
+	return pb_load(&b, "tramp_test", jit);
 }
 
 /* Inline, helper-calling and interpreted programs in one image, in attach
@@ -685,7 +617,7 @@ TEST(fast_path_mixed_programs)
 	CHECK(tramp_six(4, 0, 0, 0, 0, 0) == 4);
 	CHECK(a[0] + a[1] == 3 && in[6] == 4, "only the interpreted one is left");
 	bpfrt_link_destroy(li);
-	CHECK(entry_is_nop5(tramp_six));
+	CHECK(is_nop5(tramp_six));
 	CHECK(!atomic_load(&tf->fast_image), "no image without programs");
 	tramp_six(5, 0, 0, 0, 0, 0);
 	CHECK(a[0] + a[1] == 3 && in[6] == 4 && h[1] == 2, "nothing runs after detach");
@@ -762,43 +694,14 @@ TEST(fast_path_recursion_guard)
  * two threads call the function: every image switch, and every switch of
  * the entry between the stub and the fexit trampoline, must keep A's runs
  * exact (A counts each thread's calls); B is checked as in check_churn. */
-struct fast_churn_stats {
-	long thread, calls, must_see, missed, must_not, phantom, wrong;
-};
-
-static void *fast_churn_caller(void *arg)
-{
-	struct fast_churn_stats *st = arg;
-	uint64_t seq = 0;
-
-	while (!churn_stop) {
-		uint64_t id = (++seq << 1) | (uint64_t)st->thread;
-		unsigned long p1 = atomic_load(&phase);
-		long r = tramp_stress((long)id);
-		unsigned long p2 = atomic_load(&phase);
-		bool seen = fe_slot[st->thread] == id;
-
-		st->calls++;
-		st->wrong += r != (long)id + 1;
-		if (p1 == p2 && p1 % 4 == 1) {
-			st->must_see++;
-			st->missed += !seen;
-		} else if (p1 == p2 && p1 % 4 == 3) {
-			st->must_not++;
-			st->phantom += seen;
-		}
-	}
-	return NULL;
-}
-
 TEST(fast_path_churn_keeps_other_programs_exact)
 {
 	uint64_t counts[2] = { 0 }, fx[4];
 	struct bpfrt_prog *pa = counter_by_arg_prog(counts, true);
 	struct bpfrt_prog *pb_ = slot_prog(fe_slot, 0, true);
 	struct bpfrt_prog *px = copy_args_prog(fx, 1, 0, false);
-	struct fast_churn_stats st[2] = { { .thread = 0 }, { .thread = 1 } };
-	struct timespec start, now;
+	struct churn_stats st[2] = { { .thread = 0 }, { .thread = 1 } };
+	struct timespec start;
 	pthread_t t[2];
 	long cycles = 0;
 
@@ -806,35 +709,27 @@ TEST(fast_path_churn_keeps_other_programs_exact)
 	struct bpfrt_link *la = attach(pa, BPFRT_PROG_FENTRY, "tramp_stress", 1, 0);
 
 	REQUIRE(la);
-	churn_stop = 0;
 	memset(fe_slot, 0, sizeof(fe_slot));
-	atomic_store(&phase, 3);
-	for (int i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, fast_churn_caller, &st[i]);
+	churn_want = 1;
+	churn_start(t, churn_caller, st);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
-		atomic_fetch_add(&phase, 1);
+		atomic_fetch_add(&churn_phase, 1);
 		struct bpfrt_link *lb = attach(pb_, BPFRT_PROG_FENTRY, "tramp_stress", 1, 0);
 		struct bpfrt_link *lx = cycles & 1 ?
 			attach(px, BPFRT_PROG_FEXIT, "tramp_stress", 1, 0) : NULL;
 
-		atomic_fetch_add(&phase, 1);
-		for (volatile int spin = 0; spin < 20000; spin++)
-			;
-		atomic_fetch_add(&phase, 1);
+		atomic_fetch_add(&churn_phase, 1);
+		churn_spin(20000);
+		atomic_fetch_add(&churn_phase, 1);
 		if (lx)
 			bpfrt_link_destroy(lx);
 		bpfrt_link_destroy(lb);
-		atomic_fetch_add(&phase, 1);
-		for (volatile int spin = 0; spin < 20000; spin++)
-			;
+		atomic_fetch_add(&churn_phase, 1);
+		churn_spin(20000);
 		cycles++;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (!tl_failed() && (now.tv_sec - start.tv_sec) * 1000000000l +
-		 (now.tv_nsec - start.tv_nsec) < 1000000000l);
-	churn_stop = 1;
-	for (int i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
+	} while (!tl_failed() && churn_more(&start, st));
+	churn_finish(t);
 	bpfrt_link_destroy(la);
 	printf("# %ld cycles, calls %ld+%ld, B checked on %ld off %ld\n", cycles,
 	       st[0].calls, st[1].calls, st[0].must_see + st[1].must_see,
@@ -847,7 +742,7 @@ TEST(fast_path_churn_keeps_other_programs_exact)
 		      st[i].missed, st[i].phantom);
 	}
 	CHECK(st[0].must_see + st[1].must_see > 0);
-	CHECK(entry_is_nop5(tramp_stress));
+	CHECK(is_nop5(tramp_stress));
 	bpfrt_prog_free(pa);
 	bpfrt_prog_free(pb_);
 	bpfrt_prog_free(px);
@@ -1106,7 +1001,7 @@ static int late_trap_child(void)
 	fflush(stdout);
 	if (!atomic_load(&late_races))
 		return 3;
-	return entry_is_nop5(tramp_void) ? 0 : 4;
+	return is_nop5(tramp_void) ? 0 : 4;
 }
 
 TEST(trap_delivered_after_its_poke_ended)
