@@ -7,14 +7,13 @@
  * function (no lost or phantom events). */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/attach.h"
 #include "bpfrt/kprobe.h"
 
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -71,42 +70,11 @@ __attribute__((constructor)) static void take_snapshot(void)
 	snapshot();
 }
 
-static const char *prog_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/progs/%s", dirname(exe), name);
-	return path;
-}
-
 static struct bpfrt_object *open_progs(bool jit)
 {
 	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit };
-	struct bpfrt_object *obj;
 
-	if (bpfrt_object_open(prog_path("kprobe.bpf.o"), NULL, &obj)) {
-		tl_fail(__FILE__, __LINE__, "open: %s", bpfrt_last_error());
-		return NULL;
-	}
-	if (bpfrt_object_load(obj, &lo)) {
-		tl_fail(__FILE__, __LINE__, "load: %s", bpfrt_last_error());
-		bpfrt_object_close(obj);
-		return NULL;
-	}
-	return obj;
-}
-
-static long *global(struct bpfrt_object *obj, const char *name)
-{
-	long *p = bpfrt_object_global(obj, name, NULL);
-
-	CHECK(p, "%s: %s", name, bpfrt_last_error());
-	return p;
+	return load_object("kprobe.bpf.o", &lo);
 }
 
 static struct bpfrt_link *kattach(struct bpfrt_prog *p, const char *func, uint64_t off,
@@ -140,12 +108,12 @@ static void check_args_bpf_c(bool jit, enum bpfrt_kprobe_mode mode)
 
 	if (!obj)
 		return;
-	args = global(obj, "args");
-	hits = global(obj, "args_hits");
-	ret_hits = global(obj, "ret_hits");
-	ret_val = global(obj, "ret_val");
-	entry_sp = global(obj, "entry_sp");
-	ret_sp = global(obj, "ret_sp");
+	args = object_global(obj, "args");
+	hits = object_global(obj, "args_hits");
+	ret_hits = object_global(obj, "ret_hits");
+	ret_val = object_global(obj, "ret_val");
+	entry_sp = object_global(obj, "entry_sp");
+	ret_sp = object_global(obj, "ret_sp");
 	l = kattach(bpfrt_object_find_prog(obj, "on_args6"), "kp_args6", 0, false, mode);
 	lr = kattach(bpfrt_object_find_prog(obj, "on_args6_ret"), "kp_args6", 0, true, mode);
 	if (l && lr) {
@@ -195,11 +163,11 @@ static void check_rip_sec(bool jit)
 
 	if (!obj)
 		return;
-	rip_hits = global(obj, "rip_hits");
-	rip_di = global(obj, "rip_di");
-	off_hits = global(obj, "off_hits");
-	off_ax = global(obj, "off_ax");
-	off_ip = global(obj, "off_ip");
+	rip_hits = object_global(obj, "rip_hits");
+	rip_di = object_global(obj, "rip_di");
+	off_hits = object_global(obj, "off_hits");
+	off_ax = object_global(obj, "off_ax");
+	off_ip = object_global(obj, "off_ip");
 	CHECK(!bpfrt_prog_attach(bpfrt_object_find_prog(obj, "on_rip_load"), NULL, &l), "%s",
 	      bpfrt_last_error());
 	CHECK(!bpfrt_prog_attach(bpfrt_object_find_prog(obj, "on_rip_load_off"), NULL, &lo), "%s",
@@ -406,11 +374,11 @@ static void check_kretprobe_nesting(bool jit)
 
 	if (!obj)
 		return;
-	fact_hits = global(obj, "fact_hits");
-	fact_ret_hits = global(obj, "fact_ret_hits");
-	fact_rets = global(obj, "fact_rets");
-	ret_hits = global(obj, "ret_hits");
-	ret_val = global(obj, "ret_val");
+	fact_hits = object_global(obj, "fact_hits");
+	fact_ret_hits = object_global(obj, "fact_ret_hits");
+	fact_rets = object_global(obj, "fact_rets");
+	ret_hits = object_global(obj, "ret_hits");
+	ret_val = object_global(obj, "ret_val");
 	l = kattach(bpfrt_object_find_prog(obj, "on_fact"), "kp_fact", 0, false,
 		    BPFRT_KPROBE_AUTO);
 	lr = kattach(bpfrt_object_find_prog(obj, "on_fact_ret"), "kp_fact", 0, true,

@@ -3,12 +3,12 @@
  * attach errors. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/tracepoint.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,19 +30,6 @@ static uint64_t tp_test_refire(uint64_t depth, uint64_t r2, uint64_t r3, uint64_
 	return 0;
 }
 
-static const char *build_path(const char *rel)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n < 0)
-		return rel;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/%s", dirname(exe), rel);
-	return path;
-}
-
 static struct bpfrt_object *open_progs(void)
 {
 	static const struct bpfrt_helper k = {
@@ -50,16 +37,10 @@ static struct bpfrt_object *open_progs(void)
 		.args = { BPFRT_ARG_ANYTHING },
 	};
 	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = true };
-	struct bpfrt_object *obj;
 
 	if (bpfrt_kfunc_id("tp_test_refire") < 0)
 		bpfrt_kfunc_register("tp_test_refire", &k);
-	if (bpfrt_object_open(build_path("progs/tracepoint.bpf.o"), NULL, &obj) ||
-	    bpfrt_object_load(obj, &lo)) {
-		tl_fail(__FILE__, __LINE__, "%s", bpfrt_last_error());
-		return NULL;
-	}
-	return obj;
+	return load_object("tracepoint.bpf.o", &lo);
 }
 
 static char *list_links(void)
@@ -173,12 +154,12 @@ TEST(cli_lists_links_of_this_process)
 
 	REQUIRE(obj);
 	REQUIRE(bpfrt_prog_attach(bpfrt_object_find_prog(obj, "on_stress"), NULL, &l) == 0);
-	if (access(build_path("../bpfrt"), X_OK)) {
+	if (access(tl_test_path("../bpfrt"), X_OK)) {
 		bpfrt_link_destroy(l);
 		bpfrt_object_close(obj);
 		SKIP("no bpfrt CLI next to the tests");
 	}
-	snprintf(cmd, sizeof(cmd), "%s links %d", build_path("../bpfrt"), (int)getpid());
+	snprintf(cmd, sizeof(cmd), "%s links %d", tl_test_path("../bpfrt"), (int)getpid());
 	p = popen(cmd, "r");
 	REQUIRE(p);
 	n = fread(out, 1, sizeof(out) - 1, p);

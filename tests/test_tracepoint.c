@@ -3,12 +3,12 @@
  * bytes, the recursion guard, and attach/detach while threads fire. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
+#include "attach_support.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/tracepoint.h"
 
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -67,29 +67,11 @@ static struct bpfrt_object *open_progs(bool jit)
 		.args = { BPFRT_ARG_ANYTHING },
 	};
 	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit };
-	struct bpfrt_object *obj;
 
 	if (bpfrt_kfunc_id("tp_test_refire") < 0)
 		CHECK(bpfrt_kfunc_register("tp_test_refire", &k) >= BPFRT_KFUNC_ID_BASE, "%s",
 		      bpfrt_last_error());
-	if (bpfrt_object_open(tl_prog_path("tracepoint.bpf.o"), NULL, &obj)) {
-		tl_fail(__FILE__, __LINE__, "open: %s", bpfrt_last_error());
-		return NULL;
-	}
-	if (bpfrt_object_load(obj, &lo)) {
-		tl_fail(__FILE__, __LINE__, "load: %s", bpfrt_last_error());
-		bpfrt_object_close(obj);
-		return NULL;
-	}
-	return obj;
-}
-
-static void *global(struct bpfrt_object *obj, const char *name)
-{
-	void *p = bpfrt_object_global(obj, name, NULL);
-
-	CHECK(p, "%s: %s", name, bpfrt_last_error());
-	return p;
+	return load_object("tracepoint.bpf.o", &lo);
 }
 
 static struct bpfrt_link *attach(struct bpfrt_object *obj, const char *prog_name)
@@ -107,8 +89,6 @@ static struct bpfrt_link *attach(struct bpfrt_object *obj, const char *prog_name
 	return link;
 }
 
-static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-
 static void check_args(bool jit)
 {
 	struct bpfrt_object *obj = open_progs(jit);
@@ -121,13 +101,13 @@ static void check_args(bool jit)
 
 	REQUIRE(obj);
 	REQUIRE(tp);
-	tp_hits = global(obj, "tp_hits");
-	raw_hits = global(obj, "raw_hits");
-	tp_args = global(obj, "tp_args");
-	raw_args = global(obj, "raw_args");
-	tp_id = global(obj, "tp_id");
-	tp_nargs = global(obj, "tp_nargs");
-	tp_tid = global(obj, "tp_tid");
+	tp_hits = object_global(obj, "tp_hits");
+	raw_hits = object_global(obj, "raw_hits");
+	tp_args = object_global(obj, "tp_args");
+	raw_args = object_global(obj, "raw_args");
+	tp_id = object_global(obj, "tp_id");
+	tp_nargs = object_global(obj, "tp_nargs");
+	tp_tid = object_global(obj, "tp_tid");
 	REQUIRE(!tl_failed());
 
 	args_fired = 0;
@@ -179,9 +159,9 @@ TEST(several_programs_per_tracepoint)
 	long *raw_hits, *second_hits, *tp_hits;
 
 	REQUIRE(obj);
-	raw_hits = global(obj, "raw_hits");
-	second_hits = global(obj, "second_hits");
-	tp_hits = global(obj, "tp_hits");
+	raw_hits = object_global(obj, "raw_hits");
+	second_hits = object_global(obj, "second_hits");
+	tp_hits = object_global(obj, "tp_hits");
 	l[0] = attach(obj, "on_raw_args");
 	l[1] = attach(obj, "on_args_second");
 	l[2] = attach(obj, "on_tp_args");
@@ -216,7 +196,7 @@ TEST(disabled_site_is_nop5_enabled_site_is_jmp)
 	n = bpfrt_tracepoint_sites(tp, sites, 8);
 	REQUIRE(n >= 1 && n <= 8, "%zu sites", n);
 	for (size_t i = 0; i < n; i++)
-		CHECK(!memcmp((void *)sites[i].addr, nop5, 5), "site %zu is not a nop5", i);
+		CHECK(is_nop5((void *)sites[i].addr), "site %zu is not a nop5", i);
 	obj = open_progs(true);
 	REQUIRE(obj);
 	link = attach(obj, "on_raw_args");
@@ -236,10 +216,10 @@ TEST(disabled_site_is_nop5_enabled_site_is_jmp)
 	struct bpfrt_tp_site osite;
 
 	REQUIRE(other && bpfrt_tracepoint_sites(other, &osite, 1) == 1);
-	CHECK(!memcmp((void *)osite.addr, nop5, 5));
+	CHECK(is_nop5((void *)osite.addr));
 	bpfrt_link_destroy(link);
 	for (size_t i = 0; i < n; i++)
-		CHECK(!memcmp((void *)sites[i].addr, nop5, 5), "site %zu not restored", i);
+		CHECK(is_nop5((void *)sites[i].addr), "site %zu not restored", i);
 	bpfrt_object_close(obj);
 }
 
@@ -280,7 +260,7 @@ TEST(registry_names_and_errors)
 	bpfrt_link_destroy(link);
 
 	/* A tracepoint without arguments. */
-	long *zero_hits = global(obj, "zero_hits");
+	long *zero_hits = object_global(obj, "zero_hits");
 
 	link = attach(obj, "on_zero");
 	REQUIRE(link && zero_hits);
@@ -302,8 +282,8 @@ TEST(recursion_guard_counts_misses)
 		long *recurse_hits, *other_hits;
 
 		REQUIRE(obj);
-		recurse_hits = global(obj, "recurse_hits");
-		other_hits = global(obj, "other_hits");
+		recurse_hits = object_global(obj, "recurse_hits");
+		other_hits = object_global(obj, "other_hits");
 		pa = bpfrt_object_find_prog(obj, "on_recurse");
 		a = attach(obj, "on_recurse");
 		b = attach(obj, "on_recurse_other");
@@ -385,8 +365,8 @@ static void run_stress(bool jit, double seconds)
 	double end;
 
 	REQUIRE(obj);
-	stress_hits = global(obj, "stress_hits");
-	thread_hits = global(obj, "thread_hits");
+	stress_hits = object_global(obj, "stress_hits");
+	thread_hits = object_global(obj, "thread_hits");
 	p = bpfrt_object_find_prog(obj, "on_stress");
 	REQUIRE(p && stress_hits && thread_hits);
 	atomic_store(&phase, 0);
@@ -476,7 +456,7 @@ TEST(detach_under_load_then_free)
 
 		if (!obj)
 			break;
-		hits = global(obj, "stress_hits");
+		hits = object_global(obj, "stress_hits");
 		link = attach(obj, "on_stress");
 		if (!link) {
 			bpfrt_object_close(obj);
