@@ -27,5 +27,7 @@ if [ -x bench/run_bench_private_stack.sh ]; then
 	echo
 	echo "== Private stacks: hash-op rounds per tracepoint event, with and without (issue 6, seed 000)"
 	ROUNDS=${ROUNDS:-1} bench/run_bench_private_stack.sh "$build" -w1 -d2 -a || status=1
+	echo
+	"$build/bpfrt-bench" nest-run || status=1
 fi
 exit $status
