@@ -13,3 +13,7 @@ fuzz-verifier:
 # in each file's header), built next to the test binaries like tests/progs.
 VERIFIER_C_PROGS := $(patsubst %.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/verifier/progs/*.bpf.c))
 all: $(VERIFIER_C_PROGS)
+
+# Attach-time context checks (tests/test_verifier_attach.c) hook the
+# trampoline tests' patchable host functions.
+$(BUILD)/tests/test_verifier_attach: $(BUILD)/tests/host/tramp_funcs_clang.o

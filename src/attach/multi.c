@@ -259,6 +259,7 @@ struct multi_link {
 
 struct multi_attach {
 	struct multi_link *ml;
+	const struct bpfrt_prog *prog;
 	uint32_t cap;
 	uint32_t skipped;
 };
@@ -267,6 +268,7 @@ static int collect(void *ctx, const struct bpfrt_patchable_func *pf)
 {
 	struct multi_attach *ma = ctx;
 	struct bpfrt_tramp_func *tf;
+	int err;
 
 	if (pf->nops1) {
 		ma->skipped++;
@@ -275,6 +277,11 @@ static int collect(void *ctx, const struct bpfrt_patchable_func *pf)
 	tf = bpfrt_tramp_func_get(pf, bpfrt_attach_nr_args ? bpfrt_attach_nr_args : 6);
 	if (!tf)
 		return -ENOMEM;
+	/* every target must supply the context the program reads (a target
+	 * attached before keeps the argument count it was attached with) */
+	err = bpfrt_prog_check_ctx(ma->prog, 8 * tf->nr_args, pf->name);
+	if (err)
+		return err;
 	if (ma->ml->cnt == ma->cap) {
 		uint32_t cap = ma->cap ? 2 * ma->cap : 64;
 		struct bpfrt_tramp_func **grown = realloc(ma->ml->tfs, cap * sizeof(*grown));
@@ -350,7 +357,7 @@ int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
 			    struct bpfrt_link **out)
 {
 	struct multi_link *ml = calloc(1, sizeof(*ml));
-	struct multi_attach ma = { .ml = ml };
+	struct multi_attach ma = { .ml = ml, .prog = prog };
 	uint32_t added = 0;
 	int err;
 

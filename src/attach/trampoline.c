@@ -672,6 +672,11 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 				ops->kind, target, tf->nr_args, nr_args);
 		goto fail;
 	}
+	/* the program's verified context reads must stay within the
+	 * arguments (and for fexit and fmod_ret the return value slot) */
+	err = bpfrt_prog_check_ctx(prog, 8 * (nr_args + (kind != BPFRT_PROG_FENTRY)), target);
+	if (err)
+		goto fail;
 	tl->tf = tf;
 	/* BPFRT_TRAMP_NO_FAST=1: fentry through the CLASSIC trampoline (the
 	 * run path in C), for benchmarks to compare. */

@@ -1,0 +1,159 @@
+/* The context a verified program reads must fit what its attach point
+ * supplies (bpfrt_prog_check_ctx): fentry/fmod_ret/fexit get nr_args u64
+ * arguments (fexit and fmod_ret one more for the return value), every
+ * target of an fentry.multi its own count, a kprobe a struct pt_regs.
+ * A program that reads further is refused at attach, with the program and
+ * the target named; one that fits attaches. Host functions: tramp_funcs
+ * (patchable, as test_trampoline) and a plain function for the kprobe. */
+#define _GNU_SOURCE
+#include "testlib.h"
+#include "insns.h"
+#include "bpfrt/bpfrt.h"
+#include "bpfrt/attach.h"
+
+#include <errno.h>
+#include <string.h>
+
+long tramp_add(long a, long b);
+long tramp_six(long a, long b, long c, long d, long e, long f);
+
+/* The nr_args of a host function is fixed by its first attach: tramp_add
+ * is always attached with 2 arguments here, tramp_six with 6. */
+
+/* r0 = ctx[off / 8] (one 8-byte read at off), then return 0. */
+static struct bpfrt_prog *reader(enum bpfrt_prog_kind kind, int16_t off, uint32_t ctx_size)
+{
+	struct bpf_insn insns[] = {
+		LDX(BPF_DW, 2, 1, off),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "ctx_reader", .verify = true,
+					  .kind = kind, .ctx_size = ctx_size };
+	struct bpfrt_prog *p = NULL;
+	int err = bpfrt_prog_load(insns, sizeof(insns) / sizeof(insns[0]), &o, &p);
+
+	CHECK(!err, "load (kind %d, off %d): %d %s", kind, off, err, bpfrt_last_error());
+	if (p)
+		CHECK(bpfrt_prog_verified(p) && bpfrt_prog_ctx_access(p) == (uint32_t)off + 8,
+		      "verified, reads %u", bpfrt_prog_ctx_access(p));
+	return p;
+}
+
+/* 0 and a link, or the error (message checked to name prog and target). */
+static int try_attach(struct bpfrt_prog *p, enum bpfrt_prog_kind kind, const char *target,
+		      uint32_t nr_args, const char *name_in_error)
+{
+	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = kind, .target = target,
+				       .nr_args = nr_args };
+	struct bpfrt_link *l = NULL;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	err = bpfrt_prog_attach(p, &o, &l);
+	if (!err) {
+		bpfrt_link_destroy(l);
+		return 0;
+	}
+	CHECK(strstr(bpfrt_last_error(), "ctx_reader") &&
+	      strstr(bpfrt_last_error(), name_in_error) &&
+	      strstr(bpfrt_last_error(), "bytes of context"),
+	      "message names the program and %s: %s", name_in_error, bpfrt_last_error());
+	return err;
+}
+
+TEST(fentry_refuses_reads_past_the_arguments)
+{
+	struct bpfrt_prog *third = reader(BPFRT_PROG_FENTRY, 16, 0);  /* ctx[2] */
+	struct bpfrt_prog *second = reader(BPFRT_PROG_FENTRY, 8, 0);  /* ctx[1] */
+	int err;
+
+	err = try_attach(third, BPFRT_PROG_FENTRY, "tramp_add", 2, "tramp_add");
+	CHECK(err == -EINVAL, "fentry reading ctx[2] of a 2-argument function: %d", err);
+	CHECK(try_attach(second, BPFRT_PROG_FENTRY, "tramp_add", 2, "tramp_add") == 0,
+	      "ctx[1] of 2 arguments: %s", bpfrt_last_error());
+	CHECK(try_attach(third, BPFRT_PROG_FENTRY, "tramp_six", 6, "tramp_six") == 0,
+	      "ctx[2] of 6 arguments: %s", bpfrt_last_error());
+	CHECK(tramp_add(2, 3) == 5);
+	bpfrt_prog_free(third);
+	bpfrt_prog_free(second);
+}
+
+TEST(fexit_and_fmod_ret_get_the_return_value_slot_too)
+{
+	struct bpfrt_prog *ret = reader(BPFRT_PROG_FEXIT, 16, 0);     /* ctx[2]: return */
+	struct bpfrt_prog *past = reader(BPFRT_PROG_FEXIT, 24, 0);    /* ctx[3] */
+	struct bpfrt_prog *mret = reader(BPFRT_PROG_FMOD_RET, 16, 0); /* ctx[2]: so far */
+	struct bpfrt_prog *enter = reader(BPFRT_PROG_FENTRY, 16, 0);
+	int err;
+
+	CHECK(try_attach(ret, BPFRT_PROG_FEXIT, "tramp_add", 2, "tramp_add") == 0,
+	      "fexit reading the return value at ctx[2]: %s", bpfrt_last_error());
+	CHECK(try_attach(mret, BPFRT_PROG_FMOD_RET, "tramp_add", 2, "tramp_add") == 0,
+	      "fmod_ret reading the return value so far: %s", bpfrt_last_error());
+	err = try_attach(past, BPFRT_PROG_FEXIT, "tramp_add", 2, "tramp_add");
+	CHECK(err == -EINVAL, "fexit reading ctx[3] of 2 arguments + return: %d", err);
+	/* the return value slot is fexit's and fmod_ret's, not fentry's */
+	err = try_attach(enter, BPFRT_PROG_FENTRY, "tramp_add", 2, "tramp_add");
+	CHECK(err == -EINVAL, "fentry reading ctx[2] of 2 arguments: %d", err);
+	CHECK(tramp_add(4, 5) == 9);
+	bpfrt_prog_free(ret);
+	bpfrt_prog_free(past);
+	bpfrt_prog_free(mret);
+	bpfrt_prog_free(enter);
+}
+
+TEST(fentry_multi_checks_every_target)
+{
+	struct bpfrt_prog *p = reader(BPFRT_PROG_FENTRY_MULTI, 24, 0); /* ctx[3] */
+	int err;
+
+	/* make sure both functions have their counts before the glob sees them */
+	{
+		struct bpfrt_prog *a = reader(BPFRT_PROG_FENTRY, 0, 0);
+
+		CHECK(try_attach(a, BPFRT_PROG_FENTRY, "tramp_add", 2, "tramp_add") == 0);
+		CHECK(try_attach(a, BPFRT_PROG_FENTRY, "tramp_six", 6, "tramp_six") == 0);
+		bpfrt_prog_free(a);
+	}
+	CHECK(try_attach(p, BPFRT_PROG_FENTRY_MULTI, "tramp_six", 6, "tramp_six") == 0,
+	      "ctx[3] of tramp_six's 6: %s", bpfrt_last_error());
+	/* tramp_add has 2: the whole attach is refused, naming it */
+	err = try_attach(p, BPFRT_PROG_FENTRY_MULTI, "tramp_*", 6, "tramp_add");
+	CHECK(err == -EINVAL, "glob with a 2-argument target: %d", err);
+	CHECK(tramp_six(1, 1, 1, 1, 1, 1) == 21);
+	bpfrt_prog_free(p);
+}
+
+__attribute__((noinline)) long va_kprobe_target(long x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 3 + 1;
+}
+
+TEST(kprobe_refuses_reads_past_pt_regs)
+{
+	/* kprobes take any verified program; one verified with a larger
+	 * caller-described context must not read past the pt_regs */
+	struct bpfrt_prog *far = reader(BPFRT_PROG_UNSPEC, 168, 256);
+	struct bpfrt_prog *near = reader(BPFRT_PROG_UNSPEC, 160, 256);
+	struct bpfrt_link *l = NULL;
+	int err;
+
+#ifndef __x86_64__
+	SKIP("kprobes are x86-64 only");
+#endif
+	if (!far || !near)
+		return;
+	err = bpfrt_kprobe_attach(far, "va_kprobe_target", 0, NULL, &l);
+	CHECK(err == -EINVAL && !l, "reads 176 bytes of a 168-byte pt_regs: %d", err);
+	CHECK(strstr(bpfrt_last_error(), "ctx_reader") &&
+	      strstr(bpfrt_last_error(), "va_kprobe_target"), "%s", bpfrt_last_error());
+	err = bpfrt_kprobe_attach(near, "va_kprobe_target", 0, NULL, &l);
+	CHECK(!err && l, "reads 168 bytes: %d %s", err, bpfrt_last_error());
+	CHECK(va_kprobe_target(2) == 7);
+	bpfrt_link_destroy(l);
+	bpfrt_prog_free(far);
+	bpfrt_prog_free(near);
+}
