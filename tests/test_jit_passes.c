@@ -1,7 +1,8 @@
 /* The arch-neutral JIT driver (src/jit/passes.c) with a fake backend whose
  * code sizes the tests choose: recorded offsets, head padding, the exact
  * final pass, growth at the image address, error propagation,
- * non-convergence and the prescan helpers. The real backends' output is
+ * non-convergence, the state the driver keeps for the backends (sub, pc,
+ * first error, frames) and the prescan helpers. The real backends' output is
  * covered by test_jit, test_conformance and the cross suites. */
 #include "testlib.h"
 #include "insns.h"
@@ -26,6 +27,7 @@ struct fake {
 	bool shrunk;
 	int shrinks, passes;
 	bool prev_pos_exact;    /* last pass: prev_pos == cur position everywhere */
+	bool where_exact;       /* last pass: jp->sub and jp->pc named each call */
 };
 
 #define FAKE(jp) bpfrt_container_of(jp, struct fake, jp)
@@ -36,16 +38,18 @@ static void put(struct fake *f, uint8_t byte, size_t n)
 	f->len += n;
 }
 
-static int fake_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
+static void fake_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
 	struct fake *f = FAKE(jp);
 
 	if (s == 0) {
 		f->passes++;
 		f->prev_pos_exact = true;
+		f->where_exact = true;
 	}
+	if (jp->sub != s || jp->pc != jp->prog->subprogs[s].start)
+		f->where_exact = false;
 	put(f, 0xa0 + (uint8_t)s, 3);
-	return 0;
 }
 
 static int fake_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
@@ -55,6 +59,8 @@ static int fake_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 
 	if (bpfrt_jit_prev_pos(jp, pc) != (int64_t)f->len)
 		f->prev_pos_exact = false;
+	if (jp->pc != pc || jp->sub != (pc < 3 ? 0u : 1u))
+		f->where_exact = false;
 	switch (f->mode) {
 	case FAKE_PLAIN:
 		break;
@@ -62,8 +68,11 @@ static int fake_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 		n = jp->base && !f->shrunk ? 2 : 1;
 		break;
 	case FAKE_FAILS_AT_1:
-		if (pc == 1)
-			return -EINVAL;
+		if (pc == 1) {
+			/* the first error of the pass is the one reported */
+			bpfrt_jit_fail(jp, -EINVAL, "first %d", 1);
+			bpfrt_jit_fail(jp, -ENOSPC, "second");
+		}
 		break;
 	case FAKE_OSCILLATES:
 		n = 1 + (f->passes & 1);
@@ -73,10 +82,9 @@ static int fake_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 	return insn_is_lddw(&jp->prog->insns[pc]) ? 2 : 1;
 }
 
-static int fake_abort_stub(struct bpfrt_jit_passes *jp)
+static void fake_abort_stub(struct bpfrt_jit_passes *jp)
 {
 	put(FAKE(jp), 0xee, 5);
-	return 0;
 }
 
 static void fake_shrink(struct bpfrt_jit_passes *jp)
@@ -152,6 +160,7 @@ TEST(offsets_follow_the_emitted_code)
 	CHECK(prog->jit_len == 34, "%zu", prog->jit_len);
 	CHECK(f.jp.prev.abort_off == 9);
 	CHECK(f.prev_pos_exact, "the converged pass must see its own positions");
+	CHECK(f.where_exact, "the driver sets jp->sub and jp->pc before each emitter");
 	CHECK(memcmp((const uint8_t *)prog->jit_func + 9, "\xee\xee\xee\xee\xee", 5) == 0);
 	bpfrt_jit_passes_free(&f.jp);
 	CHECK(f.p == NULL, "the driver frees the pass buffer");
@@ -214,6 +223,7 @@ TEST(emitter_errors_and_non_convergence_fail_the_build)
 
 	REQUIRE(prog);
 	CHECK(build(prog, &f, &fake_arch) == -EINVAL);
+	CHECK(!strcmp(bpfrt_last_error(), "jit: insn 1: first 1"), "%s", bpfrt_last_error());
 	CHECK(f.passes == 1, "%d", f.passes);
 	CHECK(!prog->jit_func && !prog->jit_mem);
 	bpfrt_jit_passes_free(&f.jp);
@@ -248,5 +258,60 @@ TEST(prescan_helpers)
 
 		CHECK(bpfrt_jit_map_regs(1u << 0 | 1u << 9, map) == (1u << 9 | 1u << 0));
 	}
+	bpfrt_prog_free(prog);
+}
+
+/* main: r2 = &callback; r0 = 0; exit. callback: r0 = 0; exit. */
+static const struct bpf_insn with_callback[] = {
+	INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_R2, BPF_PSEUDO_FUNC, 0, 3),
+	INSN(0, 0, 0, 0, 0),
+	MOV64_IMM(BPF_R0, 0),
+	EXIT(),
+	MOV64_IMM(BPF_R0, 0),
+	EXIT(),
+};
+
+TEST(shared_prescan_and_state)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "callback" };
+	struct bpfrt_jit_arch arch = fake_arch;
+	struct bpfrt_prog *prog = NULL, *plain = load();
+	struct fake f = { .mode = FAKE_PLAIN };
+
+	REQUIRE(plain);
+	REQUIRE(bpfrt_prog_load(with_callback, ARRAY_LEN(with_callback), &o, &prog) == 0, "%s",
+		bpfrt_last_error());
+	REQUIRE(prog->subprog_cnt == 2);
+
+	arch.frame_size = 24;
+	REQUIRE(bpfrt_jit_passes_init(&f.jp, prog, &arch, &f.p, &f.len) == 0, "%s",
+		bpfrt_last_error());
+	REQUIRE(f.jp.frames, "frames of frame_size bytes per subprogram");
+	CHECK(((const uint8_t *)f.jp.frames)[2 * 24 - 1] == 0);
+	CHECK(f.jp.insns == prog->insns && f.jp.n == prog->insn_cnt);
+	CHECK(f.jp.priv == prog->privstack && f.jp.priv_release);
+	CHECK(bpfrt_jit_callee(&f.jp, 0, &prog->insns[0]) == 1);
+	CHECK(bpfrt_jit_callee(&f.jp, 2, &prog->insns[0]) == -1, "lands past the program");
+	CHECK(bpfrt_jit_prescan(&f.jp, NULL) == 0);
+	CHECK(!f.jp.callback[0] && f.jp.callback[1], "lddw of a function marks a callback");
+	CHECK(!f.jp.has_callx && f.jp.abort_stub == prog->privstack);
+	bpfrt_jit_passes_free(&f.jp);
+	CHECK(!f.jp.frames && !f.jp.callback && !f.p);
+
+	/* a local call does not make a callback */
+	f = (struct fake){ .mode = FAKE_PLAIN };
+	REQUIRE(bpfrt_jit_passes_init(&f.jp, plain, &arch, &f.p, &f.len) == 0);
+	CHECK(bpfrt_jit_prescan(&f.jp, NULL) == 0);
+	CHECK(!f.jp.callback[0] && !f.jp.callback[1]);
+	/* helpers: a known id gives its function, an unknown one the error */
+	REQUIRE(plain->helpers[1].fn, "bpf_map_lookup_elem is registered");
+	CHECK(bpfrt_jit_helper(&f.jp, &(struct bpf_insn)CALL_HELPER(1)) == plain->helpers[1].fn);
+	CHECK(f.jp.err == 0);
+	CHECK(bpfrt_jit_helper(&f.jp, &(struct bpf_insn)CALL_HELPER(BPFRT_MAX_HELPER_ID - 1)) ==
+	      NULL);
+	CHECK(f.jp.err == -EINVAL && strstr(bpfrt_last_error(), "unknown helper"), "%s",
+	      bpfrt_last_error());
+	bpfrt_jit_passes_free(&f.jp);
+	bpfrt_prog_free(plain);
 	bpfrt_prog_free(prog);
 }

@@ -3,10 +3,14 @@
 #include "jit/passes.h"
 
 #include "core/error.h"
+#include "core/privstack.h"
+#include "core/run.h"
 #include "isa/isa.h"
 #include "jit/execmem.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,10 +39,26 @@ int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
 {
 	uint32_t n = prog->insn_cnt, ns = prog->subprog_cnt;
 
-	*jp = (struct bpfrt_jit_passes){ .prog = prog, .arch = arch, .code = code, .len = len };
+	*jp = (struct bpfrt_jit_passes){
+		.prog = prog,
+		.insns = prog->insns,
+		.n = n,
+		.arch = arch,
+		.code = code,
+		.len = len,
+		.tp_off = bpfrt_run_state_tp_offset(),
+		.priv = prog->privstack,
+		.priv_release = true,
+	};
 	if (!prog->subprogs || !ns || !n)
 		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
-	if (alloc_offsets(&jp->cur, n, ns) || alloc_offsets(&jp->prev, n, ns))
+	if (jp->priv)
+		jp->priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
+	jp->callback = calloc(ns, sizeof(*jp->callback));
+	if (arch->frame_size)
+		jp->frames = calloc(ns, arch->frame_size);
+	if (alloc_offsets(&jp->cur, n, ns) || alloc_offsets(&jp->prev, n, ns) || !jp->callback ||
+	    (arch->frame_size && !jp->frames))
 		return bpfrt_err(-ENOMEM, "jit: out of memory");
 	return 0;
 }
@@ -47,6 +67,10 @@ void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp)
 {
 	free_offsets(&jp->cur);
 	free_offsets(&jp->prev);
+	free(jp->callback);
+	free(jp->frames);
+	jp->callback = NULL;
+	jp->frames = NULL;
 	if (jp->code) {
 		free(*jp->code);
 		*jp->code = NULL;
@@ -105,9 +129,13 @@ static int emit_body(struct bpfrt_jit_passes *jp, const struct bpfrt_subprog *sp
 		if (arch->pad_insn)
 			arch->pad_insn(jp, pc);
 		jp->cur.start[pc] = (uint32_t)*jp->len;
+		jp->pc = pc;
 		used = arch->emit_insn(jp, pc);
-		if (used < 0)
-			return used;
+		if (jp->err)
+			return jp->err;
+		if (used < 1)
+			return bpfrt_err(-EFAULT, "jit: insn %u: emitter consumed %d instructions",
+					 pc, used);
 		/* an lddw second slot or a fused instruction starts where
 		 * its code would (empty) */
 		for (int k = 1; k < used && pc + k < sp->end; k++)
@@ -131,16 +159,19 @@ static int emit_pass(struct bpfrt_jit_passes *jp)
 		if ((err = reserve(jp, 2 * arch->max_insn_code)))
 			return err;
 		jp->cur.fstart[s] = (uint32_t)*jp->len;
-		if ((err = arch->emit_prologue(jp, s)) ||
-		    (err = emit_body(jp, &prog->subprogs[s])))
-			return err;
+		jp->sub = s;
+		jp->pc = prog->subprogs[s].start;
+		arch->emit_prologue(jp, s);
+		if (jp->err || (err = emit_body(jp, &prog->subprogs[s])))
+			return jp->err ? jp->err : err;
 		jp->cur.bend[s] = (uint32_t)*jp->len;
 		if (s == 0 && jp->abort_stub) {
 			if ((err = reserve(jp, arch->max_insn_code)))
 				return err;
 			jp->cur.abort_off = (uint32_t)*jp->len;
-			if ((err = arch->emit_abort_stub(jp)))
-				return err;
+			arch->emit_abort_stub(jp);
+			if (jp->err)
+				return jp->err;
 		}
 	}
 	jp->cur.start[prog->insn_cnt] = (uint32_t)*jp->len;
@@ -285,13 +316,71 @@ int bpfrt_jit_build(struct bpfrt_jit_passes *jp)
 	prog->jit_mem = mem;
 	prog->jit_len = jp->prev.len - jp->head_pad;
 	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)(jp->base + jp->head_pad);
+	if (jp->priv)
+		bpfrt_privstack_set_jit_info(prog, jp->base + jp->prev.abort_off);
 	return 0;
 fail:
 	bpfrt_execmem_free(mem);
 	return err;
 }
 
+void bpfrt_jit_fail(struct bpfrt_jit_passes *jp, int err, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+
+	if (jp->err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jp->err = bpfrt_err(err, "jit: insn %u: %s", jp->pc, msg);
+}
+
 /* ---- prescan helpers --------------------------------------------------- */
+
+int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks)
+{
+	int err = bpfrt_jit_scan_branches(jp->prog, marks, &jp->has_callx);
+
+	if (err)
+		return err;
+	/* a function address is for C (a helper's callback): that
+	 * subprogram runs on whatever stack its caller has */
+	for (uint32_t pc = 0; pc < jp->n; pc++) {
+		const struct bpf_insn *insn = &jp->insns[pc];
+
+		if (!insn_is_lddw(insn))
+			continue;
+		if (insn->src_reg == BPF_PSEUDO_FUNC) {
+			int s = bpfrt_jit_callee(jp, pc, insn);
+
+			if (s > 0)
+				jp->callback[s] = true;
+		}
+		pc++;
+	}
+	/* callx can abort the run from any depth; a private stack's guard
+	 * page can fault anywhere */
+	jp->abort_stub = jp->has_callx || jp->priv;
+	return 0;
+}
+
+int bpfrt_jit_callee(const struct bpfrt_jit_passes *jp, uint32_t pc, const struct bpf_insn *insn)
+{
+	int64_t t = (int64_t)pc + 1 + insn->imm;
+
+	return t >= 0 && t < jp->n ? bpfrt_prog_subprog_at(jp->prog, (uint32_t)t) : -1;
+}
+
+bpfrt_helper_fn bpfrt_jit_helper(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn)
+{
+	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+	    jp->prog->helpers[insn->imm].fn)
+		return jp->prog->helpers[insn->imm].fn;
+	bpfrt_jit_fail(jp, -EINVAL, "call to unknown helper %d", insn->imm);
+	return NULL;
+}
 
 int bpfrt_jit_scan_branches(const struct bpfrt_prog *prog, uint8_t *marks, bool *callx)
 {

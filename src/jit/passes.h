@@ -1,9 +1,13 @@
 /* The arch-neutral half of every JIT backend: the passes that converge
- * the image size, the image's allocation and copy through execmem, and
- * the offsets listings read (jit.h). As in Linux, arch code emits and the
- * driver converges: a backend describes itself with struct bpfrt_jit_arch
- * and emits one function prologue, one instruction or one abort stub at a
- * time into its own pass buffer; bpfrt_jit_build() does the rest.
+ * the image size, the image's allocation and copy through execmem, the
+ * offsets listings read (jit.h), and the decisions that do not depend on
+ * the instruction set (prescan, frames, call targets). As in Linux, arch
+ * code emits and the driver converges: a backend describes itself with
+ * struct bpfrt_jit_arch, embeds struct bpfrt_jit_passes in its context
+ * (the state every backend shares: which instruction, the first error,
+ * the private stack) and emits one function prologue, one instruction or
+ * one abort stub at a time into its own pass buffer; bpfrt_jit_build()
+ * does the rest.
  *
  * Branch displacements are computed from previous-pass positions on both
  * ends (bpfrt_jit_prev_pos), so they shrink monotonically and the final,
@@ -16,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct bpf_insn;
 
 /* Image offsets of one pass. */
 struct bpfrt_jit_offsets {
@@ -37,47 +43,82 @@ struct bpfrt_jit_arch {
 	/* code depends on the image address: converge again at it */
 	bool addr_dependent;
 	void (*fill_traps)(void *dst, size_t len);
-	/* Each returns 0 or the -errno of the first error of the pass. */
-	int (*emit_prologue)(struct bpfrt_jit_passes *jp, uint32_t s);
+	/* > 0: bpfrt_jit_passes_init() allocates jp->frames, this many bytes
+	 * per subprogram (the backend's own frame layouts) */
+	size_t frame_size;
+	/* The emitters: the driver sets jp->sub and jp->pc before each call
+	 * and stops at the first error one records (bpfrt_jit_fail). */
+	void (*emit_prologue)(struct bpfrt_jit_passes *jp, uint32_t s);
 	/* Optional: padding before instruction pc's code (not part of it). */
 	void (*pad_insn)(struct bpfrt_jit_passes *jp, uint32_t pc);
-	/* Instructions consumed (1, or 2 for lddw or a fused pair), or -errno. */
+	/* Instructions consumed: 1, or 2 for lddw or a fused pair. */
 	int (*emit_insn)(struct bpfrt_jit_passes *jp, uint32_t pc);
-	int (*emit_abort_stub)(struct bpfrt_jit_passes *jp);
+	void (*emit_abort_stub)(struct bpfrt_jit_passes *jp);
 	/* Optional: the image grew when emitted at its address; make the
 	 * next try smaller. Without it such growth is an error. */
 	void (*shrink)(struct bpfrt_jit_passes *jp);
 };
 
+/* The head of every backend's context (reached with bpfrt_container_of). */
 struct bpfrt_jit_passes {
 	struct bpfrt_prog *prog;
+	const struct bpf_insn *insns;
+	uint32_t n;             /* instructions */
 	const struct bpfrt_jit_arch *arch;
 	uint8_t **code;         /* the backend's pass buffer ... */
 	size_t *len;            /* ... and the bytes emitted into it */
 	size_t cap;
-	bool abort_stub;        /* set by the backend: subprogram 0 has one */
+	bool abort_stub;        /* subprogram 0 has one (bpfrt_jit_prescan) */
 	/* read by the emitters */
 	struct bpfrt_jit_offsets cur, prev;
 	uint64_t base;          /* image address, 0 while not allocated */
 	bool force_long;        /* late passes: every branch long, to converge */
 	uint32_t head_pad;      /* trap bytes before the first function */
+	uint32_t sub;           /* subprogram being emitted */
+	uint32_t pc;            /* instruction being emitted */
+	int err;                /* first error of the pass (bpfrt_jit_fail) */
+	void *frames;           /* arch->frame_size bytes per subprogram */
+	/* from bpfrt_jit_prescan() */
+	bool has_callx;
+	bool *callback;         /* per subprogram: lddw BPF_PSEUDO_FUNC names it */
+	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+	/* private stack (prog->privstack, core/privstack.h) */
+	bool priv;
+	bool priv_release;      /* main's teardown gives the stack back */
+	intptr_t priv_slot;     /* the program's slot from the thread pointer */
 };
 
-/* Checks that prog was validated and allocates the offsets. code and len
- * are the backend's pass buffer (NULL, 0); the driver grows and frees it.
- * Returns 0 or -errno with bpfrt_last_error() set; call
- * bpfrt_jit_passes_free() either way. */
+/* Checks that prog was validated, fills in the shared state and
+ * allocates the offsets and frames. code and len are the backend's pass
+ * buffer (NULL, 0); the driver grows and frees it. Returns 0 or -errno
+ * with bpfrt_last_error() set; call bpfrt_jit_passes_free() either way. */
 int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
 			  const struct bpfrt_jit_arch *arch, uint8_t **code, size_t *len);
 void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp);
 
 /* Converges, allocates the image, emits it at its address if the code
  * depends on it, copies it and sets prog->jit_func, jit_mem, jit_len and
- * jit_insn_off. jp->base and jp->prev stay valid until
+ * jit_insn_off (and, with a private stack, tells core/privstack.c where
+ * the abort stub is). jp->base and jp->prev stay valid until
  * bpfrt_jit_passes_free(). Returns 0 or -errno with bpfrt_last_error(). */
 int bpfrt_jit_build(struct bpfrt_jit_passes *jp);
 
+/* Records the first error of a pass, "jit: insn PC: ..." for jp->pc. */
+void bpfrt_jit_fail(struct bpfrt_jit_passes *jp, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* ---- prescan helpers ---- */
+
+/* The whole-program prescan every backend needs: branches in range
+ * (marks as for bpfrt_jit_scan_branches), jp->has_callx, jp->callback,
+ * and whether subprogram 0 gets an abort stub. Returns 0 or -EINVAL. */
+int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks);
+
+/* The subprogram a local call or a BPF_PSEUDO_FUNC lddw at pc names, or -1. */
+int bpfrt_jit_callee(const struct bpfrt_jit_passes *jp, uint32_t pc, const struct bpf_insn *insn);
+
+/* The function a helper call names, or NULL with the error recorded. */
+bpfrt_helper_fn bpfrt_jit_helper(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn);
 
 /* Marks bpfrt_jit_scan_branches() sets per instruction. */
 #define BPFRT_JIT_TARGET 1      /* some branch lands here */

@@ -81,26 +81,14 @@ struct func_frame {
 	uint32_t saved_cnt;
 	bool uses_fp;           /* sets x25 */
 	uint32_t stack;         /* BPF stack bytes, 16-aligned */
-	bool priv_native;       /* private stack: callback keeps a native frame */
 };
 
 struct jit_ctx {
-	struct bpfrt_prog *prog;
-	const struct bpf_insn *insns;
-	uint32_t n;
+	struct bpfrt_jit_passes jp; /* prog, pc, offsets, private stack (passes.h) */
 	uint8_t *p;             /* pass buffer (the driver grows it) */
 	size_t len;             /* bytes */
 	bool lse;
-	bool has_callx;
-	int err;                /* first error of this pass */
-	struct func_frame *frames;
-	struct bpfrt_jit_passes jp; /* offsets, base, force_long */
-	uint32_t sub;           /* subprogram being emitted */
-	uint32_t pc;            /* instruction being emitted */
-	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
-	bool priv;              /* private stack (prog->privstack) */
-	bool priv_release;      /* main's teardown gives the stack back */
-	intptr_t priv_slot;     /* the program's slot from the thread pointer */
+	struct func_frame *frames; /* jp.frames */
 };
 
 static bool cpu_has_lse(void)
@@ -124,12 +112,6 @@ static void emit(struct jit_ctx *c, uint32_t insn)
 	c->len += 4;
 }
 
-static void set_err(struct jit_ctx *c, int err, const char *what)
-{
-	if (!c->err)
-		c->err = bpfrt_err(err, "jit: insn %u: %s", c->pc, what);
-}
-
 /* ---- positions and branches ------------------------------------------- */
 
 /* Position of the code being emitted as it was in the previous pass; branch
@@ -137,7 +119,7 @@ static void set_err(struct jit_ctx *c, int err, const char *what)
  * (converged) pass is exact. */
 static int64_t prev_pos(const struct jit_ctx *c)
 {
-	return bpfrt_jit_prev_pos(&c->jp, c->pc);
+	return bpfrt_jit_prev_pos(&c->jp, c->jp.pc);
 }
 
 static int64_t disp_to(const struct jit_ctx *c, int64_t target)
@@ -150,7 +132,7 @@ static void emit_b_to(struct jit_ctx *c, int64_t target)
 	int64_t d = disp_to(c, target);
 
 	if (!a64_fits_signed(d, 26))
-		set_err(c, -E2BIG, "branch beyond 128 MiB");
+		bpfrt_jit_fail(&c->jp, -E2BIG, "branch beyond 128 MiB");
 	emit(c, a64_b((int32_t)d));
 }
 
@@ -319,14 +301,14 @@ static void emit_cmp_imm(struct jit_ctx *c, bool sf, int rn, int32_t imm, int sc
 static void emit_run_state_addr(struct jit_ctx *c, int reg, int scratch)
 {
 	emit(c, a64_mrs_tpidr(reg));
-	emit_add_imm(c, true, reg, reg, (int64_t)c->tp_off, scratch);
+	emit_add_imm(c, true, reg, reg, (int64_t)c->jp.tp_off, scratch);
 }
 
 /* Private stack: reg = &bpfrt_privstack_slot[prog's id] */
 static void emit_priv_slot_addr(struct jit_ctx *c, int reg, int scratch)
 {
 	emit(c, a64_mrs_tpidr(reg));
-	emit_add_imm(c, true, reg, reg, (int64_t)c->priv_slot, scratch);
+	emit_add_imm(c, true, reg, reg, (int64_t)c->jp.priv_slot, scratch);
 }
 
 /* sp -/+= bytes (< 16 MiB): imm12 forms only, since sp is no operand of
@@ -356,12 +338,12 @@ static int prescan_private(struct jit_ctx *c);
 
 static int prescan(struct jit_ctx *c)
 {
-	struct bpfrt_prog *prog = c->prog;
-	int err = bpfrt_jit_scan_branches(prog, NULL, &c->has_callx);
+	struct bpfrt_prog *prog = c->jp.prog;
+	int err = bpfrt_jit_prescan(&c->jp, NULL);
 
 	if (err)
 		return err;
-	if (c->priv)
+	if (c->jp.priv)
 		return prescan_private(c);
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
@@ -372,7 +354,7 @@ static int prescan(struct jit_ctx *c)
 			used |= 1u << BPF_R10;
 		/* The abort stub unwinds through subprogram frames without
 		 * their epilogues: main restores every callee-saved register. */
-		if (s == 0 && c->has_callx)
+		if (s == 0 && c->jp.has_callx)
 			used |= 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 | 1u << BPF_R9 |
 				1u << BPF_R10;
 		f->uses_fp = used & (1u << BPF_R10);
@@ -392,22 +374,8 @@ static int prescan(struct jit_ctx *c)
  * for their whole chain. */
 static int prescan_private(struct jit_ctx *c)
 {
-	struct bpfrt_prog *prog = c->prog;
+	struct bpfrt_prog *prog = c->jp.prog;
 
-	for (uint32_t pc = 0; pc < c->n; pc++) {
-		const struct bpf_insn *insn = &c->insns[pc];
-
-		if (!insn_is_lddw(insn))
-			continue;
-		if (insn->src_reg == BPF_PSEUDO_FUNC) {
-			int64_t t = (int64_t)pc + 1 + insn->imm;
-			int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(prog, (uint32_t)t) : -1;
-
-			if (s > 0)
-				c->frames[s].priv_native = true;
-		}
-		pc++;
-	}
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
@@ -416,15 +384,15 @@ static int prescan_private(struct jit_ctx *c)
 		used &= (uint16_t)~(1u << BPF_R10);
 		if (s == 0) {
 			used |= 1u << BPF_R10;
-			if (prog->subprog_cnt > 1 || c->has_callx)
+			if (prog->subprog_cnt > 1 || c->jp.has_callx)
 				used |= 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 |
 					1u << BPF_R9;
-		} else if (f->priv_native) {
+		} else if (c->jp.callback[s]) {
 			used |= 1u << BPF_R10;
 		}
-		f->uses_fp = f->priv_native;
+		f->uses_fp = c->jp.callback[s];
 		set_saved_regs(f, used);
-		f->stack = f->priv_native ? (sp->chain_depth + 15) & ~15u : 0;
+		f->stack = c->jp.callback[s] ? (sp->chain_depth + 15) & ~15u : 0;
 		if (f->stack >= 1u << 24)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: callback chain of %u bytes",
 					 s, sp->chain_depth);
@@ -465,14 +433,14 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
-	if (c->priv && s == 0) {
+	if (c->jp.priv && s == 0) {
 		emit_private_main_prologue(c);
 		return;
 	}
 	emit(c, a64_push_pair(A64_FP, A64_LR));
 	emit(c, a64_mov_sp(A64_FP, A64_SP));
 	emit_push_saved(c, f);
-	if (s == 0 && c->has_callx) {
+	if (s == 0 && c->jp.has_callx) {
 		/* an outer run's entry_sp (a helper may run programs) is
 		 * kept in the frame and restored on the way out */
 		emit_run_state_addr(c, ADDR, TMP);
@@ -511,15 +479,15 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, R(BPF_R10), ADDR, 0));
 	j_have = emit_local(c, a64_cbz(true, true, R(BPF_R10), 0));
 	emit(c, a64_push_pair(0, 1));
-	emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->prog);
+	emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->jp.prog);
 	emit_mov_imm(c, true, ADDR, (uint64_t)(uintptr_t)bpfrt_privstack_enter_slow);
 	emit(c, a64_blr(ADDR));
 	emit(c, a64_mov_reg(true, R(BPF_R10), 0));
 	emit(c, a64_pop_pair(0, 1));
 	j_claimed = emit_local(c, a64_cbz(true, true, R(BPF_R10), 0));
-	c->priv_release = false;
+	c->jp.priv_release = false;
 	emit_frame_teardown(c, 0, true);
-	c->priv_release = true;
+	c->jp.priv_release = true;
 	emit(c, a64_movw(true, A64_MOVZ, 0, 0, 0));
 	emit(c, A64_RET);
 	patch_local(c, j_have);
@@ -536,7 +504,7 @@ static void emit_private_main_prologue(struct jit_ctx *c)
  * never claimed it) and undoes the prologue. x9-x10 only. */
 static void emit_private_main_teardown(struct jit_ctx *c)
 {
-	if (c->priv_release) {
+	if (c->jp.priv_release) {
 		emit_priv_slot_addr(c, ADDR, TMP);
 		emit(c, a64_ldst_uimm(A64_X, A64_STORE, R(BPF_R10), ADDR, 0));
 	}
@@ -551,13 +519,13 @@ static void emit_frame_teardown(struct jit_ctx *c, uint32_t s, bool stack_freed)
 {
 	const struct func_frame *f = &c->frames[s];
 
-	if (c->priv && s == 0) {
+	if (c->jp.priv && s == 0) {
 		emit_private_main_teardown(c);
 		return;
 	}
 	if (!stack_freed)
 		emit_sp_adjust(c, false, f->stack);
-	if (s == 0 && c->has_callx) {
+	if (s == 0 && c->jp.has_callx) {
 		emit_run_state_addr(c, ADDR, TMP);
 		emit(c, a64_pop_pair(TMP, TMP2));
 		emit(c, a64_ldst_uimm(A64_X, A64_STORE, TMP, ADDR, ENTRY_SP_SLOT));
@@ -578,17 +546,17 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
  * from the run state. */
 static void emit_abort_stub(struct jit_ctx *c)
 {
-	if (c->priv) {
+	if (c->jp.priv) {
 		/* private stack: a guard-page fault resumes here too (the
 		 * SIGSEGV handler sets sp = the entry sp); x25 is unknown, so
 		 * the stack is given back by C, which returns that sp */
-		emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->prog);
+		emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->jp.prog);
 		emit_mov_imm(c, true, ADDR, (uint64_t)(uintptr_t)bpfrt_privstack_release);
 		emit(c, a64_blr(ADDR));
 		emit(c, a64_mov_sp(A64_SP, 0));
-		c->priv_release = false;
+		c->jp.priv_release = false;
 		emit_frame_teardown(c, 0, true);
-		c->priv_release = true;
+		c->jp.priv_release = true;
 		emit(c, a64_movw(true, A64_MOVZ, 0, 0, 0));
 		emit(c, A64_RET);
 		return;
@@ -690,7 +658,7 @@ static void emit_endian(struct jit_ctx *c, const struct bpf_insn *insn)
 			emit(c, a64_rev(true, 3, dst, dst));
 		break;
 	default:
-		set_err(c, -EINVAL, "bad byte-swap width");
+		bpfrt_jit_fail(&c->jp, -EINVAL, "bad byte-swap width %d", insn->imm);
 	}
 }
 
@@ -719,7 +687,7 @@ static void emit_mov(struct jit_ctx *c, const struct bpf_insn *insn)
 		emit(c, is64 ? a64_bfm(true, false, dst, src, 0, 31) : a64_mov_reg(false, dst, src));
 		break;
 	default:
-		set_err(c, -EINVAL, "bad movsx width");
+		bpfrt_jit_fail(&c->jp, -EINVAL, "bad movsx width %d", insn->off);
 	}
 }
 
@@ -778,7 +746,7 @@ static void translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 		emit_endian(c, insn);
 		return;
 	}
-	set_err(c, -EINVAL, "unknown ALU opcode");
+	bpfrt_jit_fail(&c->jp, -EINVAL, "unknown ALU opcode 0x%02x", insn->code);
 }
 
 /* ---- memory ----------------------------------------------------------- */
@@ -926,11 +894,11 @@ static void translate_atomic(struct jit_ctx *c, const struct bpf_insn *insn)
 	case BPF_XCHG: case BPF_CMPXCHG:
 		break;
 	default:
-		set_err(c, -EINVAL, "unknown atomic operation");
+		bpfrt_jit_fail(&c->jp, -EINVAL, "unknown atomic operation 0x%x", insn->imm);
 		return;
 	}
 	if (insn_size(insn) != BPF_W && insn_size(insn) != BPF_DW) {
-		set_err(c, -EINVAL, "atomic operation of a bad size");
+		bpfrt_jit_fail(&c->jp, -EINVAL, "atomic operation of a bad size");
 		return;
 	}
 	if (insn->off) {
@@ -969,14 +937,14 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
 	uint8_t op = insn_op(insn);
 	int cond = jmp_cond(op);
 	int dst = R(insn->dst_reg);
-	int64_t t = insn_branch_target(insn, c->pc);
+	int64_t t = insn_branch_target(insn, c->jp.pc);
 	int64_t target;
 
 	if (cond < 0) {
-		set_err(c, -EINVAL, "unknown jump opcode");
+		bpfrt_jit_fail(&c->jp, -EINVAL, "unknown jump opcode 0x%02x", insn->code);
 		return;
 	}
-	if (t == c->pc + 1)
+	if (t == c->jp.pc + 1)
 		return; /* both ways lead to the next instruction; compares have no effects */
 	target = c->jp.prev.start[t];
 
@@ -1034,7 +1002,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	/* cmp id, #MAX-1; b.hi bad */
 	emit_cmp_imm(c, true, id, BPFRT_MAX_HELPER_ID - 1, TMP);
 	j_bad1 = emit_local(c, a64_bcond(A64_HI, 0));
-	emit_mov_imm(c, true, TMP, (uint64_t)(uintptr_t)c->prog->helpers);
+	emit_mov_imm(c, true, TMP, (uint64_t)(uintptr_t)c->jp.prog->helpers);
 	emit_mov_imm(c, true, TMP2, sizeof(struct bpfrt_helper));
 	emit(c, a64_madd(true, false, TMP, id, TMP2, TMP));
 	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, ADDR, TMP,
@@ -1047,7 +1015,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	patch_local(c, j_bad2);
 	/* the id register still holds the bad id: nothing ran */
 	emit_run_state_addr(c, ADDR, TMP);
-	emit_mov_imm(c, false, TMP, c->pc);
+	emit_mov_imm(c, false, TMP, c->jp.pc);
 	emit(c, a64_ldst_uimm(A64_W, A64_STORE, TMP, ADDR,
 			      offsetof(struct bpfrt_run_state, abort_pc) / 4));
 	emit(c, a64_ldst_uimm(A64_X, A64_STORE, id, ADDR,
@@ -1075,7 +1043,7 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, R(BPF_R1), ADDR,
 			      offsetof(struct bpfrt_run_state, tail_call_ctx) / 8));
 	emit(c, a64_movw(true, A64_MOVZ, R(BPF_R2), 0, 0));
-	emit_frame_teardown(c, c->sub, false);
+	emit_frame_teardown(c, c->jp.sub, false);
 	emit(c, a64_br(TMP3));
 	patch_local(c, j_fail);
 	emit_mov_imm(c, true, R(BPF_R0), (uint64_t)(int64_t)-ENOENT);
@@ -1086,7 +1054,7 @@ static void translate_tail_call(struct jit_ctx *c)
  * callbacks never save or change it). */
 static void emit_local_call(struct jit_ctx *c, int s)
 {
-	uint32_t own = c->priv ? c->prog->subprogs[c->sub].stack_depth : 0;
+	uint32_t own = c->jp.priv ? c->jp.prog->subprogs[c->jp.sub].stack_depth : 0;
 
 	if (own)
 		emit(c, a64_addsub_imm(true, true, false, R(BPF_R10), R(BPF_R10), own, false));
@@ -1098,28 +1066,22 @@ static void emit_local_call(struct jit_ctx *c, int s)
 
 static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
-	if (insn->src_reg == BPF_PSEUDO_CALL) {
-		int64_t t = (int64_t)c->pc + 1 + insn->imm;
-		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+	bpfrt_helper_fn fn;
 
-		if (s < 0) {
-			set_err(c, -EINVAL, "local call to a non-subprogram");
-			return;
-		}
-		emit_local_call(c, s);
+	if (insn->src_reg == BPF_PSEUDO_CALL) {
+		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+
+		if (s < 0)
+			bpfrt_jit_fail(&c->jp, -EINVAL, "local call to a non-subprogram");
+		else
+			emit_local_call(c, s);
 		return;
 	}
-	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
-	    c->prog->helpers[insn->imm].fn == bpfrt_helper_tail_call) {
+	fn = bpfrt_jit_helper(&c->jp, insn);
+	if (fn == bpfrt_helper_tail_call)
 		translate_tail_call(c);
-		return;
-	}
-	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
-	    c->prog->helpers[insn->imm].fn) {
-		emit_call_abs(c, (uint64_t)(uintptr_t)c->prog->helpers[insn->imm].fn);
-		return;
-	}
-	set_err(c, -EINVAL, "call to an unknown helper");
+	else if (fn)
+		emit_call_abs(c, (uint64_t)(uintptr_t)fn);
 }
 
 /* lddw; a BPF_PSEUDO_FUNC source loads the callee's native address. */
@@ -1128,11 +1090,10 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 	int dst = R(insn->dst_reg);
 
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {
-		int64_t t = (int64_t)c->pc + 1 + insn->imm;
-		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
 
 		if (s < 0) {
-			set_err(c, -EINVAL, "function reference to a non-subprogram");
+			bpfrt_jit_fail(&c->jp, -EINVAL, "function reference to a non-subprogram");
 			return;
 		}
 		emit_mov_imm64_fixed(c, dst, c->jp.base + c->jp.prev.fstart[s]);
@@ -1164,8 +1125,9 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 			translate_stx(c, insn);
 		return 1;
 	case BPF_LD:
-		if (!insn_is_lddw(insn) || c->pc + 1 >= c->n) {
-			set_err(c, -EINVAL, "unsupported load opcode");
+		if (!insn_is_lddw(insn) || c->jp.pc + 1 >= c->jp.n) {
+			bpfrt_jit_fail(&c->jp, -EINVAL, "unsupported load opcode 0x%02x",
+				       insn->code);
 			return 1;
 		}
 		translate_lddw(c, insn);
@@ -1174,9 +1136,9 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	case BPF_JMP32:
 		switch (insn_op(insn)) {
 		case BPF_JA: {
-			int64_t t = insn_branch_target(insn, c->pc);
+			int64_t t = insn_branch_target(insn, c->jp.pc);
 
-			if (t != c->pc + 1)
+			if (t != c->jp.pc + 1)
 				emit_b_to(c, c->jp.prev.start[t]);
 			return 1;
 		}
@@ -1187,14 +1149,14 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 				translate_call(c, insn);
 			return 1;
 		case BPF_EXIT:
-			emit_epilogue(c, c->sub);
+			emit_epilogue(c, c->jp.sub);
 			return 1;
 		default:
 			translate_cond_jump(c, insn);
 			return 1;
 		}
 	}
-	set_err(c, -EINVAL, "unknown opcode");
+	bpfrt_jit_fail(&c->jp, -EINVAL, "unknown opcode 0x%02x", insn->code);
 	return 1;
 }
 
@@ -1202,32 +1164,19 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 
 #define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
 
-static int arm64_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
+static void arm64_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
-	struct jit_ctx *c = CTX(jp);
-
-	c->sub = s;
-	c->pc = c->prog->subprogs[s].start;
-	emit_prologue(c, s);
-	return c->err;
+	emit_prologue(CTX(jp), s);
 }
 
 static int arm64_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
-	struct jit_ctx *c = CTX(jp);
-	int used;
-
-	c->pc = pc;
-	used = translate_insn(c, &c->insns[pc]);
-	return c->err ? c->err : used;
+	return translate_insn(CTX(jp), &jp->insns[pc]);
 }
 
-static int arm64_emit_abort_stub(struct bpfrt_jit_passes *jp)
+static void arm64_emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
-	struct jit_ctx *c = CTX(jp);
-
-	emit_abort_stub(c);
-	return c->err;
+	emit_abort_stub(CTX(jp));
 }
 
 /* Sizes do not depend on the image address (lddw of a function address is
@@ -1237,6 +1186,7 @@ static const struct bpfrt_jit_arch arm64_arch = {
 	.max_insn_code = MAX_INSN_CODE,
 	.seed_insn_code = MAX_INSN_CODE,
 	.addr_dependent = true,
+	.frame_size = sizeof(struct func_frame),
 	.emit_prologue = arm64_emit_prologue,
 	.emit_insn = arm64_emit_insn,
 	.emit_abort_stub = arm64_emit_abort_stub,
@@ -1244,35 +1194,12 @@ static const struct bpfrt_jit_arch arm64_arch = {
 
 static int arm64_compile(struct bpfrt_prog *prog)
 {
-	struct jit_ctx c = {
-		.prog = prog,
-		.insns = prog->insns,
-		.n = prog->insn_cnt,
-		.lse = cpu_has_lse(),
-		.tp_off = bpfrt_run_state_tp_offset(),
-		.priv = prog->privstack,
-		.priv_release = true,
-	};
-	int err;
+	struct jit_ctx c = { .lse = cpu_has_lse() };
+	int err = bpfrt_jit_passes_init(&c.jp, prog, &arm64_arch, &c.p, &c.len);
 
-	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &arm64_arch, &c.p, &c.len)))
-		goto out;
-	if (c.priv)
-		c.priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
-	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
-	if (!c.frames) {
-		err = bpfrt_err(-ENOMEM, "jit: out of memory");
-		goto out;
-	}
-	if ((err = prescan(&c)))
-		goto out;
-	c.jp.abort_stub = c.has_callx || c.priv;
-	if ((err = bpfrt_jit_build(&c.jp)))
-		goto out;
-	if (c.priv)
-		bpfrt_privstack_set_jit_info(prog, c.jp.base + c.jp.prev.abort_off);
-out:
-	free(c.frames);
+	c.frames = c.jp.frames;
+	if (!err && !(err = prescan(&c)))
+		err = bpfrt_jit_build(&c.jp);
 	bpfrt_jit_passes_free(&c.jp);
 	return err;
 }

@@ -91,27 +91,15 @@ struct func_frame {
 	uint32_t saved_cnt;
 	bool keeps_entry_sp;    /* main of a program with callx: see emit_prologue */
 	bool sets_fp;           /* s5 = sp + depth (a native BPF frame) */
-	bool priv_native;       /* private stack: callback keeps a native frame */
 	uint32_t depth;         /* BPF stack bytes below s5 */
 	uint32_t size;          /* whole frame, multiple of 16 */
 };
 
 struct jit_ctx {
-	struct bpfrt_prog *prog;
-	const struct bpf_insn *insns;
-	uint32_t n;
+	struct bpfrt_jit_passes jp; /* prog, pc, offsets, private stack (passes.h) */
 	struct rv_buf b;        /* pass buffer (the driver grows it) */
 	bool zba, zbb;
-	bool has_callx;
-	int err;                /* first error of this pass */
-	struct func_frame *frames;
-	struct bpfrt_jit_passes jp; /* offsets, base, force_long */
-	uint32_t sub;           /* subprogram being emitted */
-	uint32_t pc;            /* instruction being emitted */
-	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
-	bool priv;              /* private stack (prog->privstack) */
-	bool priv_release;      /* main's teardown gives the stack back */
-	intptr_t priv_slot;     /* the program's slot from the thread pointer */
+	struct func_frame *frames; /* jp.frames */
 };
 
 /* ---- extension detection ---------------------------------------------- */
@@ -196,7 +184,7 @@ static void emit_zext32(struct jit_ctx *c, int rd, int rs)
  * monotonically and the final (converged) pass is exact. */
 static int64_t prev_pos(const struct jit_ctx *c)
 {
-	return bpfrt_jit_prev_pos(&c->jp, c->pc);
+	return bpfrt_jit_prev_pos(&c->jp, c->jp.pc);
 }
 
 /* auipc+jalr to a previous-pass offset (rd = ra for calls, zero for jumps) */
@@ -265,15 +253,15 @@ static void patch_local(struct jit_ctx *c, size_t at)
 		insn |= rv_j((int32_t)d, 0) & ~0xfffu;
 	else if (is_simm13(d))
 		insn |= rv_b((int32_t)d, 0, 0, 0) & ~0x7fu;
-	else if (!c->err)
-		c->err = bpfrt_err(-EFAULT, "jit: insn %u: local branch too long", c->pc);
+	else
+		bpfrt_jit_fail(&c->jp, -EFAULT, "local branch too long");
 	memcpy(c->b.p + at, &insn, 4);
 }
 
 /* Address of a bpfrt_run_state field: tp-relative when the offset fits. */
 static int run_state_addr(struct jit_ctx *c, size_t field, int32_t *disp)
 {
-	int64_t off = (int64_t)c->tp_off + (int64_t)field;
+	int64_t off = (int64_t)c->jp.tp_off + (int64_t)field;
 
 	if (is_simm12(off)) {
 		*disp = (int32_t)off;
@@ -317,35 +305,13 @@ static int mem_operand(struct jit_ctx *c, int base, int32_t off, int32_t *disp)
 
 /* ---- prescan ---------------------------------------------------------- */
 
-/* Private stack: subprograms that lddw BPF_PSEUDO_FUNC names are
- * callbacks, which a helper calls with its own s5. */
-static void mark_callbacks(struct jit_ctx *c)
-{
-	for (uint32_t pc = 0; pc < c->n; pc++) {
-		const struct bpf_insn *insn = &c->insns[pc];
-		int64_t t;
-		int s;
-
-		if (!insn_is_lddw(insn))
-			continue;
-		t = (int64_t)pc + 1 + insn->imm;
-		s = insn->src_reg == BPF_PSEUDO_FUNC && t >= 0 && t < c->n ?
-		    bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
-		if (s > 0)
-			c->frames[s].priv_native = true;
-		pc++;
-	}
-}
-
 static int prescan(struct jit_ctx *c)
 {
-	struct bpfrt_prog *prog = c->prog;
-	int err = bpfrt_jit_scan_branches(prog, NULL, &c->has_callx);
+	struct bpfrt_prog *prog = c->jp.prog;
+	int err = bpfrt_jit_prescan(&c->jp, NULL);
 
 	if (err)
 		return err;
-	if (c->priv)
-		mark_callbacks(c);
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
@@ -354,7 +320,7 @@ static int prescan(struct jit_ctx *c)
 
 		if (calls)
 			used |= 1u << RV_RA;
-		if (!c->priv) {
+		if (!c->jp.priv) {
 			f->depth = (sp->stack_depth + 7) & ~7u;
 			if (f->depth)
 				used |= 1u << RV_S5;
@@ -362,7 +328,7 @@ static int prescan(struct jit_ctx *c)
 			/* private stack: s5 is the host's until the claim, and
 			 * the claim's slow path is a call */
 			used |= 1u << RV_RA | 1u << RV_S5;
-		} else if (f->priv_native) {
+		} else if (c->jp.callback[s]) {
 			/* private stack, callback: callees carve their frames
 			 * below this one, on the native stack */
 			f->depth = (sp->chain_depth + 7) & ~7u;
@@ -374,7 +340,7 @@ static int prescan(struct jit_ctx *c)
 		/* The abort stub unwinds through subprogram frames without
 		 * running their epilogues (a guard-page fault too): main
 		 * restores every callee-saved register itself. */
-		if (s == 0 && (c->has_callx || (c->priv && prog->subprog_cnt > 1)))
+		if (s == 0 && (c->jp.has_callx || (c->jp.priv && prog->subprog_cnt > 1)))
 			used |= SAVED_ALL;
 		for (unsigned k = 0; k < sizeof(saved_order); k++)
 			if (used & (1u << saved_order[k])) {
@@ -383,9 +349,9 @@ static int prescan(struct jit_ctx *c)
 			}
 		/* a saved s5 is this function's BPF r10, except in private
 		 * main, where it is claimed from the slot */
-		f->sets_fp = (used & (1u << RV_S5)) && !(c->priv && s == 0);
+		f->sets_fp = (used & (1u << RV_S5)) && !(c->jp.priv && s == 0);
 		/* private stack: the entry sp lives in the stack's C area */
-		f->keeps_entry_sp = s == 0 && c->has_callx && !c->priv;
+		f->keeps_entry_sp = s == 0 && c->jp.has_callx && !c->jp.priv;
 		f->size = (f->depth + 8 * f->saved_cnt + 8 * f->keeps_entry_sp + 15) & ~15u;
 		if (f->size > 2048)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: frame of %u bytes", s, f->size);
@@ -419,7 +385,7 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 		}
 	if (f->sets_fp)
 		emit_addi(&c->b, RV_S5, RV_SP, (int32_t)f->depth);
-	if (c->priv && s == 0)
+	if (c->jp.priv && s == 0)
 		emit_private_main_prologue(c);
 	if (f->keeps_entry_sp) {
 		/* a helper may run another program on this thread: keep the
@@ -434,11 +400,11 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
  * (T1 = tp + offset when the offset does not fit 12 bits). */
 static int priv_slot_addr(struct jit_ctx *c, int32_t *disp)
 {
-	if (is_simm12(c->priv_slot)) {
-		*disp = (int32_t)c->priv_slot;
+	if (is_simm12(c->jp.priv_slot)) {
+		*disp = (int32_t)c->jp.priv_slot;
 		return RV_TP;
 	}
-	emit_imm(&c->b, T1, c->priv_slot);
+	emit_imm(&c->b, T1, c->jp.priv_slot);
 	emit_alu(&c->b, false, ALU_ADD, T1, T1, RV_TP);
 	*disp = 0;
 	return T1;
@@ -468,7 +434,7 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	emit_addi(b, RV_SP, RV_SP, -16);
 	emit_store(b, ST_D, RV_A0, RV_SP, 0);
 	emit_store(b, ST_D, RV_A1, RV_SP, 8);
-	emit_imm(b, RV_A0, (int64_t)(uintptr_t)c->prog);
+	emit_imm(b, RV_A0, (int64_t)(uintptr_t)c->jp.prog);
 	emit_call_abs(c, bpfrt_privstack_enter_slow);
 	emit_mv(b, RV_S5, RV_A0);
 	emit_load(b, LD_D, RV_A0, RV_SP, 0);
@@ -476,9 +442,9 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	emit_addi(b, RV_SP, RV_SP, 16);
 	j_got = emit_local_branch(c, BR_NE, RV_S5, RV_ZERO);
 	emit_addi(b, RV_A0, RV_ZERO, 0);
-	c->priv_release = false;
+	c->jp.priv_release = false;
 	emit_frame_teardown(c, 0);
-	c->priv_release = true;
+	c->jp.priv_release = true;
 	emit_jalr(b, RV_ZERO, RV_RA, 0);
 	patch_local(c, j_have);
 	patch_local(c, j_got);
@@ -495,7 +461,7 @@ static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 	const struct func_frame *f = &c->frames[s];
 	int32_t slot = (int32_t)f->depth;
 
-	if (c->priv && s == 0 && c->priv_release) {
+	if (c->jp.priv && s == 0 && c->jp.priv_release) {
 		/* private stack: give it back (s5 is main's frame top) */
 		int32_t disp;
 		int base = priv_slot_addr(c, &disp);
@@ -526,17 +492,17 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
  * main's epilogue; bpfrt_prog_run reads the reason from the run state. */
 static void emit_abort_stub(struct jit_ctx *c)
 {
-	if (c->priv) {
+	if (c->jp.priv) {
 		/* private stack: a guard-page fault resumes here too (the
 		 * SIGSEGV handler sets sp = the entry sp); s5 is unknown, so
 		 * the stack is given back by C */
-		emit_imm(&c->b, RV_A0, (int64_t)(uintptr_t)c->prog);
+		emit_imm(&c->b, RV_A0, (int64_t)(uintptr_t)c->jp.prog);
 		emit_call_abs(c, bpfrt_privstack_release);
 		emit_mv(&c->b, RV_SP, RV_A0); /* the entry sp it returns */
 		emit_addi(&c->b, RV_A5, RV_ZERO, 0);
-		c->priv_release = false;
+		c->jp.priv_release = false;
 		emit_epilogue(c, 0);
-		c->priv_release = true;
+		c->jp.priv_release = true;
 		return;
 	}
 	emit_load_run_state(c, offsetof(struct bpfrt_run_state, entry_sp), RV_SP);
@@ -638,7 +604,7 @@ static void emit_endian(struct jit_ctx *c, const struct bpf_insn *insn)
 			emit_bswap(c, rd, 8);
 		break;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad byte-swap width %d", c->pc, insn->imm);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "bad byte-swap width %d", insn->imm);
 	}
 }
 
@@ -663,7 +629,7 @@ static void emit_movsx(struct jit_ctx *c, const struct bpf_insn *insn)
 			emit_zext32(c, rd, rs);
 		break;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad movsx width %d", c->pc, insn->off);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "bad movsx width %d", insn->off);
 	}
 }
 
@@ -788,8 +754,7 @@ static void translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 		emit_endian(c, insn);
 		return;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown ALU opcode 0x%02x", c->pc,
-				   insn->code);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "unknown ALU opcode 0x%02x", insn->code);
 		return;
 	}
 	if (!is64)
@@ -900,7 +865,7 @@ static void translate_atomic(struct jit_ctx *c, const struct bpf_insn *insn)
 		return;
 	}
 	}
-	c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown atomic operation 0x%x", c->pc, insn->imm);
+	bpfrt_jit_fail(&c->jp, -EINVAL, "unknown atomic operation 0x%x", insn->imm);
 }
 
 /* ---- jumps and calls -------------------------------------------------- */
@@ -910,12 +875,12 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
 	struct rv_buf *b = &c->b;
 	bool is32 = insn_class(insn) == BPF_JMP32;
 	uint8_t op = insn_op(insn);
-	int64_t target = insn_branch_target(insn, c->pc);
+	int64_t target = insn_branch_target(insn, c->jp.pc);
 	int a = R(insn->dst_reg), s;
 	int cond;
 	bool swap = false;
 
-	if (target == c->pc + 1)
+	if (target == c->jp.pc + 1)
 		return; /* both ways lead to the next instruction; compares have no effects */
 
 	/* 32-bit compares: sign-extending both sides keeps equality and
@@ -957,8 +922,7 @@ static void translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn)
 		emit_jump_to(c, BR_NE, T1, RV_ZERO, c->jp.prev.start[target]);
 		return;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
-				   c->pc, insn->code);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "unknown jump opcode 0x%02x", insn->code);
 		return;
 	}
 	if (swap)
@@ -981,7 +945,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	emit_mv(b, T4, R(insn->dst_reg));
 	emit_imm(b, T1, BPFRT_MAX_HELPER_ID);
 	j_bad1 = emit_local_branch(c, BR_GEU, T4, T1);
-	emit_imm(b, T2, (int64_t)(uintptr_t)c->prog->helpers);
+	emit_imm(b, T2, (int64_t)(uintptr_t)c->jp.prog->helpers);
 	emit_imm(b, T1, (int64_t)sizeof(struct bpfrt_helper));
 	emit_alu(b, false, ALU_MUL, T1, T4, T1);
 	emit_alu(b, false, ALU_ADD, T2, T2, T1);
@@ -991,7 +955,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	j_done = emit_local_jump(c);
 	patch_local(c, j_bad1);
 	patch_local(c, j_bad2);
-	emit_imm(b, T1, c->pc);
+	emit_imm(b, T1, c->jp.pc);
 	emit_store_run_state(c, offsetof(struct bpfrt_run_state, abort_pc), ST_W, T1);
 	emit_store_run_state(c, offsetof(struct bpfrt_run_state, abort_arg), ST_D, T4);
 	emit_imm(b, T1, ENOENT);
@@ -1015,34 +979,29 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit_mv(b, T4, RV_A0); /* the teardown may use T1 */
 	emit_load_run_state(c, offsetof(struct bpfrt_run_state, tail_call_ctx), RV_A0);
 	emit_addi(b, RV_A1, RV_ZERO, 0);
-	emit_frame_teardown(c, c->sub);
+	emit_frame_teardown(c, c->jp.sub);
 	emit_jalr(b, RV_ZERO, T4, 0); /* the target returns to our caller */
 	patch_local(c, j_fail);
 	emit_addi(b, RV_A5, RV_ZERO, -ENOENT);
 }
 
-static int local_callee(struct jit_ctx *c, const struct bpf_insn *insn)
-{
-	int64_t t = (int64_t)c->pc + 1 + insn->imm;
-
-	return t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
-}
-
 static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
+	bpfrt_helper_fn fn;
+
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
-		int s = local_callee(c, insn);
+		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
 		uint32_t own;
 		int64_t d;
 
 		if (s < 0) {
-			c->err = bpfrt_err(-EINVAL, "jit: insn %u: local call to a non-subprogram", c->pc);
+			bpfrt_jit_fail(&c->jp, -EINVAL, "local call to a non-subprogram");
 			return;
 		}
 		/* private stack: the callee's frame lies below the caller's
 		 * own, so s5 moves down around the call (subprograms never
 		 * save or change it) */
-		own = c->priv ? c->prog->subprogs[c->sub].stack_depth : 0;
+		own = c->jp.priv ? c->jp.prog->subprogs[c->jp.sub].stack_depth : 0;
 		if (own)
 			emit_addi(&c->b, RV_S5, RV_S5, -(int32_t)own);
 		d = (int64_t)c->jp.prev.fstart[s] - prev_pos(c);
@@ -1055,18 +1014,13 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 		emit_mv(&c->b, RV_A5, RV_A0);
 		return;
 	}
-	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
-	    c->prog->helpers[insn->imm].fn == bpfrt_helper_tail_call) {
+	fn = bpfrt_jit_helper(&c->jp, insn);
+	if (fn == bpfrt_helper_tail_call) {
 		translate_tail_call(c);
-		return;
-	}
-	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
-	    c->prog->helpers[insn->imm].fn) {
-		emit_imm(&c->b, T1, (int64_t)(uintptr_t)c->prog->helpers[insn->imm].fn);
+	} else if (fn) {
+		emit_imm(&c->b, T1, (int64_t)(uintptr_t)fn);
 		emit_call_reg(c, T1);
-		return;
 	}
-	c->err = bpfrt_err(-EINVAL, "jit: insn %u: call to unknown helper %d", c->pc, insn->imm);
 }
 
 /* lddw; a BPF_PSEUDO_FUNC source loads the callee's native address. */
@@ -1075,13 +1029,12 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 	int rd = R(insn->dst_reg);
 
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {
-		int s = local_callee(c, insn);
+		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
 		uint32_t hi;
 		int32_t lo;
 
 		if (s < 0) {
-			c->err = bpfrt_err(-EINVAL, "jit: insn %u: function reference to a non-subprogram",
-					   c->pc);
+			bpfrt_jit_fail(&c->jp, -EINVAL, "function reference to a non-subprogram");
 			return;
 		}
 		/* pc-relative, fixed size: right wherever the image lands */
@@ -1116,9 +1069,9 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 			translate_stx(c, insn);
 		break;
 	case BPF_LD:
-		if (!insn_is_lddw(insn) || c->pc + 1 >= c->n) {
-			c->err = bpfrt_err(-EINVAL, "jit: insn %u: unsupported load opcode 0x%02x",
-					   c->pc, insn->code);
+		if (!insn_is_lddw(insn) || c->jp.pc + 1 >= c->jp.n) {
+			bpfrt_jit_fail(&c->jp, -EINVAL, "unsupported load opcode 0x%02x",
+				       insn->code);
 			break;
 		}
 		translate_lddw(c, insn);
@@ -1127,9 +1080,9 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	case BPF_JMP32:
 		switch (insn_op(insn)) {
 		case BPF_JA: {
-			int64_t t = insn_branch_target(insn, c->pc);
+			int64_t t = insn_branch_target(insn, c->jp.pc);
 
-			if (t != c->pc + 1)
+			if (t != c->jp.pc + 1)
 				emit_jump_to(c, -1, 0, 0, c->jp.prev.start[t]);
 			break;
 		}
@@ -1140,14 +1093,14 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 				translate_call(c, insn);
 			break;
 		case BPF_EXIT:
-			emit_epilogue(c, c->sub);
+			emit_epilogue(c, c->jp.sub);
 			break;
 		default:
 			translate_cond_jump(c, insn);
 		}
 		break;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown opcode 0x%02x", c->pc, insn->code);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "unknown opcode 0x%02x", insn->code);
 	}
 	return 1;
 }
@@ -1156,32 +1109,19 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 
 #define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
 
-static int rv_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
+static void rv_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
-	struct jit_ctx *c = CTX(jp);
-
-	c->sub = s;
-	c->pc = c->prog->subprogs[s].start;
-	emit_prologue(c, s);
-	return c->err;
+	emit_prologue(CTX(jp), s);
 }
 
 static int rv_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
-	struct jit_ctx *c = CTX(jp);
-	int used;
-
-	c->pc = pc;
-	used = translate_insn(c, &c->insns[pc]);
-	return c->err ? c->err : used;
+	return translate_insn(CTX(jp), &jp->insns[pc]);
 }
 
-static int rv_emit_abort_stub(struct bpfrt_jit_passes *jp)
+static void rv_emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
-	struct jit_ctx *c = CTX(jp);
-
-	emit_abort_stub(c);
-	return c->err;
+	emit_abort_stub(CTX(jp));
 }
 
 static const struct bpfrt_jit_arch rv_arch = {
@@ -1189,6 +1129,7 @@ static const struct bpfrt_jit_arch rv_arch = {
 	/* a few words: short branches are chosen by the estimated distance
 	 * and the passes correct it */
 	.seed_insn_code = 16,
+	.frame_size = sizeof(struct func_frame),
 	.emit_prologue = rv_emit_prologue,
 	.emit_insn = rv_emit_insn,
 	.emit_abort_stub = rv_emit_abort_stub,
@@ -1198,35 +1139,14 @@ static int rv_compile(struct bpfrt_prog *prog)
 {
 	uint64_t ext = detect_ext();
 	struct jit_ctx c = {
-		.prog = prog,
-		.insns = prog->insns,
-		.n = prog->insn_cnt,
 		.zba = ext & HWPROBE_EXT_ZBA,
 		.zbb = ext & HWPROBE_EXT_ZBB,
-		.tp_off = bpfrt_run_state_tp_offset(),
-		.priv = prog->privstack,
-		.priv_release = true,
 	};
-	int err;
+	int err = bpfrt_jit_passes_init(&c.jp, prog, &rv_arch, &c.b.p, &c.b.len);
 
-	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &rv_arch, &c.b.p, &c.b.len)))
-		goto out;
-	if (c.priv)
-		c.priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
-	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
-	if (!c.frames) {
-		err = bpfrt_err(-ENOMEM, "jit: out of memory");
-		goto out;
-	}
-	if ((err = prescan(&c)))
-		goto out;
-	c.jp.abort_stub = c.has_callx || c.priv;
-	if ((err = bpfrt_jit_build(&c.jp)))
-		goto out;
-	if (c.priv)
-		bpfrt_privstack_set_jit_info(prog, c.jp.base + c.jp.prev.abort_off);
-out:
-	free(c.frames);
+	c.frames = c.jp.frames;
+	if (!err && !(err = prescan(&c)))
+		err = bpfrt_jit_build(&c.jp);
 	bpfrt_jit_passes_free(&c.jp);
 	return err;
 }

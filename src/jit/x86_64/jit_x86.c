@@ -80,7 +80,6 @@ struct func_frame {
 	bool has_calls;         /* keeps rsp 16-byte aligned at calls */
 	uint32_t sub;           /* bytes subtracted from rsp after rbp */
 	uint32_t saved_cnt;
-	bool priv_native;       /* private stack: callback keeps a native frame */
 };
 
 enum {
@@ -93,31 +92,20 @@ enum {
 };
 
 struct jit_ctx {
-	struct bpfrt_prog *prog;
-	const struct bpf_insn *insns;
-	uint32_t n;
+	struct bpfrt_jit_passes jp; /* prog, pc, offsets, private stack (passes.h) */
 	struct x86_buf b;       /* pass buffer (the driver grows it) */
 	bool bmi2;
 	bool no_align;          /* loop heads unaligned (a retry after growth) */
-	bool has_callx;
-	int err;                /* first error of this pass */
 	uint8_t *flags;         /* per insn F_* */
 	uint16_t *live_out;     /* per insn: BPF registers live after it */
 	int8_t *dst_sub, *src_sub; /* per insn: BPF reg read instead of dst/src, or -1 */
 	uint8_t *skip_len;      /* per F_SKIP group start: instructions in the group */
 	bool bmi1;
-	struct func_frame *frames;
-	struct bpfrt_jit_passes jp; /* offsets, base, force_long */
-	uint32_t sub;           /* subprogram being emitted */
-	uint32_t pc;            /* instruction being emitted */
+	struct func_frame *frames; /* jp.frames */
 	/* peephole state, valid only within straight-line code */
 	int zf_reg;             /* BPF reg whose full value set ZF just now, or -1 */
 	bool zf_w32;            /* that value came from a 32-bit ALU op */
 	uint16_t zext;          /* BPF regs whose upper 32 bits are known zero */
-	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
-	bool priv;              /* private stack (prog->privstack) */
-	bool priv_release;      /* main's teardown gives the stack back */
-	int32_t priv_slot;      /* fs: displacement of the program's slot */
 };
 
 /* CPUID leaf 7 EBX feature bit: 3 BMI1, 8 BMI2. */
@@ -147,7 +135,7 @@ static inline unsigned log2_u64(uint64_t v) { return 63 - (unsigned)__builtin_cl
  * monotonically and the final (converged) pass is exact. */
 static int64_t prev_pos(const struct jit_ctx *c)
 {
-	return bpfrt_jit_prev_pos(&c->jp, c->pc);
+	return bpfrt_jit_prev_pos(&c->jp, c->jp.pc);
 }
 
 /* jmp or jcc (cc < 0: unconditional) to a previous-pass offset. */
@@ -181,8 +169,8 @@ static void patch_local(struct jit_ctx *c, size_t after_jump)
 {
 	size_t d = c->b.len - after_jump;
 
-	if (d > 127 && !c->err)
-		c->err = bpfrt_err(-EFAULT, "jit: insn %u: local jump too long", c->pc);
+	if (d > 127)
+		bpfrt_jit_fail(&c->jp, -EFAULT, "local jump too long");
 	c->b.p[after_jump - 1] = (uint8_t)d;
 }
 
@@ -200,7 +188,7 @@ static void emit_fs_prefix_modrm(struct jit_ctx *c, bool p66, bool w, uint8_t op
 
 static int32_t run_state_disp(const struct jit_ctx *c, size_t field)
 {
-	return (int32_t)(c->tp_off + (intptr_t)field);
+	return (int32_t)(c->jp.tp_off + (intptr_t)field);
 }
 
 static void emit_store_run_state_reg(struct jit_ctx *c, size_t field, int reg)
@@ -301,11 +289,11 @@ static bool insn_needs_r12(const struct bpf_insn *insn)
 static uint16_t subprog_used_regs(const struct jit_ctx *c, const struct bpfrt_subprog *sp,
 				  struct func_frame *f)
 {
-	uint16_t bpf_regs = bpfrt_jit_subprog_regs(c->prog, sp, &f->has_calls);
+	uint16_t bpf_regs = bpfrt_jit_subprog_regs(c->jp.prog, sp, &f->has_calls);
 	uint16_t used = (uint16_t)bpfrt_jit_map_regs(bpf_regs, reg_map);
 
 	for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-		const struct bpf_insn *insn = &c->insns[pc];
+		const struct bpf_insn *insn = &c->jp.insns[pc];
 
 		if (insn_needs_r12(insn))
 			used |= 1u << TMP2;
@@ -337,12 +325,12 @@ static int prescan_private(struct jit_ctx *c);
 
 static int prescan(struct jit_ctx *c)
 {
-	struct bpfrt_prog *prog = c->prog;
-	int err = bpfrt_jit_scan_branches(prog, c->flags, &c->has_callx);
+	struct bpfrt_prog *prog = c->jp.prog;
+	int err = bpfrt_jit_prescan(&c->jp, c->flags);
 
 	if (err)
 		return err;
-	if (c->priv)
+	if (c->jp.priv)
 		return prescan_private(c);
 
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
@@ -351,7 +339,7 @@ static int prescan(struct jit_ctx *c)
 		uint16_t used = subprog_used_regs(c, sp, f);
 
 		f->uses_fp = sp->stack_depth > 0 || (used & (1u << RBP));
-		if (s == 0 && c->has_callx) {
+		if (s == 0 && c->jp.has_callx) {
 			/* The abort stub unwinds through subprogram frames
 			 * without running their epilogues: main restores
 			 * every callee-saved register itself. */
@@ -361,7 +349,7 @@ static int prescan(struct jit_ctx *c)
 		set_saved_regs(f, used);
 		f->sub = (sp->stack_depth + 7) & ~7u;
 		align_for_calls(f, 8 * f->uses_fp + f->sub + 8 * f->saved_cnt +
-				   8 * (s == 0 && c->has_callx));
+				   8 * (s == 0 && c->jp.has_callx));
 	}
 	return 0;
 }
@@ -373,23 +361,8 @@ static int prescan(struct jit_ctx *c)
  * frame big enough for their whole chain. */
 static int prescan_private(struct jit_ctx *c)
 {
-	struct bpfrt_prog *prog = c->prog;
+	struct bpfrt_prog *prog = c->jp.prog;
 
-	for (uint32_t pc = 0; pc < c->n; pc++) {
-		const struct bpf_insn *insn = &c->insns[pc];
-
-		if (insn_is_lddw(insn)) {
-			if (insn->src_reg == BPF_PSEUDO_FUNC) {
-				int64_t t = (int64_t)pc + 1 + insn->imm;
-				int s = t >= 0 && t < c->n ?
-					bpfrt_prog_subprog_at(prog, (uint32_t)t) : -1;
-
-				if (s > 0)
-					c->frames[s].priv_native = true;
-			}
-			pc++;
-		}
-	}
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
@@ -398,12 +371,12 @@ static int prescan_private(struct jit_ctx *c)
 		used &= (uint16_t)~(1u << RBP);
 		if (s == 0) {
 			f->has_calls = true; /* the slow path of the claim */
-			if (prog->subprog_cnt > 1 || c->has_callx)
+			if (prog->subprog_cnt > 1 || c->jp.has_callx)
 				used |= 1u << RBX | 1u << R12 | 1u << R13 | 1u << R14 | 1u << R15;
 		}
-		f->uses_fp = f->priv_native;
+		f->uses_fp = c->jp.callback[s];
 		set_saved_regs(f, used);
-		f->sub = f->priv_native ? (sp->chain_depth + 7) & ~7u : 0;
+		f->sub = c->jp.callback[s] ? (sp->chain_depth + 7) & ~7u : 0;
 		/* main: saved rbp and the outer entry_sp are pushed too */
 		align_for_calls(f, 8 * (f->uses_fp || s == 0) + f->sub + 8 * f->saved_cnt);
 	}
@@ -483,32 +456,32 @@ static void insn_use_def(const struct bpf_insn *insn, uint16_t *use, uint16_t *d
  * from pc reads before writing. */
 static int compute_liveness(struct jit_ctx *c)
 {
-	uint16_t *use = calloc(c->n, sizeof(*use)), *def = calloc(c->n, sizeof(*def));
-	uint16_t *live_in = calloc(c->n, sizeof(*live_in));
-	uint8_t *tail = calloc(c->n, 1);
+	uint16_t *use = calloc(c->jp.n, sizeof(*use)), *def = calloc(c->jp.n, sizeof(*def));
+	uint16_t *live_in = calloc(c->jp.n, sizeof(*live_in));
+	uint8_t *tail = calloc(c->jp.n, 1);
 	bool changed = true;
 
 	if (!use || !def || !live_in || !tail) {
 		free(use); free(def); free(live_in); free(tail);
 		return bpfrt_err(-ENOMEM, "jit: out of memory");
 	}
-	for (uint32_t pc = 0; pc < c->n; pc++) {
-		insn_use_def(&c->insns[pc], &use[pc], &def[pc]);
-		if (insn_is_lddw(&c->insns[pc]) && pc + 1 < c->n)
+	for (uint32_t pc = 0; pc < c->jp.n; pc++) {
+		insn_use_def(&c->jp.insns[pc], &use[pc], &def[pc]);
+		if (insn_is_lddw(&c->jp.insns[pc]) && pc + 1 < c->jp.n)
 			tail[++pc] = 1;
 	}
 	while (changed) {
 		changed = false;
-		for (uint32_t pc = c->n; pc-- > 0;) {
+		for (uint32_t pc = c->jp.n; pc-- > 0;) {
 			uint32_t succ[2];
 			unsigned ns;
 			uint16_t out = 0;
 
 			if (tail[pc])
 				continue;
-			ns = bpfrt_insn_successors(c->insns, pc, succ);
+			ns = bpfrt_insn_successors(c->jp.insns, pc, succ);
 			for (unsigned k = 0; k < ns; k++)
-				if (succ[k] < c->n)
+				if (succ[k] < c->jp.n)
 					out |= live_in[succ[k]];
 			if (out != c->live_out[pc]) {
 				c->live_out[pc] = out;
@@ -530,11 +503,11 @@ static int compute_liveness(struct jit_ctx *c)
  * accumulators in one register and computes into a temporary). */
 static void coalesce(struct jit_ctx *c)
 {
-	for (uint32_t s = 0; s < c->prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &c->prog->subprogs[s];
+	for (uint32_t s = 0; s < c->jp.prog->subprog_cnt; s++) {
+		const struct bpfrt_subprog *sp = &c->jp.prog->subprogs[s];
 
 		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
-			const struct bpf_insn *insn = &c->insns[pc];
+			const struct bpf_insn *insn = &c->jp.insns[pc];
 			uint8_t op = insn_op(insn);
 			uint16_t regs = RBIT(insn->dst_reg) | RBIT(insn->src_reg);
 
@@ -550,7 +523,7 @@ static void coalesce(struct jit_ctx *c)
 			     op != BPF_MUL))
 				continue;
 			for (uint32_t j = pc + 1; j < sp->end && j < pc + 16; j++) {
-				const struct bpf_insn *nj = &c->insns[j];
+				const struct bpf_insn *nj = &c->jp.insns[j];
 				uint16_t u, d;
 
 				if (c->flags[j] & (F_TARGET | F_SWAP | F_ELIDE))
@@ -604,7 +577,7 @@ static bool jump_takes_zext_source(const struct bpf_insn *j, bool as_dst)
 static int copy_group(const struct jit_ctx *c, uint32_t pc, uint32_t end, enum copy_kind *kind,
 		      int32_t *mask)
 {
-	const struct bpf_insn *i0 = &c->insns[pc], *i1 = pc + 1 < end ? i0 + 1 : NULL;
+	const struct bpf_insn *i0 = &c->jp.insns[pc], *i1 = pc + 1 < end ? i0 + 1 : NULL;
 	const struct bpf_insn *i2 = pc + 2 < end ? i0 + 2 : NULL;
 	uint8_t d = i0->dst_reg;
 
@@ -633,8 +606,8 @@ static int copy_group(const struct jit_ctx *c, uint32_t pc, uint32_t end, enum c
 
 static void subst(struct jit_ctx *c, uint32_t *grp_of_dst, uint32_t *grp_of_src)
 {
-	for (uint32_t sp_i = 0; sp_i < c->prog->subprog_cnt; sp_i++) {
-		const struct bpfrt_subprog *sp = &c->prog->subprogs[sp_i];
+	for (uint32_t sp_i = 0; sp_i < c->jp.prog->subprog_cnt; sp_i++) {
+		const struct bpfrt_subprog *sp = &c->jp.prog->subprogs[sp_i];
 
 		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
 			enum copy_kind kind;
@@ -642,17 +615,17 @@ static void subst(struct jit_ctx *c, uint32_t *grp_of_dst, uint32_t *grp_of_src)
 			int len;
 			uint8_t d, s;
 
-			if (insn_is_lddw(&c->insns[pc])) {
+			if (insn_is_lddw(&c->jp.insns[pc])) {
 				pc++;
 				continue;
 			}
 			if (c->flags[pc] & (F_SWAP | F_ELIDE | F_SKIP | F_SUBST) ||
 			    !(len = copy_group(c, pc, sp->end, &kind, &mask)))
 				continue;
-			d = c->insns[pc].dst_reg;
-			s = c->insns[pc].src_reg;
+			d = c->jp.insns[pc].dst_reg;
+			s = c->jp.insns[pc].src_reg;
 			for (uint32_t j = pc + (uint32_t)len; j < sp->end; j++) {
-				const struct bpf_insn *nj = &c->insns[j];
+				const struct bpf_insn *nj = &c->jp.insns[j];
 				uint16_t u, df;
 
 				if (c->flags[j] & (F_TARGET | F_SWAP | F_ELIDE | F_SKIP))
@@ -702,8 +675,8 @@ static void subst(struct jit_ctx *c, uint32_t *grp_of_dst, uint32_t *grp_of_src)
 	}
 	/* a 64-bit register compare needs both sides replaced; otherwise
 	 * put the copy back */
-	for (uint32_t j = 0; j < c->n; j++) {
-		const struct bpf_insn *nj = &c->insns[j];
+	for (uint32_t j = 0; j < c->jp.n; j++) {
+		const struct bpf_insn *nj = &c->jp.insns[j];
 		bool one_sided;
 
 		if (!(c->flags[j] & F_SUBST) || !is_cond_jump(nj) || insn_class(nj) != BPF_JMP ||
@@ -742,7 +715,7 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
-	if (c->priv && s == 0) {
+	if (c->jp.priv && s == 0) {
 		emit_private_main_prologue(c);
 		return;
 	}
@@ -755,7 +728,7 @@ static void emit_prologue(struct jit_ctx *c, uint32_t s)
 	for (unsigned k = 0; k < sizeof(saved_order); k++)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_push(&c->b, saved_order[k]);
-	if (s == 0 && c->has_callx) {
+	if (s == 0 && c->jp.has_callx) {
 		/* a helper may run another program on this thread: keep the
 		 * outer run's unwind point and put it back on the way out */
 		emit_fs_prefix_modrm(c, false, false, 0xff, 6); /* push fs:[entry_sp] */
@@ -790,26 +763,26 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 			emit_push(b, saved_order[k]);
 
 	emit_fs_prefix_modrm(c, false, true, 0x8b, RBP); /* mov rbp, fs:[slot] */
-	emit_u32(b, (uint32_t)c->priv_slot);
+	emit_u32(b, (uint32_t)c->jp.priv_slot);
 	emit_test_rr(b, true, RBP, RBP);
 	j_have = emit_local_jcc(c, CC_NE);
 	emit_push(b, RDI);
 	emit_push(b, RSI);
-	emit_mov_imm64(b, RDI, (uint64_t)(uintptr_t)c->prog);
+	emit_mov_imm64(b, RDI, (uint64_t)(uintptr_t)c->jp.prog);
 	emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_privstack_enter_slow);
 	emit_pop(b, RSI);
 	emit_pop(b, RDI);
 	emit_mov_rr(b, true, RBP, RAX);
 	emit_test_rr(b, true, RAX, RAX);
 	j_got = emit_local_jcc(c, CC_NE);
-	c->priv_release = false;
+	c->jp.priv_release = false;
 	emit_frame_teardown(c, 0);
-	c->priv_release = true;
+	c->jp.priv_release = true;
 	emit1(b, 0xc3);
 	patch_local(c, j_have);
 	patch_local(c, j_got);
 	emit_fs_prefix_modrm(c, false, true, 0xc7, 0); /* mov qword fs:[slot], 0 */
-	emit_u32(b, (uint32_t)c->priv_slot);
+	emit_u32(b, (uint32_t)c->jp.priv_slot);
 	emit_u32(b, 0);
 	/* the unwind point, in the stack's own C area: no outer value to
 	 * save and restore */
@@ -824,9 +797,9 @@ static void emit_private_main_teardown(struct jit_ctx *c)
 {
 	const struct func_frame *f = &c->frames[0];
 
-	if (c->priv_release) {
+	if (c->jp.priv_release) {
 		emit_fs_prefix_modrm(c, false, true, 0x89, RBP); /* mov fs:[slot], rbp */
-		emit_u32(&c->b, (uint32_t)c->priv_slot);
+		emit_u32(&c->b, (uint32_t)c->jp.priv_slot);
 	}
 	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
 		if (f->saved_mask & (1u << saved_order[k]))
@@ -840,11 +813,11 @@ static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 {
 	const struct func_frame *f = &c->frames[s];
 
-	if (c->priv && s == 0) {
+	if (c->jp.priv && s == 0) {
 		emit_private_main_teardown(c);
 		return;
 	}
-	if (s == 0 && c->has_callx) {
+	if (s == 0 && c->jp.has_callx) {
 		emit_fs_prefix_modrm(c, false, false, 0x8f, 0); /* pop fs:[entry_sp] */
 		emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
 	}
@@ -870,16 +843,16 @@ static void emit_abort_stub(struct jit_ctx *c)
 {
 	const struct func_frame *f = &c->frames[0];
 
-	if (c->priv) {
+	if (c->jp.priv) {
 		/* private stack: a guard-page fault resumes here too (the
 		 * SIGSEGV handler sets rsp = entry_sp); rbp is unknown, so
 		 * the stack is given back by C */
-		emit_mov_imm64(&c->b, RDI, (uint64_t)(uintptr_t)c->prog);
+		emit_mov_imm64(&c->b, RDI, (uint64_t)(uintptr_t)c->jp.prog);
 		emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_privstack_release);
 		emit_mov_rr(&c->b, true, RSP, RAX); /* the entry rsp it returns */
-		c->priv_release = false;
+		c->jp.priv_release = false;
 		emit_frame_teardown(c, 0);
-		c->priv_release = true;
+		c->jp.priv_release = true;
 		emit_rr(&c->b, false, 0x31, RAX, RAX);
 		emit1(&c->b, 0xc3);
 		return;
@@ -1028,7 +1001,7 @@ static void emit_shift(struct jit_ctx *c, const struct bpf_insn *insn, enum x86_
 			emit_zext(c, insn->dst_reg);
 		return;
 	}
-	int src = R(c->flags[c->pc] & F_SUBST ? (uint8_t)c->src_sub[c->pc] : insn->src_reg);
+	int src = R(c->flags[c->jp.pc] & F_SUBST ? (uint8_t)c->src_sub[c->jp.pc] : insn->src_reg);
 
 	if (c->bmi2) {
 		int pp = op == SH_SHL ? 1 : op == SH_SAR ? 2 : 3;
@@ -1111,7 +1084,7 @@ static void emit_endian(struct jit_ctx *c, const struct bpf_insn *insn)
 		}
 		break;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad byte-swap width %d", c->pc, insn->imm);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "bad byte-swap width %d", insn->imm);
 	}
 }
 
@@ -1136,7 +1109,7 @@ static void emit_movsx(struct jit_ctx *c, const struct bpf_insn *insn)
 			emit_mov_rr(b, false, dst, src);
 		break;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: bad movsx width %d", c->pc, insn->off);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "bad movsx width %d", insn->off);
 	}
 }
 
@@ -1146,13 +1119,13 @@ static void emit_movsx(struct jit_ctx *c, const struct bpf_insn *insn)
 static const struct bpf_insn *foldable_at(const struct jit_ctx *c, uint32_t k)
 {
 	for (uint32_t i = 1; i <= k; i++) {
-		uint32_t next = c->pc + i;
+		uint32_t next = c->jp.pc + i;
 
-		if (next >= c->prog->subprogs[c->sub].end ||
+		if (next >= c->jp.prog->subprogs[c->jp.sub].end ||
 		    (c->flags[next] & (F_TARGET | F_SWAP | F_ELIDE | F_SKIP | F_SUBST)))
 			return NULL;
 	}
-	return &c->insns[c->pc + k];
+	return &c->jp.insns[c->jp.pc + k];
 }
 
 static const struct bpf_insn *foldable_next(const struct jit_ctx *c)
@@ -1169,7 +1142,7 @@ static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, ui
 
 static int try_fold_extend(struct jit_ctx *c, uint8_t dst, uint8_t src, uint32_t at)
 {
-	const struct bpf_insn *lsh = at ? foldable_at(c, at) : &c->insns[c->pc];
+	const struct bpf_insn *lsh = at ? foldable_at(c, at) : &c->jp.insns[c->jp.pc];
 	const struct bpf_insn *rsh = foldable_at(c, at + 1);
 	int n;
 
@@ -1207,7 +1180,7 @@ static int try_fold_rotate(struct jit_ctx *c, const struct bpf_insn *insn)
 	if (k <= 0 || k >= 64 || !is_alu64_k(lsh, BPF_LSH, b, 64 - k) ||
 	    or->code != (BPF_ALU64 | BPF_OR | BPF_X) || or->dst_reg != b || or->src_reg != a)
 		return 0;
-	if (c->live_out[c->pc + 3] & (1u << a)) {
+	if (c->live_out[c->jp.pc + 3] & (1u << a)) {
 		emit_mov_rr(&c->b, true, R(a), R(b));
 		emit_shift_ri(&c->b, true, SH_SHR, R(a), (uint8_t)k);
 	}
@@ -1372,7 +1345,7 @@ static int translate_alu(struct jit_ctx *c, const struct bpf_insn *insn)
 		emit_endian(c, insn);
 		return 1;
 	}
-	c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown ALU opcode 0x%02x", c->pc, insn->code);
+	bpfrt_jit_fail(&c->jp, -EINVAL, "unknown ALU opcode 0x%02x", insn->code);
 	return 1;
 }
 
@@ -1397,7 +1370,7 @@ static int try_fold_mem_rmw(struct jit_ctx *c, const struct bpf_insn *insn)
 	    op->dst_reg != d || op->off != 0 ||
 	    (insn_src(op) == BPF_X && (op->src_reg == d || op->src_reg == BPF_R10)) ||
 	    st->code != (BPF_STX | size | BPF_MEM) || st->dst_reg != b || st->src_reg != d ||
-	    st->off != insn->off || (c->live_out[c->pc + 2] & RBIT(d)))
+	    st->off != insn->off || (c->live_out[c->jp.pc + 2] & RBIT(d)))
 		return 0;
 	switch (insn_op(op)) {
 	case BPF_ADD: case BPF_SUB: case BPF_OR: case BPF_AND: case BPF_XOR:
@@ -1554,7 +1527,7 @@ static void translate_atomic(struct jit_ctx *c, const struct bpf_insn *insn)
 		return;
 	}
 	}
-	c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown atomic operation 0x%x", c->pc, insn->imm);
+	bpfrt_jit_fail(&c->jp, -EINVAL, "unknown atomic operation 0x%x", insn->imm);
 }
 
 /* ---- jumps and calls -------------------------------------------------- */
@@ -1584,7 +1557,7 @@ static int jmp_cc(uint8_t op)
 static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int dst_sub, int src_sub,
 			  int prev_zf_reg, bool prev_zf_w32)
 {
-	const struct bpf_insn *insn = &c->insns[jpc];
+	const struct bpf_insn *insn = &c->jp.insns[jpc];
 	struct x86_buf *b = &c->b;
 	int cmp_reg = dst_sub >= 0 ? R((uint8_t)dst_sub) : -1;
 	bool is64 = insn_class(insn) == BPF_JMP && dst_sub < 0 && src_sub < 0;
@@ -1596,13 +1569,13 @@ static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int dst_sub, int src_
 	int consumed = 1;
 
 	if (cc < 0) {
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
+		c->jp.err = bpfrt_err(-EINVAL, "jit: insn %u: unknown jump opcode 0x%02x",
 				   jpc, insn->code);
 		return 1;
 	}
 	if (target == jpc + 1)
 		return 1; /* both ways lead to the next instruction; compares have no effects */
-	nx = foldable_at(c, jpc - c->pc + 1);
+	nx = foldable_at(c, jpc - c->jp.pc + 1);
 	if (target == jpc + 2 && nx && insn_op(nx) == BPF_JA &&
 	    (nx->code == (BPF_JMP | BPF_JA) || insn_is_gotol(nx))) {
 		/* jump over a jump: invert the condition instead */
@@ -1640,9 +1613,10 @@ static int emit_cond_jump(struct jit_ctx *c, uint32_t jpc, int dst_sub, int src_
 static int translate_cond_jump(struct jit_ctx *c, const struct bpf_insn *insn,
 			       int prev_zf_reg, bool prev_zf_w32)
 {
-	if (c->flags[c->pc] & F_SUBST)
-		return emit_cond_jump(c, c->pc, c->dst_sub[c->pc], c->src_sub[c->pc], -1, false);
-	return emit_cond_jump(c, c->pc, -1, -1, prev_zf_reg, prev_zf_w32);
+	if (c->flags[c->jp.pc] & F_SUBST)
+		return emit_cond_jump(c, c->jp.pc, c->dst_sub[c->jp.pc], c->src_sub[c->jp.pc], -1,
+				      false);
+	return emit_cond_jump(c, c->jp.pc, -1, -1, prev_zf_reg, prev_zf_w32);
 }
 
 /* A zero-extending copy dst = (u32)src that only feeds the conditional
@@ -1655,7 +1629,7 @@ static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, ui
 	uint8_t op;
 
 	if (!j || !insn_is_jump_class(j) || !insn_is_branch(j) || insn_op(j) == BPF_JA ||
-	    j->dst_reg != dst || insn_src(j) != BPF_K || (c->live_out[c->pc + at] & (1u << dst)))
+	    j->dst_reg != dst || insn_src(j) != BPF_K || (c->live_out[c->jp.pc + at] & (1u << dst)))
 		return 0;
 	op = insn_op(j);
 	/* a 64-bit compare of a zero-extended value equals the 32-bit one
@@ -1663,7 +1637,7 @@ static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, ui
 	if (insn_class(j) == BPF_JMP &&
 	    (j->imm < 0 || op == BPF_JSGT || op == BPF_JSGE || op == BPF_JSLT || op == BPF_JSLE))
 		return 0;
-	return (int)at + emit_cond_jump(c, c->pc + at, src, -1, -1, false);
+	return (int)at + emit_cond_jump(c, c->jp.pc + at, src, -1, -1, false);
 }
 
 static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1674,7 +1648,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	emit_mov_rr(b, true, TMP, R(insn->dst_reg));
 	emit_alu_ri(b, true, ALU_CMP, TMP, BPFRT_MAX_HELPER_ID - 1);
 	j_bad1 = emit_local_jcc(c, CC_A);
-	emit_mov_imm64_keep_flags(b, AUX, (uint64_t)(uintptr_t)c->prog->helpers);
+	emit_mov_imm64_keep_flags(b, AUX, (uint64_t)(uintptr_t)c->jp.prog->helpers);
 	/* rax (r0) is free: the call defines it and an abort discards it */
 	emit_rr(b, true, 0x69, RAX, TMP);
 	emit_u32(b, (uint32_t)sizeof(struct bpfrt_helper));
@@ -1685,7 +1659,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	j_done = emit_local_jcc(c, -1);
 	patch_local(c, j_bad1);
 	patch_local(c, j_bad2);
-	emit_store_run_state_imm32(c, offsetof(struct bpfrt_run_state, abort_pc), c->pc);
+	emit_store_run_state_imm32(c, offsetof(struct bpfrt_run_state, abort_pc), c->jp.pc);
 	emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, abort_arg), TMP);
 	emit_store_run_state_imm32(c, offsetof(struct bpfrt_run_state, abort_err), ENOENT);
 	/* the stub's distance is out of this instruction's control: rel32 */
@@ -1708,7 +1682,7 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit_mov_rr(b, true, TMP, RAX);
 	emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, tail_call_ctx), RDI);
 	emit_rr(b, false, 0x31, RSI, RSI);
-	emit_frame_teardown(c, c->sub);
+	emit_frame_teardown(c, c->jp.sub);
 	emit_rr(b, false, 0xff, 4, TMP); /* jmp r11 */
 	patch_local(c, j_fail);
 	emit_mov_imm64(b, RAX, (uint64_t)(int64_t)-ENOENT);
@@ -1719,8 +1693,8 @@ static void translate_tail_call(struct jit_ctx *c)
  * or change it). */
 static void emit_private_call(struct jit_ctx *c, int s)
 {
-	uint32_t own = c->prog->subprogs[c->sub].stack_depth;
-	bool move = c->priv && own;
+	uint32_t own = c->jp.prog->subprogs[c->jp.sub].stack_depth;
+	bool move = c->jp.priv && own;
 
 	if (move)
 		emit_alu_ri(&c->b, true, ALU_SUB, RBP, (int32_t)own);
@@ -1732,28 +1706,22 @@ static void emit_private_call(struct jit_ctx *c, int s)
 
 static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 {
-	if (insn->src_reg == BPF_PSEUDO_CALL) {
-		int64_t t = (int64_t)c->pc + 1 + insn->imm;
-		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+	bpfrt_helper_fn fn;
 
-		if (s < 0) {
-			c->err = bpfrt_err(-EINVAL, "jit: insn %u: local call to a non-subprogram", c->pc);
-			return;
-		}
-		emit_private_call(c, s);
+	if (insn->src_reg == BPF_PSEUDO_CALL) {
+		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+
+		if (s < 0)
+			bpfrt_jit_fail(&c->jp, -EINVAL, "local call to a non-subprogram");
+		else
+			emit_private_call(c, s);
 		return;
 	}
-	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
-	    c->prog->helpers[insn->imm].fn == bpfrt_helper_tail_call) {
+	fn = bpfrt_jit_helper(&c->jp, insn);
+	if (fn == bpfrt_helper_tail_call)
 		translate_tail_call(c);
-		return;
-	}
-	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
-	    c->prog->helpers[insn->imm].fn) {
-		emit_call_abs(c, (uint64_t)(uintptr_t)c->prog->helpers[insn->imm].fn);
-		return;
-	}
-	c->err = bpfrt_err(-EINVAL, "jit: insn %u: call to unknown helper %d", c->pc, insn->imm);
+	else if (fn)
+		emit_call_abs(c, (uint64_t)(uintptr_t)fn);
 }
 
 /* lddw; a BPF_PSEUDO_FUNC source loads the callee's native address. */
@@ -1762,12 +1730,10 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 	int dst = R(insn->dst_reg);
 
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {
-		int64_t t = (int64_t)c->pc + 1 + insn->imm;
-		int s = t >= 0 && t < c->n ? bpfrt_prog_subprog_at(c->prog, (uint32_t)t) : -1;
+		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
 
 		if (s < 0) {
-			c->err = bpfrt_err(-EINVAL, "jit: insn %u: function reference to a non-subprogram",
-					   c->pc);
+			bpfrt_jit_fail(&c->jp, -EINVAL, "function reference to a non-subprogram");
 			return;
 		}
 		/* fixed-size movabs: the address is only known in the last passes */
@@ -1847,21 +1813,21 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	int consumed = 1;
 
 	c->zf_reg = -1;
-	if (c->flags[c->pc] & F_TARGET) {
+	if (c->flags[c->jp.pc] & F_TARGET) {
 		prev_zf = -1;
 		c->zext = 0;
 	}
-	if ((c->flags[c->pc] & F_SKIP) && c->skip_len[c->pc]) {
+	if ((c->flags[c->jp.pc] & F_SKIP) && c->skip_len[c->jp.pc]) {
 		/* its only reader reads the source instead */
 		c->zext &= (uint16_t)~RBIT(insn->dst_reg);
-		return c->skip_len[c->pc];
+		return c->skip_len[c->jp.pc];
 	}
-	if (c->flags[c->pc] & F_ELIDE) {
+	if (c->flags[c->jp.pc] & F_ELIDE) {
 		/* s = d after "s op= d": s already holds the value */
 		update_zext(c, insn);
 		return 1;
 	}
-	if (c->flags[c->pc] & F_SWAP) {
+	if (c->flags[c->jp.pc] & F_SWAP) {
 		int d = R(insn->dst_reg), s = R(insn->src_reg);
 
 		if (insn_op(insn) == BPF_MUL)
@@ -1875,7 +1841,7 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 		return 1;
 	}
 	if ((insn_class(insn) == BPF_ALU || insn_class(insn) == BPF_ALU64 || insn_is_lddw(insn)) &&
-	    !(c->live_out[c->pc] & RBIT(insn->dst_reg))) {
+	    !(c->live_out[c->jp.pc] & RBIT(insn->dst_reg))) {
 		/* the value is never read: nothing to compute */
 		c->zext &= (uint16_t)~RBIT(insn->dst_reg);
 		return insn_is_lddw(insn) ? 2 : 1;
@@ -1902,9 +1868,9 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 			translate_stx(c, insn);
 		break;
 	case BPF_LD:
-		if (!insn_is_lddw(insn) || c->pc + 1 >= c->n) {
-			c->err = bpfrt_err(-EINVAL, "jit: insn %u: unsupported load opcode 0x%02x",
-					   c->pc, insn->code);
+		if (!insn_is_lddw(insn) || c->jp.pc + 1 >= c->jp.n) {
+			bpfrt_jit_fail(&c->jp, -EINVAL, "unsupported load opcode 0x%02x",
+				       insn->code);
 			break;
 		}
 		translate_lddw(c, insn);
@@ -1914,9 +1880,9 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 	case BPF_JMP32:
 		switch (insn_op(insn)) {
 		case BPF_JA: {
-			int64_t t = insn_branch_target(insn, c->pc);
+			int64_t t = insn_branch_target(insn, c->jp.pc);
 
-			if (t != c->pc + 1)
+			if (t != c->jp.pc + 1)
 				emit_jump_to(c, -1, c->jp.prev.start[t]);
 			break;
 		}
@@ -1927,14 +1893,14 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 				translate_call(c, insn);
 			break;
 		case BPF_EXIT:
-			emit_epilogue(c, c->sub);
+			emit_epilogue(c, c->jp.sub);
 			break;
 		default:
 			consumed = translate_cond_jump(c, insn, prev_zf, prev_zf_w32);
 		}
 		break;
 	default:
-		c->err = bpfrt_err(-EINVAL, "jit: insn %u: unknown opcode 0x%02x", c->pc, insn->code);
+		bpfrt_jit_fail(&c->jp, -EINVAL, "unknown opcode 0x%02x", insn->code);
 	}
 	if (insn_is_lddw(insn))
 		update_zext(c, insn);
@@ -1948,15 +1914,13 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 
 #define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
 
-static int x86_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
+static void x86_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
 	struct jit_ctx *c = CTX(jp);
 
-	c->sub = s;
 	emit_prologue(c, s);
 	c->zf_reg = -1;
 	c->zext = 0;
-	return c->err;
 }
 
 static void x86_pad_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
@@ -1975,20 +1939,12 @@ static void x86_pad_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 
 static int x86_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
-	struct jit_ctx *c = CTX(jp);
-	int used;
-
-	c->pc = pc;
-	used = translate_insn(c, &c->insns[pc]);
-	return c->err ? c->err : used;
+	return translate_insn(CTX(jp), &jp->insns[pc]);
 }
 
-static int x86_emit_abort_stub(struct bpfrt_jit_passes *jp)
+static void x86_emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
-	struct jit_ctx *c = CTX(jp);
-
-	emit_abort_stub(c);
-	return c->err;
+	emit_abort_stub(CTX(jp));
 }
 
 static void x86_shrink(struct bpfrt_jit_passes *jp)
@@ -2010,6 +1966,7 @@ static const struct bpfrt_jit_arch x86_arch = {
 	.image_align = IMAGE_ALIGN,
 	.addr_dependent = true,
 	.fill_traps = x86_fill_traps,
+	.frame_size = sizeof(struct func_frame),
 	.emit_prologue = x86_emit_prologue,
 	.pad_insn = x86_pad_insn,
 	.emit_insn = x86_emit_insn,
@@ -2020,64 +1977,43 @@ static const struct bpfrt_jit_arch x86_arch = {
 static int x86_compile(struct bpfrt_prog *prog)
 {
 	struct jit_ctx c = {
-		.prog = prog,
-		.insns = prog->insns,
-		.n = prog->insn_cnt,
 		.bmi2 = cpu_has_leaf7_ebx(8),
 		.bmi1 = cpu_has_leaf7_ebx(3),
 		.zf_reg = -1,
-		.tp_off = bpfrt_run_state_tp_offset(),
-		.priv = prog->privstack,
-		.priv_release = true,
 	};
+	uint32_t n = prog->insn_cnt;
+	uint32_t *gd = NULL, *gs = NULL;
 	int err;
 
 	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &x86_arch, &c.b.p, &c.b.len)))
 		goto out;
-	if (c.priv)
-		c.priv_slot = (int32_t)bpfrt_privstack_slot_tp_offset(prog->privstack_id);
-	c.flags = calloc(c.n + 1, 1);
-	c.live_out = calloc(c.n + 1, sizeof(*c.live_out));
-	c.dst_sub = malloc(c.n + 1);
-	c.src_sub = malloc(c.n + 1);
-	c.skip_len = calloc(c.n + 1, 1);
-	if (c.dst_sub && c.src_sub) {
-		memset(c.dst_sub, -1, c.n + 1);
-		memset(c.src_sub, -1, c.n + 1);
-	}
-	c.frames = calloc(prog->subprog_cnt, sizeof(*c.frames));
-	if (!c.flags || !c.frames || !c.live_out || !c.dst_sub || !c.src_sub || !c.skip_len) {
+	c.frames = c.jp.frames;
+	c.flags = calloc(n + 1, 1);
+	c.live_out = calloc(n + 1, sizeof(*c.live_out));
+	c.dst_sub = malloc(n + 1);
+	c.src_sub = malloc(n + 1);
+	c.skip_len = calloc(n + 1, 1);
+	gd = calloc(n + 1, sizeof(uint32_t));
+	gs = calloc(n + 1, sizeof(uint32_t));
+	if (!c.flags || !c.live_out || !c.dst_sub || !c.src_sub || !c.skip_len || !gd || !gs) {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
 		goto out;
 	}
+	memset(c.dst_sub, -1, n + 1);
+	memset(c.src_sub, -1, n + 1);
 	if ((err = prescan(&c)) || (err = compute_liveness(&c)))
 		goto out;
 	coalesce(&c);
-	{
-		uint32_t *gd = calloc(c.n + 1, sizeof(uint32_t)), *gs = calloc(c.n + 1, sizeof(uint32_t));
-
-		if (!gd || !gs) {
-			free(gd);
-			free(gs);
-			err = bpfrt_err(-ENOMEM, "jit: out of memory");
-			goto out;
-		}
-		subst(&c, gd, gs);
-		free(gd);
-		free(gs);
-	}
-	c.jp.abort_stub = c.has_callx || c.priv;
-	if ((err = bpfrt_jit_build(&c.jp)))
-		goto out;
-	if (c.priv)
-		bpfrt_privstack_set_jit_info(prog, c.jp.base + c.jp.prev.abort_off);
+	subst(&c, gd, gs);
+	err = bpfrt_jit_build(&c.jp);
 out:
+	free(gd);
+	free(gs);
 	free(c.flags);
 	free(c.live_out);
 	free(c.dst_sub);
 	free(c.src_sub);
 	free(c.skip_len);
-	free(c.frames);
 	bpfrt_jit_passes_free(&c.jp);
 	return err;
 }
