@@ -400,6 +400,37 @@ TEST(every_project_bpf_program_verifies)
 	CHECK(cnt >= 30, "only %d programs found", cnt);
 }
 
+/* The seed's private-stack benchmark loop (lookup / update if missing /
+ * delete) with batch_iters = 4096, as the kernel accepts it: each
+ * iteration's NULL and non-NULL paths must rejoin through pruning, past the
+ * per-insn state cap (it hit the 1M limit from 511 iterations on). */
+TEST(long_loop_of_map_calls_verifies)
+{
+	static char log[1 << 16];
+	char path[PATH_MAX];
+	struct bpfrt_object *obj = NULL;
+	struct bpfrt_prog *p;
+	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = sizeof(log),
+					.log_level = 1 };
+	int *iters;
+
+	snprintf(path, sizeof(path), "%s/../../bench/progs/private_stack.bpf.o", tl_prog_path(""));
+	if (bpfrt_object_open(path, NULL, &obj))
+		SKIP("%s: %s", path, bpfrt_last_error());
+	iters = bpfrt_object_global(obj, "batch_iters", NULL);
+	REQUIRE(iters);
+	*iters = 4096;
+	REQUIRE(!bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
+			.sz = sizeof(struct bpfrt_object_load_opts), .trusted = true }),
+		"%s", bpfrt_last_error());
+	p = bpfrt_object_find_prog(obj, "stack0");
+	REQUIRE(p);
+	CHECK(!bpfrt_prog_verify(p, &vo), "%s", bpfrt_last_error());
+	printf("# batch_iters 4096: %llu insns processed, %u states\n",
+	       (unsigned long long)vo.insn_processed, vo.states);
+	bpfrt_object_close(obj);
+}
+
 /* ---- log and CLI-facing API ------------------------------------------------------ */
 
 TEST(log_names_insn_disassembly_and_state)

@@ -431,13 +431,15 @@ static void setup_ctx(struct venv *env, uint32_t ctx_size)
 		env->ctx_size = 8 * tracepoint_nargs(env->prog);
 		break;
 	case BPFRT_PROG_FENTRY:
-	case BPFRT_PROG_FMOD_RET:
 	case BPFRT_PROG_FENTRY_MULTI:
 		env->ctx_size = 6 * 8; /* the trampoline frame holds 6 arguments */
 		env->ctx_u64_only = true;
 		break;
 	case BPFRT_PROG_FEXIT:
-		env->ctx_size = 7 * 8; /* and the return value */
+	case BPFRT_PROG_FMOD_RET:
+		/* and the return value (so far); attach checks the slot
+		 * against the target's argument count */
+		env->ctx_size = 7 * 8;
 		env->ctx_u64_only = true;
 		break;
 	case BPFRT_PROG_KPROBE:
@@ -2355,7 +2357,7 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 {
 	struct vstate *cp, *cur = env->cur, *best = NULL, **link, **oldest = NULL;
 	uint32_t cnt = 0, done = 0, anc = 0;
-	uint64_t hash = loop_hash(env, cur, insn);
+	uint64_t hash = 0;
 	int best_d = 0;
 
 	for (link = &env->explored[insn]; *link;) {
@@ -2363,6 +2365,12 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 
 		if (sl->branches) {
 			/* an ancestor: the path went round a loop */
+			/* hashes are computed when first needed (most
+			 * checkpoints never see their loop come round) */
+			if (!anc)
+				hash = loop_hash(env, cur, insn) | 1;
+			if (!sl->hash)
+				sl->hash = loop_hash(env, sl, insn) | 1;
 			if (sl->hash == hash && states_equal(env, sl, cur, insn, true)) {
 				if (cur->joined && !env->join_off)
 					return join_made_loop(env, insn);
@@ -2427,7 +2435,7 @@ static int is_state_visited(struct venv *env, uint32_t insn)
 	if (!cp)
 		return -ENOMEM;
 	cp->insn = insn;
-	cp->hash = hash;
+	cp->hash = hash;         /* 0 if not computed yet */
 	cp->branches = 1;
 	cp->parent = cur->parent;
 	cur->parent = cp;
