@@ -315,3 +315,88 @@ TEST(shared_prescan_and_state)
 	bpfrt_prog_free(plain);
 	bpfrt_prog_free(prog);
 }
+
+static struct bpfrt_prog *load_flags(const struct bpf_insn *insns, size_t n, uint32_t flags)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "frames", .flags = flags };
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());
+	return p;
+}
+
+static void frame_of(struct bpfrt_prog *prog, uint32_t s, struct bpfrt_jit_frame *fr)
+{
+	struct fake f = { .mode = FAKE_PLAIN };
+
+	memset(fr, 0xff, sizeof(*fr));
+	REQUIRE(bpfrt_jit_passes_init(&f.jp, prog, &fake_arch, &f.p, &f.len) == 0);
+	REQUIRE(bpfrt_jit_prescan(&f.jp, NULL) == 0);
+	bpfrt_jit_frame(&f.jp, s, fr);
+	bpfrt_jit_passes_free(&f.jp);
+}
+
+/* main: r6 = 1; [r10-8] = r6; callx r1; exit */
+static const struct bpf_insn with_callx[] = {
+	MOV64_IMM(BPF_R6, 1),
+	STX(BPF_DW, BPF_R10, BPF_R6, -8),
+	CALLX(BPF_R1),
+	EXIT(),
+};
+
+#define R6_R9 (1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 | 1u << BPF_R9)
+#define R10 (1u << BPF_R10)
+
+TEST(frame_decisions)
+{
+	struct bpfrt_prog *plain = load_flags(two_funcs, ARRAY_LEN(two_funcs), 0);
+	struct bpfrt_prog *cb = load_flags(with_callback, ARRAY_LEN(with_callback), 0);
+	struct bpfrt_prog *cb_priv = load_flags(with_callback, ARRAY_LEN(with_callback),
+						BPFRT_F_PRIVATE_STACK);
+	struct bpfrt_prog *cx = load_flags(with_callx, ARRAY_LEN(with_callx), 0);
+	struct bpfrt_prog *cx_priv = load_flags(with_callx, ARRAY_LEN(with_callx),
+						BPFRT_F_PRIVATE_STACK);
+	struct bpfrt_jit_frame fr;
+
+	REQUIRE(plain && cb && cb_priv && cx && cx_priv);
+	REQUIRE(cb_priv->privstack && cx_priv->privstack && !cx->privstack);
+
+	/* plain main: calls, saves nothing, no BPF stack */
+	frame_of(plain, 0, &fr);
+	CHECK(fr.calls && fr.saved == 0 && !fr.sets_fp && fr.stack == 0 && !fr.saves_all &&
+	      !fr.keeps_entry_sp, "saved %#x", fr.saved);
+	frame_of(plain, 1, &fr);
+	CHECK(!fr.calls && fr.saved == 0);
+
+	/* callx: main keeps the outer entry_sp and saves every callee-saved
+	 * register, r10 included (it sets it) */
+	frame_of(cx, 0, &fr);
+	CHECK(fr.saves_all && fr.keeps_entry_sp && fr.sets_fp && fr.calls);
+	CHECK(fr.saved == (R6_R9 | R10), "saved %#x", fr.saved);
+	CHECK(fr.stack == cx->subprogs[0].stack_depth && fr.stack >= 8, "%u", fr.stack);
+
+	/* private stack: no BPF stack on the native stack, r10 claimed (saved,
+	 * not set), the claim's slow path is a call, the entry sp is not kept */
+	frame_of(cx_priv, 0, &fr);
+	CHECK(fr.saves_all && !fr.keeps_entry_sp && !fr.sets_fp && fr.calls && fr.stack == 0);
+	CHECK(fr.saved == (R6_R9 | R10), "saved %#x", fr.saved);
+
+	/* a callback keeps a native frame for its whole chain with a private
+	 * stack, and is an ordinary function without one */
+	frame_of(cb_priv, 1, &fr);
+	CHECK(fr.sets_fp && fr.saved == R10 && fr.stack == cb_priv->subprogs[1].chain_depth &&
+	      !fr.saves_all, "saved %#x stack %u", fr.saved, fr.stack);
+	frame_of(cb_priv, 0, &fr);
+	CHECK(fr.saves_all, "private main of two functions restores everything");
+	CHECK(fr.saved == (R6_R9 | R10) && !fr.sets_fp && fr.calls, "saved %#x", fr.saved);
+	frame_of(cb, 1, &fr);
+	CHECK(!fr.sets_fp && fr.saved == 0 && fr.stack == 0, "saved %#x", fr.saved);
+	frame_of(cb, 0, &fr);
+	CHECK(!fr.saves_all && fr.saved == 0, "saved %#x", fr.saved);
+
+	bpfrt_prog_free(plain);
+	bpfrt_prog_free(cb);
+	bpfrt_prog_free(cb_priv);
+	bpfrt_prog_free(cx);
+	bpfrt_prog_free(cx_priv);
+}

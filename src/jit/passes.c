@@ -366,6 +366,31 @@ int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks)
 	return 0;
 }
 
+void bpfrt_jit_frame(const struct bpfrt_jit_passes *jp, uint32_t s, struct bpfrt_jit_frame *f)
+{
+	const struct bpfrt_subprog *sp = &jp->prog->subprogs[s];
+	const uint16_t r6_r9 = 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 | 1u << BPF_R9;
+	const uint16_t r10 = 1u << BPF_R10;
+	bool priv_main = jp->priv && s == 0;
+	bool calls;
+	uint16_t regs = bpfrt_jit_subprog_regs(jp->prog, sp, &calls);
+
+	f->saves_all = s == 0 && (jp->has_callx || (jp->priv && jp->prog->subprog_cnt > 1));
+	f->calls = calls || priv_main;
+	if (jp->priv) {
+		/* r10 comes from the caller as is, except in callbacks */
+		f->sets_fp = jp->callback[s];
+		f->stack = jp->callback[s] ? sp->chain_depth : 0;
+	} else {
+		f->sets_fp = sp->stack_depth || (regs & r10) || f->saves_all;
+		f->stack = sp->stack_depth;
+	}
+	f->saved = (uint16_t)((regs & r6_r9) | (f->saves_all ? r6_r9 : 0) |
+			      (f->sets_fp || priv_main ? r10 : 0));
+	/* with a private stack the entry sp lives in the stack's C area */
+	f->keeps_entry_sp = s == 0 && jp->has_callx && !jp->priv;
+}
+
 int bpfrt_jit_callee(const struct bpfrt_jit_passes *jp, uint32_t pc, const struct bpf_insn *insn)
 {
 	int64_t t = (int64_t)pc + 1 + insn->imm;

@@ -114,6 +114,28 @@ void bpfrt_jit_fail(struct bpfrt_jit_passes *jp, int err, const char *fmt, ...)
  * and whether subprogram 0 gets an abort stub. Returns 0 or -EINVAL. */
 int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks);
 
+/* What every backend decides the same way about a subprogram's frame;
+ * each turns it into its own registers and layout. */
+struct bpfrt_jit_frame {
+	/* BPF registers among r6-r10 whose native registers the function
+	 * saves: r10 when it sets r10, and in private main, which claims it
+	 * over the host's value */
+	uint16_t saved;
+	/* main restores every callee-saved register itself: the abort stub
+	 * (or a private stack's guard-page fault) unwinds past subprogram
+	 * epilogues */
+	bool saves_all;
+	bool calls;             /* helpers, kfuncs, subprograms, callx, the claim's slow path */
+	bool sets_fp;           /* r10 points at a BPF stack on the native stack */
+	bool keeps_entry_sp;    /* main with callx: the outer run's entry_sp is kept */
+	/* BPF stack bytes on the native stack, not rounded: the function's
+	 * own; with a private stack a callback's whole chain (a helper calls
+	 * it on the native stack), else none */
+	uint32_t stack;
+};
+
+void bpfrt_jit_frame(const struct bpfrt_jit_passes *jp, uint32_t s, struct bpfrt_jit_frame *f);
+
 /* The subprogram a local call or a BPF_PSEUDO_FUNC lddw at pc names, or -1. */
 int bpfrt_jit_callee(const struct bpfrt_jit_passes *jp, uint32_t pc, const struct bpf_insn *insn);
 

@@ -334,8 +334,10 @@ static void set_saved_regs(struct func_frame *f, uint16_t used)
 	}
 }
 
-static int prescan_private(struct jit_ctx *c);
-
+/* Private stack: main saves the host's x25 and (if the fault unwind can
+ * skip subprogram epilogues) x19-x22; subprograms neither save nor set
+ * x25 and keep no BPF stack on the native stack, except callbacks
+ * (bpfrt_jit_frame). */
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->jp.prog;
@@ -343,59 +345,20 @@ static int prescan(struct jit_ctx *c)
 
 	if (err)
 		return err;
-	if (c->jp.priv)
-		return prescan_private(c);
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
-		uint16_t used = bpfrt_jit_subprog_regs(prog, sp, NULL);
+		struct bpfrt_jit_frame fr;
 
-		if (sp->stack_depth)
-			used |= 1u << BPF_R10;
-		/* The abort stub unwinds through subprogram frames without
-		 * their epilogues: main restores every callee-saved register. */
-		if (s == 0 && c->jp.has_callx)
-			used |= 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 | 1u << BPF_R9 |
-				1u << BPF_R10;
-		f->uses_fp = used & (1u << BPF_R10);
-		set_saved_regs(f, used);
-		f->stack = (sp->stack_depth + 15) & ~15u;
-		if (f->stack > 4095)
+		bpfrt_jit_frame(&c->jp, s, &fr);
+		f->uses_fp = fr.sets_fp;
+		set_saved_regs(f, fr.saved);
+		f->stack = (fr.stack + 15) & ~15u;
+		if (!c->jp.priv && f->stack > 4095)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: stack of %u bytes", s,
-					 sp->stack_depth);
-	}
-	return 0;
-}
-
-/* Private stack: main saves the host's x25 and (if the fault unwind can
- * skip subprogram epilogues) x19-x22; subprograms neither save nor set
- * x25 and keep no BPF stack on the native stack, except callbacks, which
- * a helper calls with its own x25: they get a native frame big enough
- * for their whole chain. */
-static int prescan_private(struct jit_ctx *c)
-{
-	struct bpfrt_prog *prog = c->jp.prog;
-
-	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
-		struct func_frame *f = &c->frames[s];
-		uint16_t used = bpfrt_jit_subprog_regs(prog, sp, NULL);
-
-		used &= (uint16_t)~(1u << BPF_R10);
-		if (s == 0) {
-			used |= 1u << BPF_R10;
-			if (prog->subprog_cnt > 1 || c->jp.has_callx)
-				used |= 1u << BPF_R6 | 1u << BPF_R7 | 1u << BPF_R8 |
-					1u << BPF_R9;
-		} else if (c->jp.callback[s]) {
-			used |= 1u << BPF_R10;
-		}
-		f->uses_fp = c->jp.callback[s];
-		set_saved_regs(f, used);
-		f->stack = c->jp.callback[s] ? (sp->chain_depth + 15) & ~15u : 0;
+					 fr.stack);
 		if (f->stack >= 1u << 24)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: callback chain of %u bytes",
-					 s, sp->chain_depth);
+					 s, fr.stack);
 	}
 	return 0;
 }

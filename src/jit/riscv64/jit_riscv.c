@@ -81,8 +81,6 @@ static const uint8_t reg_map[BPF_NREGS] = {
 
 /* Registers a function may save, in slot order. */
 static const uint8_t saved_order[] = { RV_RA, RV_S1, RV_S2, RV_S3, RV_S4, RV_S5 };
-#define SAVED_ALL ((1u << RV_RA) | (1u << RV_S1) | (1u << RV_S2) | (1u << RV_S3) | \
-		   (1u << RV_S4) | (1u << RV_S5))
 
 #define MAX_INSN_CODE   256 /* room reserved per BPF instruction */
 
@@ -305,6 +303,10 @@ static int mem_operand(struct jit_ctx *c, int base, int32_t off, int32_t *disp)
 
 /* ---- prescan ---------------------------------------------------------- */
 
+/* ra is saved where the function calls (the private claim's slow path
+ * too) and s1-s5 where bpfrt_jit_frame says; a saved s5 is this
+ * function's BPF r10, except in private main, where it is claimed from
+ * the slot. */
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->jp.prog;
@@ -313,45 +315,22 @@ static int prescan(struct jit_ctx *c)
 	if (err)
 		return err;
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
-		bool calls;
-		uint32_t used = bpfrt_jit_map_regs(bpfrt_jit_subprog_regs(prog, sp, &calls), reg_map);
+		struct bpfrt_jit_frame fr;
+		uint32_t used;
 
-		if (calls)
+		bpfrt_jit_frame(&c->jp, s, &fr);
+		used = bpfrt_jit_map_regs(fr.saved, reg_map);
+		if (fr.calls || fr.saves_all)
 			used |= 1u << RV_RA;
-		if (!c->jp.priv) {
-			f->depth = (sp->stack_depth + 7) & ~7u;
-			if (f->depth)
-				used |= 1u << RV_S5;
-		} else if (s == 0) {
-			/* private stack: s5 is the host's until the claim, and
-			 * the claim's slow path is a call */
-			used |= 1u << RV_RA | 1u << RV_S5;
-		} else if (c->jp.callback[s]) {
-			/* private stack, callback: callees carve their frames
-			 * below this one, on the native stack */
-			f->depth = (sp->chain_depth + 7) & ~7u;
-			used |= 1u << RV_S5;
-		} else {
-			/* private stack: s5 comes from the caller, as is */
-			used &= ~(1u << RV_S5);
-		}
-		/* The abort stub unwinds through subprogram frames without
-		 * running their epilogues (a guard-page fault too): main
-		 * restores every callee-saved register itself. */
-		if (s == 0 && (c->jp.has_callx || (c->jp.priv && prog->subprog_cnt > 1)))
-			used |= SAVED_ALL;
 		for (unsigned k = 0; k < sizeof(saved_order); k++)
 			if (used & (1u << saved_order[k])) {
 				f->saved_mask |= 1u << saved_order[k];
 				f->saved_cnt++;
 			}
-		/* a saved s5 is this function's BPF r10, except in private
-		 * main, where it is claimed from the slot */
-		f->sets_fp = (used & (1u << RV_S5)) && !(c->jp.priv && s == 0);
-		/* private stack: the entry sp lives in the stack's C area */
-		f->keeps_entry_sp = s == 0 && c->jp.has_callx && !c->jp.priv;
+		f->depth = (fr.stack + 7) & ~7u;
+		f->sets_fp = fr.sets_fp;
+		f->keeps_entry_sp = fr.keeps_entry_sp;
 		f->size = (f->depth + 8 * f->saved_cnt + 8 * f->keeps_entry_sp + 15) & ~15u;
 		if (f->size > 2048)
 			return bpfrt_err(-E2BIG, "jit: subprogram %u: frame of %u bytes", s, f->size);

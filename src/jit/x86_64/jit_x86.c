@@ -284,23 +284,18 @@ static bool insn_needs_r12(const struct bpf_insn *insn)
 	return false;
 }
 
-/* x86 registers the subprogram's code uses (r12: some divisions and
- * atomics); notes in f whether it calls. */
-static uint16_t subprog_used_regs(const struct jit_ctx *c, const struct bpfrt_subprog *sp,
-				  struct func_frame *f)
+/* Some division or atomic of the subprogram needs r12. */
+static bool subprog_needs_r12(const struct jit_ctx *c, const struct bpfrt_subprog *sp)
 {
-	uint16_t bpf_regs = bpfrt_jit_subprog_regs(c->jp.prog, sp, &f->has_calls);
-	uint16_t used = (uint16_t)bpfrt_jit_map_regs(bpf_regs, reg_map);
-
 	for (uint32_t pc = sp->start; pc < sp->end; pc++) {
 		const struct bpf_insn *insn = &c->jp.insns[pc];
 
 		if (insn_needs_r12(insn))
-			used |= 1u << TMP2;
+			return true;
 		if (insn_is_lddw(insn))
 			pc++;
 	}
-	return used;
+	return false;
 }
 
 /* The callee-saved registers among used, in push order. */
@@ -321,8 +316,9 @@ static void align_for_calls(struct func_frame *f, uint32_t pushed)
 		f->sub += 8;
 }
 
-static int prescan_private(struct jit_ctx *c);
-
+/* rbp is BPF r10 and pushed only where the frame sets it or, in private
+ * main, claims it; r12 is a scratch register some functions save. With
+ * a private stack only callbacks keep a BPF stack on the native stack. */
 static int prescan(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->jp.prog;
@@ -330,55 +326,23 @@ static int prescan(struct jit_ctx *c)
 
 	if (err)
 		return err;
-	if (c->jp.priv)
-		return prescan_private(c);
-
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
 		struct func_frame *f = &c->frames[s];
-		uint16_t used = subprog_used_regs(c, sp, f);
+		struct bpfrt_jit_frame fr;
+		uint16_t used;
+		bool pushes_rbp;
 
-		f->uses_fp = sp->stack_depth > 0 || (used & (1u << RBP));
-		if (s == 0 && c->jp.has_callx) {
-			/* The abort stub unwinds through subprogram frames
-			 * without running their epilogues: main restores
-			 * every callee-saved register itself. */
-			f->uses_fp = true;
-			used |= 1u << RBX | 1u << R12 | 1u << R13 | 1u << R14 | 1u << R15;
-		}
+		bpfrt_jit_frame(&c->jp, s, &fr);
+		used = (uint16_t)bpfrt_jit_map_regs(fr.saved, reg_map);
+		if (fr.saves_all || subprog_needs_r12(c, &prog->subprogs[s]))
+			used |= 1u << TMP2;
+		pushes_rbp = fr.saved & (1u << BPF_R10);
+		f->uses_fp = fr.sets_fp;
+		f->has_calls = fr.calls;
 		set_saved_regs(f, used);
-		f->sub = (sp->stack_depth + 7) & ~7u;
-		align_for_calls(f, 8 * f->uses_fp + f->sub + 8 * f->saved_cnt +
-				   8 * (s == 0 && c->jp.has_callx));
-	}
-	return 0;
-}
-
-/* Private stack: the main function saves the host's rbp, entry_sp and
- * (if the fault unwind can skip subprogram epilogues) every callee-saved
- * register; subprograms keep no BPF stack on the native stack, except
- * callbacks, which a helper calls with its own rbp: they get a native
- * frame big enough for their whole chain. */
-static int prescan_private(struct jit_ctx *c)
-{
-	struct bpfrt_prog *prog = c->jp.prog;
-
-	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
-		const struct bpfrt_subprog *sp = &prog->subprogs[s];
-		struct func_frame *f = &c->frames[s];
-		uint16_t used = subprog_used_regs(c, sp, f);
-
-		used &= (uint16_t)~(1u << RBP);
-		if (s == 0) {
-			f->has_calls = true; /* the slow path of the claim */
-			if (prog->subprog_cnt > 1 || c->jp.has_callx)
-				used |= 1u << RBX | 1u << R12 | 1u << R13 | 1u << R14 | 1u << R15;
-		}
-		f->uses_fp = c->jp.callback[s];
-		set_saved_regs(f, used);
-		f->sub = c->jp.callback[s] ? (sp->chain_depth + 7) & ~7u : 0;
-		/* main: saved rbp and the outer entry_sp are pushed too */
-		align_for_calls(f, 8 * (f->uses_fp || s == 0) + f->sub + 8 * f->saved_cnt);
+		f->sub = (fr.stack + 7) & ~7u;
+		align_for_calls(f, 8 * pushes_rbp + f->sub + 8 * f->saved_cnt +
+				   8 * fr.keeps_entry_sp);
 	}
 	return 0;
 }
