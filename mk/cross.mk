@@ -38,7 +38,7 @@ test-$(1): deps build-$(1)
 endef
 
 # fentry trampolines and their hooked host functions are x86-64 code
-CROSS_SKIP_TESTS_arm64 := test_trampoline test_multi
+CROSS_SKIP_TESTS_arm64 := test_trampoline test_multi test_verifier_attach
 $(eval $(call cross_arch,arm64,aarch64-linux-gnu,qemu-aarch64 -cpu max))
 
 # riscv64 (make test-riscv64): Debian 12 has no riscv64 port, so there are
@@ -54,7 +54,7 @@ RISCV64_LIBS := $(CURDIR)/build-riscv64-libs
 CROSS_CC_riscv64 := riscv64-linux-gnu-gcc -I$(RISCV64_LIBS)/include \
 	-idirafter $(RISCV64_LIBS)/host-include -DBPFRT_NO_CAPSTONE
 CROSS_LDLIBS_riscv64 := -L$(RISCV64_LIBS)/lib -lbpf -lelf -lz -latomic -lpthread -lm
-CROSS_SKIP_TESTS_riscv64 := test_trampoline test_multi
+CROSS_SKIP_TESTS_riscv64 := test_trampoline test_multi test_verifier_attach
 build-riscv64: $(RISCV64_LIBS)/.done
 $(RISCV64_LIBS)/.done:
 	@mk/riscv64-libs.sh $(RISCV64_LIBS)
