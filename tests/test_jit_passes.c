@@ -290,8 +290,14 @@ TEST(shared_prescan_and_state)
 	CHECK(((const uint8_t *)f.jp.frames)[2 * 24 - 1] == 0);
 	CHECK(f.jp.insns == prog->insns && f.jp.n == prog->insn_cnt);
 	CHECK(f.jp.priv == prog->privstack && f.jp.priv_release);
-	CHECK(bpfrt_jit_callee(&f.jp, 0, &prog->insns[0]) == 1);
-	CHECK(bpfrt_jit_callee(&f.jp, 2, &prog->insns[0]) == -1, "lands past the program");
+	f.jp.pc = 0;
+	CHECK(bpfrt_jit_callee(&f.jp, &prog->insns[0]) == 1 && f.jp.err == 0);
+	f.jp.pc = 2;
+	CHECK(bpfrt_jit_callee(&f.jp, &prog->insns[0]) == -1, "lands past the program");
+	CHECK(f.jp.err == -EINVAL &&
+	      !strcmp(bpfrt_last_error(), "jit: insn 2: function reference to a non-subprogram"),
+	      "%s", bpfrt_last_error());
+	f.jp.err = 0;
 	CHECK(bpfrt_jit_prescan(&f.jp, NULL) == 0);
 	CHECK(!f.jp.callback[0] && f.jp.callback[1], "lddw of a function marks a callback");
 	CHECK(!f.jp.has_callx && f.jp.abort_stub == prog->privstack);

@@ -339,6 +339,15 @@ void bpfrt_jit_fail(struct bpfrt_jit_passes *jp, int err, const char *fmt, ...)
 
 /* ---- prescan helpers --------------------------------------------------- */
 
+/* The subprogram starting where the local call or function reference at
+ * pc points, or -1. */
+static int callee_at(const struct bpfrt_jit_passes *jp, uint32_t pc, const struct bpf_insn *insn)
+{
+	int64_t t = (int64_t)pc + 1 + insn->imm;
+
+	return t >= 0 && t < jp->n ? bpfrt_prog_subprog_at(jp->prog, (uint32_t)t) : -1;
+}
+
 int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks)
 {
 	int err = bpfrt_jit_scan_branches(jp->prog, marks, &jp->has_callx);
@@ -353,7 +362,7 @@ int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks)
 		if (!insn_is_lddw(insn))
 			continue;
 		if (insn->src_reg == BPF_PSEUDO_FUNC) {
-			int s = bpfrt_jit_callee(jp, pc, insn);
+			int s = callee_at(jp, pc, insn);
 
 			if (s > 0)
 				jp->callback[s] = true;
@@ -391,11 +400,14 @@ void bpfrt_jit_frame(const struct bpfrt_jit_passes *jp, uint32_t s, struct bpfrt
 	f->keeps_entry_sp = s == 0 && jp->has_callx && !jp->priv;
 }
 
-int bpfrt_jit_callee(const struct bpfrt_jit_passes *jp, uint32_t pc, const struct bpf_insn *insn)
+int bpfrt_jit_callee(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn)
 {
-	int64_t t = (int64_t)pc + 1 + insn->imm;
+	int s = callee_at(jp, jp->pc, insn);
 
-	return t >= 0 && t < jp->n ? bpfrt_prog_subprog_at(jp->prog, (uint32_t)t) : -1;
+	if (s < 0)
+		bpfrt_jit_fail(jp, -EINVAL, "%s to a non-subprogram",
+			       insn_is_lddw(insn) ? "function reference" : "local call");
+	return s;
 }
 
 bpfrt_helper_fn bpfrt_jit_helper(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn)

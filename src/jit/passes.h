@@ -136,8 +136,17 @@ struct bpfrt_jit_frame {
 
 void bpfrt_jit_frame(const struct bpfrt_jit_passes *jp, uint32_t s, struct bpfrt_jit_frame *f);
 
-/* The subprogram a local call or a BPF_PSEUDO_FUNC lddw at pc names, or -1. */
-int bpfrt_jit_callee(const struct bpfrt_jit_passes *jp, uint32_t pc, const struct bpf_insn *insn);
+/* The subprogram the local call or BPF_PSEUDO_FUNC lddw at jp->pc names,
+ * or -1 with the error recorded. */
+int bpfrt_jit_callee(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn);
+
+/* Private stack: how far r10 moves down around a local call from the
+ * subprogram being emitted, so the callee's frame lies below the caller's
+ * own (subprograms other than callbacks never save or set r10); 0 without. */
+static inline uint32_t bpfrt_jit_call_shift(const struct bpfrt_jit_passes *jp)
+{
+	return jp->priv ? jp->prog->subprogs[jp->sub].stack_depth : 0;
+}
 
 /* The function a helper call names, or NULL with the error recorded. */
 bpfrt_helper_fn bpfrt_jit_helper(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn);

@@ -1012,12 +1012,11 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit_mov_imm(c, true, R(BPF_R0), (uint64_t)(int64_t)-ENOENT);
 }
 
-/* Local call; with a private stack the callee's frame lies below the
- * caller's own: x25 moves down around the call (subprograms other than
- * callbacks never save or change it). */
+/* Local call; with a private stack x25 moves around it
+ * (bpfrt_jit_call_shift). */
 static void emit_local_call(struct jit_ctx *c, int s)
 {
-	uint32_t own = c->jp.priv ? c->jp.prog->subprogs[c->jp.sub].stack_depth : 0;
+	uint32_t own = bpfrt_jit_call_shift(&c->jp);
 
 	if (own)
 		emit(c, a64_addsub_imm(true, true, false, R(BPF_R10), R(BPF_R10), own, false));
@@ -1032,11 +1031,9 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 	bpfrt_helper_fn fn;
 
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
-		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+		int s = bpfrt_jit_callee(&c->jp, insn);
 
-		if (s < 0)
-			bpfrt_jit_fail(&c->jp, -EINVAL, "local call to a non-subprogram");
-		else
+		if (s >= 0)
 			emit_local_call(c, s);
 		return;
 	}
@@ -1053,12 +1050,10 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 	int dst = R(insn->dst_reg);
 
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {
-		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+		int s = bpfrt_jit_callee(&c->jp, insn);
 
-		if (s < 0) {
-			bpfrt_jit_fail(&c->jp, -EINVAL, "function reference to a non-subprogram");
+		if (s < 0)
 			return;
-		}
 		emit_mov_imm64_fixed(c, dst, c->jp.base + c->jp.prev.fstart[s]);
 		return;
 	}

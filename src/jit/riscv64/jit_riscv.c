@@ -969,18 +969,14 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 	bpfrt_helper_fn fn;
 
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
-		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+		int s = bpfrt_jit_callee(&c->jp, insn);
 		uint32_t own;
 		int64_t d;
 
-		if (s < 0) {
-			bpfrt_jit_fail(&c->jp, -EINVAL, "local call to a non-subprogram");
+		if (s < 0)
 			return;
-		}
-		/* private stack: the callee's frame lies below the caller's
-		 * own, so s5 moves down around the call (subprograms never
-		 * save or change it) */
-		own = c->jp.priv ? c->jp.prog->subprogs[c->jp.sub].stack_depth : 0;
+		/* private stack: s5 moves around the call */
+		own = bpfrt_jit_call_shift(&c->jp);
 		if (own)
 			emit_addi(&c->b, RV_S5, RV_S5, -(int32_t)own);
 		d = (int64_t)c->jp.prev.fstart[s] - prev_pos(c);
@@ -1008,14 +1004,12 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 	int rd = R(insn->dst_reg);
 
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {
-		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+		int s = bpfrt_jit_callee(&c->jp, insn);
 		uint32_t hi;
 		int32_t lo;
 
-		if (s < 0) {
-			bpfrt_jit_fail(&c->jp, -EINVAL, "function reference to a non-subprogram");
+		if (s < 0)
 			return;
-		}
 		/* pc-relative, fixed size: right wherever the image lands */
 		split_hi_lo((int64_t)c->jp.prev.fstart[s] - prev_pos(c), &hi, &lo);
 		emit_auipc(&c->b, rd, hi);

@@ -1652,19 +1652,17 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit_mov_imm64(b, RAX, (uint64_t)(int64_t)-ENOENT);
 }
 
-/* Local call; with a private stack the callee's frame lies below the
- * caller's own: rbp moves down around the call (subprograms never save
- * or change it). */
-static void emit_private_call(struct jit_ctx *c, int s)
+/* Local call; with a private stack rbp moves around it
+ * (bpfrt_jit_call_shift). */
+static void emit_local_call(struct jit_ctx *c, int s)
 {
-	uint32_t own = c->jp.prog->subprogs[c->jp.sub].stack_depth;
-	bool move = c->jp.priv && own;
+	uint32_t own = bpfrt_jit_call_shift(&c->jp);
 
-	if (move)
+	if (own)
 		emit_alu_ri(&c->b, true, ALU_SUB, RBP, (int32_t)own);
 	emit1(&c->b, 0xe8);
 	emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->jp.prev.fstart[s] - (prev_pos(c) + 4)));
-	if (move)
+	if (own)
 		emit_alu_ri(&c->b, true, ALU_ADD, RBP, (int32_t)own);
 }
 
@@ -1673,12 +1671,10 @@ static void translate_call(struct jit_ctx *c, const struct bpf_insn *insn)
 	bpfrt_helper_fn fn;
 
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
-		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+		int s = bpfrt_jit_callee(&c->jp, insn);
 
-		if (s < 0)
-			bpfrt_jit_fail(&c->jp, -EINVAL, "local call to a non-subprogram");
-		else
-			emit_private_call(c, s);
+		if (s >= 0)
+			emit_local_call(c, s);
 		return;
 	}
 	fn = bpfrt_jit_helper(&c->jp, insn);
@@ -1694,12 +1690,10 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 	int dst = R(insn->dst_reg);
 
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {
-		int s = bpfrt_jit_callee(&c->jp, c->jp.pc, insn);
+		int s = bpfrt_jit_callee(&c->jp, insn);
 
-		if (s < 0) {
-			bpfrt_jit_fail(&c->jp, -EINVAL, "function reference to a non-subprogram");
+		if (s < 0)
 			return;
-		}
 		/* fixed-size movabs: the address is only known in the last passes */
 		emit_rex(&c->b, true, 0, 0, dst, false);
 		emit1(&c->b, 0xb8 + (dst & 7));
