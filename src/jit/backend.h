@@ -1,6 +1,6 @@
-/* The interface every native backend (x86-64 now; arm64, riscv64 later)
- * implements. A backend never parses ELF and never allocates executable
- * memory except through execmem. */
+/* The interface every native backend (x86-64, arm64, riscv64) implements.
+ * A backend never parses ELF and never allocates executable memory except
+ * through execmem; jit/passes.h is the half the three share. */
 #ifndef BPFRT_BACKEND_H
 #define BPFRT_BACKEND_H
 

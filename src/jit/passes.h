@@ -78,10 +78,10 @@ struct bpfrt_jit_passes {
 	uint32_t pc;            /* instruction being emitted */
 	int err;                /* first error of the pass (bpfrt_jit_fail) */
 	void *frames;           /* arch->frame_size bytes per subprogram */
+	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
 	/* from bpfrt_jit_prescan() */
 	bool has_callx;
 	bool *callback;         /* per subprogram: lddw BPF_PSEUDO_FUNC names it */
-	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
 	/* private stack (prog->privstack, core/privstack.h) */
 	bool priv;
 	bool priv_release;      /* main's teardown gives the stack back */
@@ -127,7 +127,9 @@ struct bpfrt_jit_frame {
 	bool saves_all;
 	bool calls;             /* helpers, kfuncs, subprograms, callx, the claim's slow path */
 	bool sets_fp;           /* r10 points at a BPF stack on the native stack */
-	bool keeps_entry_sp;    /* main with callx: the outer run's entry_sp is kept */
+	/* main with callx keeps the outer run's entry_sp in its frame (a
+	 * private stack keeps it in the stack's C area instead) */
+	bool keeps_entry_sp;
 	/* BPF stack bytes on the native stack, not rounded: the function's
 	 * own; with a private stack a callback's whole chain (a helper calls
 	 * it on the native stack), else none */
