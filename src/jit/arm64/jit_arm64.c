@@ -91,6 +91,9 @@ struct jit_ctx {
 	struct func_frame *frames; /* jp.frames */
 };
 
+/* The backend context around the driver's jp (passes.h). */
+#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
+
 static bool cpu_has_lse(void)
 {
 	const char *no = getenv("BPFRT_ARM64_NO_LSE");
@@ -392,8 +395,9 @@ static void emit_pop_saved(struct jit_ctx *c, const struct func_frame *f)
 static void emit_frame_teardown(struct jit_ctx *c, uint32_t s, bool stack_freed);
 static void emit_private_main_prologue(struct jit_ctx *c);
 
-static void emit_prologue(struct jit_ctx *c, uint32_t s)
+static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
+	struct jit_ctx *c = CTX(jp);
 	const struct func_frame *f = &c->frames[s];
 
 	if (c->jp.priv && s == 0) {
@@ -507,8 +511,10 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
 /* Unwinds an aborted run from any call depth: sp back to where main's
  * prologue left it, then main's epilogue; bpfrt_prog_run reads the reason
  * from the run state. */
-static void emit_abort_stub(struct jit_ctx *c)
+static void emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
+	struct jit_ctx *c = CTX(jp);
+
 	if (c->jp.priv) {
 		/* private stack: a guard-page fault resumes here too (the
 		 * SIGSEGV handler sets sp = the entry sp); x25 is unknown, so
@@ -1063,8 +1069,11 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 /* ---- one instruction -------------------------------------------------- */
 
 /* Returns the number of BPF instruction slots consumed. */
-static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
+static int translate_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
+	struct jit_ctx *c = CTX(jp);
+	const struct bpf_insn *insn = &jp->insns[pc];
+
 	switch (insn_class(insn)) {
 	case BPF_ALU:
 	case BPF_ALU64:
@@ -1120,23 +1129,6 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 
 /* ---- passes (jit/passes.c drives them) ------------------------------- */
 
-#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
-
-static void arm64_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
-{
-	emit_prologue(CTX(jp), s);
-}
-
-static int arm64_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
-{
-	return translate_insn(CTX(jp), &jp->insns[pc]);
-}
-
-static void arm64_emit_abort_stub(struct bpfrt_jit_passes *jp)
-{
-	emit_abort_stub(CTX(jp));
-}
-
 /* Sizes do not depend on the image address (lddw of a function address is
  * always four words), so one convergence gives the size and a last pass at
  * the real address gives the bytes. */
@@ -1145,9 +1137,9 @@ static const struct bpfrt_jit_arch arm64_arch = {
 	.seed_insn_code = MAX_INSN_CODE,
 	.addr_dependent = true,
 	.frame_size = sizeof(struct func_frame),
-	.emit_prologue = arm64_emit_prologue,
-	.emit_insn = arm64_emit_insn,
-	.emit_abort_stub = arm64_emit_abort_stub,
+	.emit_prologue = emit_prologue,
+	.emit_insn = translate_insn,
+	.emit_abort_stub = emit_abort_stub,
 };
 
 static int arm64_compile(struct bpfrt_prog *prog)

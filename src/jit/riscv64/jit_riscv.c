@@ -100,6 +100,9 @@ struct jit_ctx {
 	struct func_frame *frames; /* jp.frames */
 };
 
+/* The backend context around the driver's jp (passes.h). */
+#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
+
 /* ---- extension detection ---------------------------------------------- */
 
 #define HWPROBE_KEY_IMA_EXT_0 4
@@ -350,8 +353,9 @@ static void emit_call_abs(struct jit_ctx *c, const void *fn)
 	emit_jalr(&c->b, RV_RA, T1, 0);
 }
 
-static void emit_prologue(struct jit_ctx *c, uint32_t s)
+static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
+	struct jit_ctx *c = CTX(jp);
 	const struct func_frame *f = &c->frames[s];
 	int32_t slot = (int32_t)f->depth;
 
@@ -469,8 +473,10 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
 
 /* Unwinds an aborted run from any call depth: back to main's frame, then
  * main's epilogue; bpfrt_prog_run reads the reason from the run state. */
-static void emit_abort_stub(struct jit_ctx *c)
+static void emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
+	struct jit_ctx *c = CTX(jp);
+
 	if (c->jp.priv) {
 		/* private stack: a guard-page fault resumes here too (the
 		 * SIGSEGV handler sets sp = the entry sp); s5 is unknown, so
@@ -1022,8 +1028,11 @@ static void translate_lddw(struct jit_ctx *c, const struct bpf_insn *insn)
 /* ---- one instruction -------------------------------------------------- */
 
 /* Returns the number of BPF instruction slots consumed. */
-static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
+static int translate_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
+	struct jit_ctx *c = CTX(jp);
+	const struct bpf_insn *insn = &jp->insns[pc];
+
 	switch (insn_class(insn)) {
 	case BPF_ALU:
 	case BPF_ALU64:
@@ -1080,32 +1089,15 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 
 /* ---- passes (jit/passes.c drives them) ------------------------------- */
 
-#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
-
-static void rv_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
-{
-	emit_prologue(CTX(jp), s);
-}
-
-static int rv_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
-{
-	return translate_insn(CTX(jp), &jp->insns[pc]);
-}
-
-static void rv_emit_abort_stub(struct bpfrt_jit_passes *jp)
-{
-	emit_abort_stub(CTX(jp));
-}
-
 static const struct bpfrt_jit_arch rv_arch = {
 	.max_insn_code = MAX_INSN_CODE,
 	/* a few words: short branches are chosen by the estimated distance
 	 * and the passes correct it */
 	.seed_insn_code = 16,
 	.frame_size = sizeof(struct func_frame),
-	.emit_prologue = rv_emit_prologue,
-	.emit_insn = rv_emit_insn,
-	.emit_abort_stub = rv_emit_abort_stub,
+	.emit_prologue = emit_prologue,
+	.emit_insn = translate_insn,
+	.emit_abort_stub = emit_abort_stub,
 };
 
 static int rv_compile(struct bpfrt_prog *prog)

@@ -108,6 +108,9 @@ struct jit_ctx {
 	uint16_t zext;          /* BPF regs whose upper 32 bits are known zero */
 };
 
+/* The backend context around the driver's jp (passes.h). */
+#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
+
 /* CPUID leaf 7 EBX feature bit: 3 BMI1, 8 BMI2. */
 static bool cpu_has_leaf7_ebx(unsigned bit)
 {
@@ -675,10 +678,14 @@ static void emit_pop(struct x86_buf *b, int reg)
 static void emit_frame_teardown(struct jit_ctx *c, uint32_t s);
 static void emit_private_main_prologue(struct jit_ctx *c);
 
-static void emit_prologue(struct jit_ctx *c, uint32_t s)
+static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 {
+	struct jit_ctx *c = CTX(jp);
 	const struct func_frame *f = &c->frames[s];
 
+	/* nothing is known about flags or upper halves at a function entry */
+	c->zf_reg = -1;
+	c->zext = 0;
 	if (c->jp.priv && s == 0) {
 		emit_private_main_prologue(c);
 		return;
@@ -803,8 +810,9 @@ static void emit_epilogue(struct jit_ctx *c, uint32_t s)
 
 /* Unwinds an aborted run from any call depth: back to main's frame, then
  * main's epilogue; bpfrt_prog_run reads the reason from the run state. */
-static void emit_abort_stub(struct jit_ctx *c)
+static void emit_abort_stub(struct bpfrt_jit_passes *jp)
 {
+	struct jit_ctx *c = CTX(jp);
 	const struct func_frame *f = &c->frames[0];
 
 	if (c->jp.priv) {
@@ -1764,8 +1772,10 @@ static void update_zext(struct jit_ctx *c, const struct bpf_insn *insn)
 }
 
 /* Returns the number of BPF instruction slots consumed. */
-static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
+static int translate_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
+	struct jit_ctx *c = CTX(jp);
+	const struct bpf_insn *insn = &jp->insns[pc];
 	int prev_zf = c->zf_reg;
 	bool prev_zf_w32 = c->zf_w32;
 	int consumed = 1;
@@ -1870,17 +1880,6 @@ static int translate_insn(struct jit_ctx *c, const struct bpf_insn *insn)
 
 /* ---- passes (jit/passes.c drives them) ------------------------------- */
 
-#define CTX(jp) bpfrt_container_of(jp, struct jit_ctx, jp)
-
-static void x86_emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
-{
-	struct jit_ctx *c = CTX(jp);
-
-	emit_prologue(c, s);
-	c->zf_reg = -1;
-	c->zext = 0;
-}
-
 static void x86_pad_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
 	struct jit_ctx *c = CTX(jp);
@@ -1893,16 +1892,6 @@ static void x86_pad_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 
 		emit_nops(&c->b, (unsigned)pad);
 	}
-}
-
-static int x86_emit_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
-{
-	return translate_insn(CTX(jp), &jp->insns[pc]);
-}
-
-static void x86_emit_abort_stub(struct bpfrt_jit_passes *jp)
-{
-	emit_abort_stub(CTX(jp));
 }
 
 static void x86_shrink(struct bpfrt_jit_passes *jp)
@@ -1925,10 +1914,10 @@ static const struct bpfrt_jit_arch x86_arch = {
 	.addr_dependent = true,
 	.fill_traps = x86_fill_traps,
 	.frame_size = sizeof(struct func_frame),
-	.emit_prologue = x86_emit_prologue,
+	.emit_prologue = emit_prologue,
 	.pad_insn = x86_pad_insn,
-	.emit_insn = x86_emit_insn,
-	.emit_abort_stub = x86_emit_abort_stub,
+	.emit_insn = translate_insn,
+	.emit_abort_stub = emit_abort_stub,
 	.shrink = x86_shrink,
 };
 
