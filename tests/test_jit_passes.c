@@ -7,6 +7,7 @@
 #include "testlib.h"
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
+#include "core/error.h"
 #include "jit/passes.h"
 
 #include <errno.h>
@@ -28,6 +29,9 @@ struct fake {
 	int shrinks, passes;
 	bool prev_pos_exact;    /* last pass: prev_pos == cur position everywhere */
 	bool where_exact;       /* last pass: jp->sub and jp->pc named each call */
+	int prescans;           /* arch->prescan calls */
+	bool prescan_saw_shared; /* ... after the shared prescan, with frames */
+	bool fail_prescan;
 };
 
 #define FAKE(jp) bpfrt_container_of(jp, struct fake, jp)
@@ -298,7 +302,7 @@ TEST(shared_prescan_and_state)
 	      !strcmp(bpfrt_last_error(), "jit: insn 2: function reference to a non-subprogram"),
 	      "%s", bpfrt_last_error());
 	f.jp.err = 0;
-	CHECK(bpfrt_jit_prescan(&f.jp, NULL) == 0);
+	CHECK(bpfrt_jit_prescan(&f.jp) == 0);
 	CHECK(!f.jp.callback[0] && f.jp.callback[1], "lddw of a function marks a callback");
 	CHECK(!f.jp.has_callx && f.jp.abort_stub == prog->privstack);
 	bpfrt_jit_passes_free(&f.jp);
@@ -307,7 +311,7 @@ TEST(shared_prescan_and_state)
 	/* a local call does not make a callback */
 	f = (struct fake){ .mode = FAKE_PLAIN };
 	REQUIRE(bpfrt_jit_passes_init(&f.jp, plain, &arch, &f.p, &f.len) == 0);
-	CHECK(bpfrt_jit_prescan(&f.jp, NULL) == 0);
+	CHECK(bpfrt_jit_prescan(&f.jp) == 0);
 	CHECK(!f.jp.callback[0] && !f.jp.callback[1]);
 	/* helpers: a known id gives its function, an unknown one the error */
 	REQUIRE(plain->helpers[1].fn, "bpf_map_lookup_elem is registered");
@@ -337,7 +341,7 @@ static void frame_of(struct bpfrt_prog *prog, uint32_t s, struct bpfrt_jit_frame
 
 	memset(fr, 0xff, sizeof(*fr));
 	REQUIRE(bpfrt_jit_passes_init(&f.jp, prog, &fake_arch, &f.p, &f.len) == 0);
-	REQUIRE(bpfrt_jit_prescan(&f.jp, NULL) == 0);
+	REQUIRE(bpfrt_jit_prescan(&f.jp) == 0);
 	bpfrt_jit_frame(&f.jp, s, fr);
 	bpfrt_jit_passes_free(&f.jp);
 }
@@ -405,4 +409,40 @@ TEST(frame_decisions)
 	bpfrt_prog_free(cb_priv);
 	bpfrt_prog_free(cx);
 	bpfrt_prog_free(cx_priv);
+}
+
+static int fake_prescan(struct bpfrt_jit_passes *jp)
+{
+	struct fake *f = FAKE(jp);
+
+	f->prescans++;
+	f->prescan_saw_shared = jp->frames && jp->marks &&
+				jp->marks[3] == (BPFRT_JIT_TARGET | BPFRT_JIT_LOOP) &&
+				!jp->has_callx && !jp->abort_stub;
+	return f->fail_prescan ? bpfrt_err(-E2BIG, "fake: frame too big") : 0;
+}
+
+TEST(compile_runs_both_prescans_then_builds)
+{
+	struct bpfrt_prog *prog = load();
+	struct bpfrt_jit_arch arch = fake_arch;
+	struct fake f = { .mode = FAKE_PLAIN };
+
+	REQUIRE(prog);
+	arch.frame_size = 8;
+	arch.prescan = fake_prescan;
+	REQUIRE(bpfrt_jit_compile(&f.jp, prog, &arch, &f.p, &f.len) == 0, "%s",
+		bpfrt_last_error());
+	CHECK(f.prescans == 1 && f.prescan_saw_shared);
+	CHECK(prog->jit_func && prog->jit_len == 29, "no abort stub: %zu", prog->jit_len);
+	CHECK(!f.p && !f.jp.marks && !f.jp.frames && !f.jp.callback, "compile frees its state");
+	bpfrt_prog_free(prog);
+
+	/* an arch prescan error stops the compile before any pass */
+	prog = load();
+	REQUIRE(prog);
+	f = (struct fake){ .mode = FAKE_PLAIN, .fail_prescan = true };
+	CHECK(bpfrt_jit_compile(&f.jp, prog, &arch, &f.p, &f.len) == -E2BIG);
+	CHECK(f.passes == 0 && !prog->jit_func && !prog->jit_mem && !f.jp.marks);
+	bpfrt_prog_free(prog);
 }

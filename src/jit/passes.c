@@ -55,10 +55,11 @@ int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
 	if (jp->priv)
 		jp->priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
 	jp->callback = calloc(ns, sizeof(*jp->callback));
+	jp->marks = calloc(n + 1, 1);
 	if (arch->frame_size)
 		jp->frames = calloc(ns, arch->frame_size);
 	if (alloc_offsets(&jp->cur, n, ns) || alloc_offsets(&jp->prev, n, ns) || !jp->callback ||
-	    (arch->frame_size && !jp->frames))
+	    !jp->marks || (arch->frame_size && !jp->frames))
 		return bpfrt_err(-ENOMEM, "jit: out of memory");
 	return 0;
 }
@@ -69,8 +70,10 @@ void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp)
 	free_offsets(&jp->prev);
 	free(jp->callback);
 	free(jp->frames);
+	free(jp->marks);
 	jp->callback = NULL;
 	jp->frames = NULL;
+	jp->marks = NULL;
 	if (jp->code) {
 		free(*jp->code);
 		*jp->code = NULL;
@@ -324,6 +327,21 @@ fail:
 	return err;
 }
 
+int bpfrt_jit_compile(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
+		      const struct bpfrt_jit_arch *arch, uint8_t **code, size_t *len)
+{
+	int err = bpfrt_jit_passes_init(jp, prog, arch, code, len);
+
+	if (!err)
+		err = bpfrt_jit_prescan(jp);
+	if (!err && arch->prescan)
+		err = arch->prescan(jp);
+	if (!err)
+		err = bpfrt_jit_build(jp);
+	bpfrt_jit_passes_free(jp);
+	return err;
+}
+
 void bpfrt_jit_fail(struct bpfrt_jit_passes *jp, int err, const char *fmt, ...)
 {
 	char msg[160];
@@ -348,9 +366,9 @@ static int callee_at(const struct bpfrt_jit_passes *jp, uint32_t pc, const struc
 	return t >= 0 && t < jp->n ? bpfrt_prog_subprog_at(jp->prog, (uint32_t)t) : -1;
 }
 
-int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks)
+int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp)
 {
-	int err = bpfrt_jit_scan_branches(jp->prog, marks, &jp->has_callx);
+	int err = bpfrt_jit_scan_branches(jp->prog, jp->marks, &jp->has_callx);
 
 	if (err)
 		return err;

@@ -46,6 +46,9 @@ struct bpfrt_jit_arch {
 	/* > 0: bpfrt_jit_passes_init() allocates jp->frames, this many bytes
 	 * per subprogram (the backend's own frame layouts) */
 	size_t frame_size;
+	/* Optional, after bpfrt_jit_prescan(): the backend's own analysis
+	 * and frame layouts. Returns 0 or -errno with bpfrt_last_error(). */
+	int (*prescan)(struct bpfrt_jit_passes *jp);
 	/* The emitters: the driver sets jp->sub and jp->pc before each call
 	 * and stops at the first error one records (bpfrt_jit_fail). */
 	void (*emit_prologue)(struct bpfrt_jit_passes *jp, uint32_t s);
@@ -78,6 +81,9 @@ struct bpfrt_jit_passes {
 	uint32_t pc;            /* instruction being emitted */
 	int err;                /* first error of the pass (bpfrt_jit_fail) */
 	void *frames;           /* arch->frame_size bytes per subprogram */
+	/* per instruction (n + 1): BPFRT_JIT_* marks from the prescan; the
+	 * bits above them are the backend's */
+	uint8_t *marks;
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
 	/* from bpfrt_jit_prescan() */
 	bool has_callx;
@@ -96,6 +102,13 @@ int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
 			  const struct bpfrt_jit_arch *arch, uint8_t **code, size_t *len);
 void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp);
 
+/* A backend's whole compile (struct bpfrt_jit_backend): init, the
+ * shared prescan and arch->prescan, bpfrt_jit_build and free. jp is the
+ * head of the backend's context, code and len its pass buffer. Returns 0
+ * or -errno with bpfrt_last_error() set. */
+int bpfrt_jit_compile(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
+		      const struct bpfrt_jit_arch *arch, uint8_t **code, size_t *len);
+
 /* Converges, allocates the image, emits it at its address if the code
  * depends on it, copies it and sets prog->jit_func, jit_mem, jit_len and
  * jit_insn_off (and, with a private stack, tells core/privstack.c where
@@ -110,9 +123,10 @@ void bpfrt_jit_fail(struct bpfrt_jit_passes *jp, int err, const char *fmt, ...)
 /* ---- prescan helpers ---- */
 
 /* The whole-program prescan every backend needs: branches in range
- * (marks as for bpfrt_jit_scan_branches), jp->has_callx, jp->callback,
- * and whether subprogram 0 gets an abort stub. Returns 0 or -EINVAL. */
-int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp, uint8_t *marks);
+ * (jp->marks as for bpfrt_jit_scan_branches), jp->has_callx,
+ * jp->callback, and whether subprogram 0 gets an abort stub. Returns 0 or
+ * -EINVAL. */
+int bpfrt_jit_prescan(struct bpfrt_jit_passes *jp);
 
 /* What every backend decides the same way about a subprogram's frame;
  * each turns it into its own registers and layout. */

@@ -341,13 +341,12 @@ static void set_saved_regs(struct func_frame *f, uint16_t used)
  * skip subprogram epilogues) x19-x22; subprograms neither save nor set
  * x25 and keep no BPF stack on the native stack, except callbacks
  * (bpfrt_jit_frame). */
-static int prescan(struct jit_ctx *c)
+static int prescan(struct bpfrt_jit_passes *jp)
 {
-	struct bpfrt_prog *prog = c->jp.prog;
-	int err = bpfrt_jit_prescan(&c->jp, NULL);
+	struct jit_ctx *c = CTX(jp);
+	struct bpfrt_prog *prog = jp->prog;
 
-	if (err)
-		return err;
+	c->frames = jp->frames;
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		struct func_frame *f = &c->frames[s];
 		struct bpfrt_jit_frame fr;
@@ -1137,6 +1136,7 @@ static const struct bpfrt_jit_arch arm64_arch = {
 	.seed_insn_code = MAX_INSN_CODE,
 	.addr_dependent = true,
 	.frame_size = sizeof(struct func_frame),
+	.prescan = prescan,
 	.emit_prologue = emit_prologue,
 	.emit_insn = translate_insn,
 	.emit_abort_stub = emit_abort_stub,
@@ -1145,13 +1145,8 @@ static const struct bpfrt_jit_arch arm64_arch = {
 static int arm64_compile(struct bpfrt_prog *prog)
 {
 	struct jit_ctx c = { .lse = cpu_has_lse() };
-	int err = bpfrt_jit_passes_init(&c.jp, prog, &arm64_arch, &c.p, &c.len);
 
-	c.frames = c.jp.frames;
-	if (!err && !(err = prescan(&c)))
-		err = bpfrt_jit_build(&c.jp);
-	bpfrt_jit_passes_free(&c.jp);
-	return err;
+	return bpfrt_jit_compile(&c.jp, prog, &arm64_arch, &c.p, &c.len);
 }
 
 /* brk #0x3e8, Linux's AARCH64_BREAK_FAULT: a stray jump into padding or a

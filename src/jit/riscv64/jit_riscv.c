@@ -310,13 +310,12 @@ static int mem_operand(struct jit_ctx *c, int base, int32_t off, int32_t *disp)
  * too) and s1-s5 where bpfrt_jit_frame says; a saved s5 is this
  * function's BPF r10, except in private main, where it is claimed from
  * the slot. */
-static int prescan(struct jit_ctx *c)
+static int prescan(struct bpfrt_jit_passes *jp)
 {
-	struct bpfrt_prog *prog = c->jp.prog;
-	int err = bpfrt_jit_prescan(&c->jp, NULL);
+	struct jit_ctx *c = CTX(jp);
+	struct bpfrt_prog *prog = jp->prog;
 
-	if (err)
-		return err;
+	c->frames = jp->frames;
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		struct func_frame *f = &c->frames[s];
 		struct bpfrt_jit_frame fr;
@@ -1095,6 +1094,7 @@ static const struct bpfrt_jit_arch rv_arch = {
 	 * and the passes correct it */
 	.seed_insn_code = 16,
 	.frame_size = sizeof(struct func_frame),
+	.prescan = prescan,
 	.emit_prologue = emit_prologue,
 	.emit_insn = translate_insn,
 	.emit_abort_stub = emit_abort_stub,
@@ -1107,13 +1107,8 @@ static int rv_compile(struct bpfrt_prog *prog)
 		.zba = ext & HWPROBE_EXT_ZBA,
 		.zbb = ext & HWPROBE_EXT_ZBB,
 	};
-	int err = bpfrt_jit_passes_init(&c.jp, prog, &rv_arch, &c.b.p, &c.b.len);
 
-	c.frames = c.jp.frames;
-	if (!err && !(err = prescan(&c)))
-		err = bpfrt_jit_build(&c.jp);
-	bpfrt_jit_passes_free(&c.jp);
-	return err;
+	return bpfrt_jit_compile(&c.jp, prog, &rv_arch, &c.b.p, &c.b.len);
 }
 
 /* ebreak words; c.ebreak where only 2-byte alignment is left. */

@@ -96,7 +96,7 @@ struct jit_ctx {
 	struct x86_buf b;       /* pass buffer (the driver grows it) */
 	bool bmi2;
 	bool no_align;          /* loop heads unaligned (a retry after growth) */
-	uint8_t *flags;         /* per insn F_* */
+	uint8_t *flags;         /* per insn F_* (jp.marks) */
 	uint16_t *live_out;     /* per insn: BPF registers live after it */
 	int8_t *dst_sub, *src_sub; /* per insn: BPF reg read instead of dst/src, or -1 */
 	uint8_t *skip_len;      /* per F_SKIP group start: instructions in the group */
@@ -319,16 +319,14 @@ static void align_for_calls(struct func_frame *f, uint32_t pushed)
 		f->sub += 8;
 }
 
-/* rbp is BPF r10 and pushed only where the frame sets it or, in private
- * main, claims it; r12 is a scratch register some functions save. With
- * a private stack only callbacks keep a BPF stack on the native stack. */
-static int prescan(struct jit_ctx *c)
+/* Frames from bpfrt_jit_frame(): rbp is BPF r10 and pushed only where
+ * the frame sets it or, in private main, claims it; r12 is a scratch
+ * register some functions save. With a private stack only callbacks keep
+ * a BPF stack on the native stack. */
+static void layout_frames(struct jit_ctx *c)
 {
 	struct bpfrt_prog *prog = c->jp.prog;
-	int err = bpfrt_jit_prescan(&c->jp, c->flags);
 
-	if (err)
-		return err;
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		struct func_frame *f = &c->frames[s];
 		struct bpfrt_jit_frame fr;
@@ -347,7 +345,6 @@ static int prescan(struct jit_ctx *c)
 		align_for_calls(f, 8 * pushes_rbp + f->sub + 8 * f->saved_cnt +
 				   8 * fr.keeps_entry_sp);
 	}
-	return 0;
 }
 
 static bool is_alu64_k(const struct bpf_insn *insn, uint8_t op, uint8_t dst, int32_t imm)
@@ -1880,6 +1877,31 @@ static int translate_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 
 /* ---- passes (jit/passes.c drives them) ------------------------------- */
 
+/* The driver's prescan hook: frames, then the liveness and the copy
+ * coalescing that read its branch marks (jp->marks are c->flags). */
+static int analyze(struct bpfrt_jit_passes *jp)
+{
+	struct jit_ctx *c = CTX(jp);
+	uint32_t *gd, *gs;
+	int err;
+
+	c->frames = jp->frames;
+	c->flags = jp->marks;
+	layout_frames(c);
+	if ((err = compute_liveness(c)))
+		return err;
+	coalesce(c);
+	gd = calloc(jp->n + 1, sizeof(uint32_t));
+	gs = calloc(jp->n + 1, sizeof(uint32_t));
+	if (gd && gs)
+		subst(c, gd, gs);
+	else
+		err = bpfrt_err(-ENOMEM, "jit: out of memory");
+	free(gd);
+	free(gs);
+	return err;
+}
+
 static void x86_pad_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 {
 	struct jit_ctx *c = CTX(jp);
@@ -1914,6 +1936,7 @@ static const struct bpfrt_jit_arch x86_arch = {
 	.addr_dependent = true,
 	.fill_traps = x86_fill_traps,
 	.frame_size = sizeof(struct func_frame),
+	.prescan = analyze,
 	.emit_prologue = emit_prologue,
 	.pad_insn = x86_pad_insn,
 	.emit_insn = translate_insn,
@@ -1929,39 +1952,23 @@ static int x86_compile(struct bpfrt_prog *prog)
 		.zf_reg = -1,
 	};
 	uint32_t n = prog->insn_cnt;
-	uint32_t *gd = NULL, *gs = NULL;
 	int err;
 
-	if ((err = bpfrt_jit_passes_init(&c.jp, prog, &x86_arch, &c.b.p, &c.b.len)))
-		goto out;
-	c.frames = c.jp.frames;
-	c.flags = calloc(n + 1, 1);
 	c.live_out = calloc(n + 1, sizeof(*c.live_out));
 	c.dst_sub = malloc(n + 1);
 	c.src_sub = malloc(n + 1);
 	c.skip_len = calloc(n + 1, 1);
-	gd = calloc(n + 1, sizeof(uint32_t));
-	gs = calloc(n + 1, sizeof(uint32_t));
-	if (!c.flags || !c.live_out || !c.dst_sub || !c.src_sub || !c.skip_len || !gd || !gs) {
+	if (c.live_out && c.dst_sub && c.src_sub && c.skip_len) {
+		memset(c.dst_sub, -1, n + 1);
+		memset(c.src_sub, -1, n + 1);
+		err = bpfrt_jit_compile(&c.jp, prog, &x86_arch, &c.b.p, &c.b.len);
+	} else {
 		err = bpfrt_err(-ENOMEM, "jit: out of memory");
-		goto out;
 	}
-	memset(c.dst_sub, -1, n + 1);
-	memset(c.src_sub, -1, n + 1);
-	if ((err = prescan(&c)) || (err = compute_liveness(&c)))
-		goto out;
-	coalesce(&c);
-	subst(&c, gd, gs);
-	err = bpfrt_jit_build(&c.jp);
-out:
-	free(gd);
-	free(gs);
-	free(c.flags);
 	free(c.live_out);
 	free(c.dst_sub);
 	free(c.src_sub);
 	free(c.skip_len);
-	bpfrt_jit_passes_free(&c.jp);
 	return err;
 }
 
