@@ -48,8 +48,8 @@
  * takes the slow path and is refused (a private stack is never shared by
  * two live activations).
  *
- * What a backend does when prog->privstack is set (x86-64 now; arm64 and
- * riscv64 must do the same, see jit/backend.h):
+ * What a backend does when prog->privstack is set (x86-64: rbp, arm64: x25,
+ * riscv64: s5; the shared decisions are in jit/passes.c):
  *	- main prologue: save the host's frame register, load the slot at
  *	  thread pointer + bpfrt_privstack_slot_tp_offset(prog->privstack_id)
  *	  into the register that holds BPF r10 (callee-saved, so helper,
