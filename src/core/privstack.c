@@ -561,6 +561,23 @@ static __attribute__((noinline, cold)) char *nest_alloc(struct ps_thread *t, uin
 	return map + ps_page + BPFRT_NEST_STACK_SIZE;
 }
 
+/* Runs prog's image on the nest stack of `level` (its top), one level
+ * deeper for anything the run nests. */
+static inline __attribute__((always_inline)) uint64_t
+nest_call(struct ps_thread *t, uint32_t level, char *top, const struct bpfrt_prog *prog,
+	  uint64_t r1, uint64_t r2)
+{
+	uint64_t r0;
+
+	t->nest_level = level + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	r0 = bpfrt_run_on_stack((bpfrt_stack_fn)prog->jit_func, r1, r2, top,
+				BPFRT_NEST_STACK_SIZE);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->nest_level = level;
+	return r0;
+}
+
 /* The rare outcomes, out of line: no thread record yet, levels
  * exhausted, a level not mapped yet. */
 static __attribute__((noinline, cold)) uint64_t
@@ -568,7 +585,6 @@ nest_run_slow(const struct bpfrt_prog *prog, uint64_t r1, uint64_t r2)
 {
 	struct ps_thread *t = thread_get();
 	uint32_t level;
-	uint64_t r0;
 	char *top;
 
 	if (!t) {
@@ -586,20 +602,13 @@ nest_run_slow(const struct bpfrt_prog *prog, uint64_t r1, uint64_t r2)
 		run_abort(ENOMEM);
 		return 0;
 	}
-	t->nest_level = level + 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	r0 = bpfrt_run_on_stack((bpfrt_stack_fn)prog->jit_func, r1, r2, top,
-				BPFRT_NEST_STACK_SIZE);
-	atomic_signal_fence(memory_order_seq_cst);
-	t->nest_level = level;
-	return r0;
+	return nest_call(t, level, top, prog, r1, r2);
 }
 
 uint64_t bpfrt_nest_stack_run(const struct bpfrt_prog *prog, uint64_t r1, uint64_t r2)
 {
 	struct ps_thread *t = ps_self;
 	uint32_t level;
-	uint64_t r0;
 	char *top;
 
 	if (__builtin_expect(!t, 0))
@@ -610,13 +619,7 @@ uint64_t bpfrt_nest_stack_run(const struct bpfrt_prog *prog, uint64_t r1, uint64
 	top = atomic_load_explicit(&t->nest_top[level], memory_order_relaxed);
 	if (__builtin_expect(!top, 0))
 		return nest_run_slow(prog, r1, r2);
-	t->nest_level = level + 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	r0 = bpfrt_run_on_stack((bpfrt_stack_fn)prog->jit_func, r1, r2, top,
-				BPFRT_NEST_STACK_SIZE);
-	atomic_signal_fence(memory_order_seq_cst);
-	t->nest_level = level;
-	return r0;
+	return nest_call(t, level, top, prog, r1, r2);
 }
 
 /* ---- counters ------------------------------------------------------------ */

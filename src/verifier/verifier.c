@@ -513,13 +513,26 @@ static void mark_prune_points(struct venv *env)
 		env->prune_point[env->prog->subprogs[s].start] = 1;
 }
 
+/* 1 at the second half of every lddw (not an instruction of its own), or
+ * NULL without memory. */
+static uint8_t *lddw_tails(const struct venv *env)
+{
+	uint8_t *tail = calloc(env->n, 1);
+
+	if (tail)
+		for (uint32_t pc = 0; pc + 1 < env->n; pc++)
+			if (insn_is_lddw(&env->insns[pc]))
+				tail[++pc] = 1;
+	return tail;
+}
+
 /* Registers possibly read before being written from each insn on (within
  * its subprogram; a local call reads its argument registers). Pruning
  * compares only these. */
 static int compute_liveness(struct venv *env, uint16_t **out)
 {
 	uint16_t *live = calloc(env->n, sizeof(*live));
-	uint8_t *tail = calloc(env->n, 1);
+	uint8_t *tail = lddw_tails(env);
 	bool changed = true;
 
 	if (!live || !tail) {
@@ -527,9 +540,6 @@ static int compute_liveness(struct venv *env, uint16_t **out)
 		free(tail);
 		return -ENOMEM;
 	}
-	for (uint32_t pc = 0; pc + 1 < env->n; pc++)
-		if (insn_is_lddw(&env->insns[pc]))
-			tail[++pc] = 1;
 	while (changed) {
 		changed = false;
 		for (uint32_t i = env->n; i-- > 0;) {
@@ -568,7 +578,7 @@ static int compute_liveness(struct venv *env, uint16_t **out)
  * only steers joins, soundness never depends on it). */
 static int compute_precise(struct venv *env)
 {
-	uint8_t *tail = calloc(env->n, 1);
+	uint8_t *tail = lddw_tails(env);
 	bool changed = true;
 
 	env->precise = calloc(env->n, sizeof(*env->precise));
@@ -577,9 +587,6 @@ static int compute_precise(struct venv *env)
 		free(tail);
 		return -ENOMEM;
 	}
-	for (uint32_t pc = 0; pc + 1 < env->n; pc++)
-		if (insn_is_lddw(&env->insns[pc]))
-			tail[++pc] = 1;
 	while (changed) {
 		changed = false;
 		for (uint32_t i = env->n; i-- > 0;) {
