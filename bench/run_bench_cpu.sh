@@ -4,14 +4,5 @@
 # BUILD_DIR defaults to build/; it is built first if bpfrt-bench is missing.
 # The kernel column needs root (BPF_PROG_LOAD of an XDP program); without it
 # the table is printed without that column and says why.
-set -e
-cd "$(dirname "$0")/.."
-build=build
-case "$1" in
--*|"") ;;
-*) build=$1; shift ;;
-esac
-if [ ! -x "$build/bpfrt-bench" ]; then
-	make --no-print-directory BUILD="$build" all >/dev/null
-fi
-exec "$build/bpfrt-bench" cpu "$@"
+. "$(dirname "$0")/bench_build.sh"
+exec "$bench" cpu "$@"

@@ -10,17 +10,7 @@
 # turn; median of AB_ROUNDS per-round ratios, default 21), the one to judge by.
 # usage: bench/run_bench_private_stack.sh [BUILD_DIR] [bpfrt-bench options...]
 #   options default to -w1 -d3 -a; BATCHES="1 64" limits the rows.
-set -e
-cd "$(dirname "$0")/.."
-build=build
-case "$1" in
--*|"") ;;
-*) build=$1; shift ;;
-esac
-if [ ! -x "$build/bpfrt-bench" ]; then
-	make --no-print-directory BUILD="$build" all >/dev/null
-fi
-bench="$build/bpfrt-bench"
+. "$(dirname "$0")/bench_build.sh"
 opts="$*"
 [ -n "$opts" ] || opts="-w1 -d3 -a"
 rounds=${ROUNDS:-3}

@@ -8,17 +8,7 @@
 # Kernel rows need root; the tp row also needs tracefs mounted (the script
 # mounts it at /sys/kernel/tracing when root and it is missing). Rows the
 # kernel refuses say why.
-set -e
-cd "$(dirname "$0")/.."
-build=build
-case "$1" in
--*|"") ;;
-*) build=$1; shift ;;
-esac
-if [ ! -x "$build/bpfrt-bench" ]; then
-	make --no-print-directory BUILD="$build" all >/dev/null
-fi
-bench="$build/bpfrt-bench"
+. "$(dirname "$0")/bench_build.sh"
 opts="$*"
 [ -n "$opts" ] || opts="-w1 -d5 -a"
 
