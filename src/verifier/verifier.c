@@ -247,6 +247,13 @@ static void frame_free(struct vframe *f)
 	}
 }
 
+static void *memdup(const void *src, size_t len)
+{
+	void *p = malloc(len);
+
+	return p ? memcpy(p, src, len) : NULL;
+}
+
 static struct vframe *frame_copy(const struct vframe *src)
 {
 	struct vframe *f = malloc(sizeof(*f));
@@ -255,13 +262,9 @@ static struct vframe *frame_copy(const struct vframe *src)
 		return NULL;
 	*f = *src;
 	f->slots = NULL;
-	if (src->nslots) {
-		f->slots = malloc(src->nslots * sizeof(*f->slots));
-		if (!f->slots) {
-			free(f);
-			return NULL;
-		}
-		memcpy(f->slots, src->slots, src->nslots * sizeof(*f->slots));
+	if (src->nslots && !(f->slots = memdup(src->slots, src->nslots * sizeof(*f->slots)))) {
+		free(f);
+		return NULL;
 	}
 	return f;
 }
@@ -298,12 +301,11 @@ static struct vstate *state_copy(const struct vstate *src)
 		}
 	}
 	if (src->nrefs) {
-		st->refs = malloc(src->nrefs * sizeof(*st->refs));
+		st->refs = memdup(src->refs, src->nrefs * sizeof(*st->refs));
 		if (!st->refs) {
 			state_free(st);
 			return NULL;
 		}
-		memcpy(st->refs, src->refs, src->nrefs * sizeof(*st->refs));
 		st->nrefs = src->nrefs;
 	}
 	return st;
