@@ -69,6 +69,12 @@ int bench_load_obj_insns(const char *path, const char *prog_name,
 /* Reads one integer from a /proc/sys file, or returns -1. */
 long bench_read_sysctl(const char *path);
 
+/* hits += 1 (an atomic add); return 0: the counter program the trigger
+ * benchmarks attach (0 lets fmod_ret run the original). JIT unless
+ * BPFRT_BENCH_INTERP; BENCH_EMPTY_PROG=1 loads seed 003's empty program
+ * (r0 = 0; exit) instead. NULL with a message on stderr. */
+struct bpfrt_prog *bench_counter_prog(long *hits, const char *name);
+
 /* Geometric mean of the positive values among n (0 if there are none). */
 double bench_geomean(const double *v, int n);
 

@@ -49,29 +49,6 @@ static struct {
 } fentry_ctr __attribute__((aligned(128)));
 #define fentry_hits fentry_ctr.v
 
-/* hits += 1; return 0 (fmod_ret: 0 = let the original run). */
-static struct bpfrt_prog *counter_prog(long *hits)
-{
-	const struct bpf_insn insns[] = {
-		LDDW(1, (uint64_t)(uintptr_t)hits),
-		MOV64_IMM(2, 1),
-		ATOMIC(BPF_DW, BPF_ADD, 1, 2, 0),
-		MOV64_IMM(0, 0),
-		EXIT(),
-	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "bench_counter",
-					  .jit = !getenv("BPFRT_BENCH_INTERP") };
-	struct bpfrt_prog *p = NULL;
-	/* BENCH_EMPTY_PROG=1: seed 003's empty program (r0 = 0; exit). */
-	bool empty = getenv("BENCH_EMPTY_PROG") != NULL;
-
-	if (bpfrt_prog_load(empty ? insns + 4 : insns, empty ? 2 : ARRAY_LEN(insns), &o, &p)) {
-		fprintf(stderr, "load: %s\n", bpfrt_last_error());
-		return NULL;
-	}
-	return p;
-}
-
 static struct bpfrt_link *attach_kind(struct bpfrt_prog *p, enum bpfrt_prog_kind kind,
 				      const char *target)
 {
@@ -93,7 +70,7 @@ static struct bpfrt_link *trig_links[4];
 
 static int trig_attach(enum bpfrt_prog_kind kind, bool hash)
 {
-	trig_prog = counter_prog(&fentry_hits);
+	trig_prog = bench_counter_prog(&fentry_hits, "bench_counter");
 	if (!trig_prog)
 		return bench_skip(-EINVAL, "cannot load the counter program: %s",
 				  bpfrt_last_error());
@@ -234,7 +211,7 @@ static int multi_calls_run(int argc, char **argv)
 		}
 	}
 	bench_pin_cpu(-1);
-	p = counter_prog(&fentry_hits);
+	p = bench_counter_prog(&fentry_hits, "bench_counter");
 	if (!p)
 		return 1;
 	printf("multi-calls: %ld calls of bench_target(), median of %d runs; the program "
@@ -338,7 +315,7 @@ static double cpu_ms(void)
 
 static int multi_attach_child(void)
 {
-	struct bpfrt_prog *p = counter_prog(&fentry_hits);
+	struct bpfrt_prog *p = bench_counter_prog(&fentry_hits, "bench_counter");
 	struct bpfrt_link *l = NULL;
 	double w0, c0, w1, c1, w2, c2, w3, c3;
 

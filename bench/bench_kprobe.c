@@ -29,30 +29,11 @@ static struct {
 static struct bpfrt_prog *kp_prog;
 static struct bpfrt_link *kp_link;
 
-/* hits += 1; return 0 */
-static struct bpfrt_prog *kp_counter_prog(long *hits)
-{
-	const struct bpf_insn insns[] = {
-		LDDW(1, (uint64_t)(uintptr_t)hits),
-		MOV64_IMM(2, 1),
-		ATOMIC(BPF_DW, BPF_ADD, 1, 2, 0),
-		MOV64_IMM(0, 0),
-		EXIT(),
-	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "bench_kprobe",
-					  .jit = !getenv("BPFRT_BENCH_INTERP") };
-	struct bpfrt_prog *p = NULL;
-
-	if (bpfrt_prog_load(insns, ARRAY_LEN(insns), &o, &p))
-		return NULL;
-	return p;
-}
-
 static int kp_setup(bool ret, enum bpfrt_kprobe_mode mode, bool want_opt)
 {
 	struct bpfrt_kprobe_opts o = { .sz = sizeof(o), .retprobe = ret, .mode = mode };
 
-	kp_prog = kp_counter_prog(&kprobe_ctr.v);
+	kp_prog = bench_counter_prog(&kprobe_ctr.v, "bench_kprobe");
 	if (!kp_prog)
 		return bench_skip(-EINVAL, "cannot load the counter program: %s",
 				  bpfrt_last_error());

@@ -2,6 +2,7 @@
  * reading instructions out of BPF ELF objects. */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "../tests/insns.h"
 #include "bpfrt/object.h"
 
 #include <bpf/libbpf.h>
@@ -198,4 +199,25 @@ double bench_geomean(const double *v, int n)
 		}
 	}
 	return used ? exp(log_sum / used) : 0;
+}
+
+struct bpfrt_prog *bench_counter_prog(long *hits, const char *name)
+{
+	const struct bpf_insn insns[] = {
+		LDDW(1, (uint64_t)(uintptr_t)hits),
+		MOV64_IMM(2, 1),
+		ATOMIC(BPF_DW, BPF_ADD, 1, 2, 0),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name,
+					  .jit = !getenv("BPFRT_BENCH_INTERP") };
+	struct bpfrt_prog *p = NULL;
+	bool empty = getenv("BENCH_EMPTY_PROG") != NULL;
+
+	if (bpfrt_prog_load(empty ? insns + 4 : insns, empty ? 2 : ARRAY_LEN(insns), &o, &p)) {
+		fprintf(stderr, "load %s: %s\n", name, bpfrt_last_error());
+		return NULL;
+	}
+	return p;
 }
