@@ -109,19 +109,24 @@ static void movabs(struct tbuf *b, int reg, uint64_t imm)
 	put64(b, imm);
 }
 
-/* call target: rel32 when it reaches from here, else through r11 (free at
- * a function entry: not an argument register, caller-saved). */
-static void call_abs(struct tbuf *b, uintptr_t image, uintptr_t target)
+/* call or jmp target: rel32 when it reaches from here, else through r11
+ * (free at a function entry: not an argument register, caller-saved). */
+static void branch_abs(struct tbuf *b, uintptr_t image, uintptr_t target, bool call)
 {
 	int64_t rel = (int64_t)(target - (image + b->len + 5));
 
 	if (rel == (int32_t)rel) {
-		put1(b, 0xe8);
+		put1(b, call ? 0xe8 : 0xe9);
 		put32(b, (uint32_t)(int32_t)rel);
 		return;
 	}
 	movabs(b, 11, target);
-	put(b, "\x41\xff\xd3", 3); /* call r11 */
+	put(b, call ? "\x41\xff\xd3" : "\x41\xff\xe3", 3); /* call/jmp r11 */
+}
+
+static void call_abs(struct tbuf *b, uintptr_t image, uintptr_t target)
+{
+	branch_abs(b, image, target, true);
 }
 
 static const int arg_regs[6] = { RDI_, RSI_, RDX_, RCX_, R8_, R9_ };
@@ -172,15 +177,7 @@ static void fix32(struct tbuf *b, size_t at)
 
 static void jmp_abs(struct tbuf *b, uintptr_t image, uintptr_t target)
 {
-	int64_t rel = (int64_t)(target - (image + b->len + 5));
-
-	if (rel == (int32_t)rel) {
-		put1(b, 0xe9);
-		put32(b, (uint32_t)(int32_t)rel);
-		return;
-	}
-	movabs(b, 11, target);
-	put(b, "\x41\xff\xe3", 3); /* jmp r11 */
+	branch_abs(b, image, target, false);
 }
 
 /* jmp rel32 back to an earlier offset of the same code. */
