@@ -37,6 +37,13 @@ enum bpfrt_exec_mode {
 	BPFRT_EXEC_DEFAULT = 0, /* JIT if the program was JIT-compiled, else interpreter */
 	BPFRT_EXEC_INTERP,
 	BPFRT_EXEC_JIT,
+	/* Checking interpreter: every memory access and helper argument is
+	 * validated at run time against the regions the program may touch
+	 * (its context of the verified size, its stack frames, map values,
+	 * ringbuf records, the packet); a violation aborts the run with a
+	 * report (-EFAULT, bpfrt_last_error() names the insn and address).
+	 * For fuzzing and debugging, not speed. */
+	BPFRT_EXEC_CHECKED,
 };
 
 struct bpfrt_prog_load_opts {

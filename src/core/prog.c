@@ -219,6 +219,9 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 	if (mode == BPFRT_EXEC_JIT && !prog->jit_func)
 		return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
+	if (mode == BPFRT_EXEC_CHECKED)
+		return bpfrt_err(-ENOTSUP, "prog_run: %s: the checking interpreter is not built",
+				 prog->name);
 	nested = run_top || bpfrt_attach_tls.depth;
 	if (__builtin_expect(nested, 0) && prog_running_here(prog))
 		return run_refused(prog);
