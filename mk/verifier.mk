@@ -1,13 +1,13 @@
-# Verifier fuzzing (issue 7). libFuzzer is not available with this
+# Verifier fuzzing. libFuzzer is not available with this
 # toolchain, so the fuzz target is the random/mutated program generator in
-# tests/test_verifier.c run for longer under ASan+UBSan:
+# tests/test_verifier_fuzz.c run for longer under ASan+UBSan:
 #   make fuzz-verifier [FUZZ_SECONDS=300]
 FUZZ_SECONDS ?= 300
 
 .PHONY: fuzz-verifier
 fuzz-verifier:
-	@$(MAKE) --no-print-directory BUILD=build-fuzz-verifier SAN=1 build-fuzz-verifier/tests/test_verifier
-	BPFRT_FUZZ_SECONDS=$(FUZZ_SECONDS) build-fuzz-verifier/tests/test_verifier
+	@$(MAKE) --no-print-directory BUILD=build-fuzz-verifier SAN=1 build-fuzz-verifier/tests/test_verifier_fuzz
+	BPFRT_FUZZ_SECONDS=$(FUZZ_SECONDS) build-fuzz-verifier/tests/test_verifier_fuzz
 
 # The BPF C verifier corpus (tests/verifier/progs/*.bpf.c, expected verdicts
 # in each file's header), built next to the test binaries like tests/progs.
@@ -17,3 +17,6 @@ all: $(VERIFIER_C_PROGS)
 # Attach-time context checks (tests/test_verifier_attach.c) hook the
 # trampoline tests' patchable host functions.
 $(BUILD)/tests/test_verifier_attach: $(BUILD)/tests/host/tramp_funcs_clang.o
+
+# What the verifier tests share (maps, assembling, contexts, Linux's verdict).
+$(BUILD)/tests/test_verifier $(BUILD)/tests/test_verifier_fuzz: $(BUILD)/tests/verifier/vsupport.o

@@ -1,0 +1,284 @@
+/* What the verifier tests share: see vsupport.h. */
+#include "vsupport.h"
+#include "maps/map.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- maps shared by the cases ------------------------------------------ */
+
+struct tmap tmaps[] = {
+	{ "hash", BPF_MAP_TYPE_HASH, 4, 8, 16, NULL, -1 },
+	{ "array", BPF_MAP_TYPE_ARRAY, 4, 16, 4, NULL, -1 },
+	{ "big", BPF_MAP_TYPE_ARRAY, 4, 64, 1, NULL, -1 },
+	{ "rb", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, NULL, -1 },
+	{ "progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, NULL, -1 },
+	{ "rodata", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1 },
+};
+const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
+const char rodata_image[16] = "hello\0\0\0\x2a";
+
+void maps_init(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	for (size_t i = 0; i < NMAPS; i++) {
+		struct tmap *m = &tmaps[i];
+		const char *name = strcmp(m->name, "rodata") ? m->name : ".rodata";
+		int err = bpfrt_map_create(m->type, name, m->key, m->value, m->max, NULL, &m->map);
+
+		if (err)
+			fprintf(stderr, "# map %s: %s\n", m->name, bpfrt_last_error());
+	}
+	memcpy(bpfrt_map_value_ptr(tmaps[5].map, 0), rodata_image, sizeof(rodata_image));
+}
+
+int tmap_find(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NMAPS; i++)
+		if (strlen(tmaps[i].name) == len && !strncmp(tmaps[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* ---- assembling a case ---------------------------------------------------- */
+
+int build_case(const char *text, struct built *b, char *err, size_t errlen)
+{
+	size_t cap = strlen(text) * 2 + 256, n = 0;
+	char *out = malloc(cap);
+	const char *p = text;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char line[200];
+		char *op;
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		p += len + (eol ? 1 : 0);
+		if ((op = strstr(line, "func:"))) {
+			char reg[8] = "";
+
+			sscanf(line, " lddw %%r%7[0-9]", reg);
+			n += (size_t)snprintf(out + n, cap - n, "call local %s\n.insn 0x%08x%08x\n",
+					      op + 5, MAGIC_FUNC, (unsigned)atoi(reg) << 8);
+			continue;
+		}
+		if ((op = strstr(line, "map:")) || (op = strstr(line, "mapval:"))) {
+			bool val = op[3] != ':';
+			const char *nm = op + (val ? 7 : 4);
+			const char *plus = strchr(nm, '+');
+			size_t nlen = plus ? (size_t)(plus - nm) : strcspn(nm, " \t");
+			int idx = tmap_find(nm, nlen);
+			uint32_t off = plus ? (uint32_t)strtoul(plus + 1, NULL, 0) : 0;
+
+			if (idx < 0 || b->ref_cnt >= 16) {
+				snprintf(err, errlen, "bad map operand in '%s'", line);
+				free(out);
+				return -EINVAL;
+			}
+			b->ref_map[b->ref_cnt] = (uint32_t)idx;
+			b->refs[b->ref_cnt].kind = val ? BPF_PSEUDO_MAP_VALUE : BPF_PSEUDO_MAP_FD;
+			b->refs[b->ref_cnt].off = off;
+			b->refs[b->ref_cnt].map = tmaps[idx].map;
+			*op = 0;
+			n += (size_t)snprintf(out + n, cap - n, "%s0x%llx\n", line,
+					      (unsigned long long)(MAGIC_MAP | b->ref_cnt));
+			b->ref_cnt++;
+			continue;
+		}
+		n += (size_t)snprintf(out + n, cap - n, "%s\n", line);
+	}
+	rc = bpfrt_asm(out, &b->insns, &b->cnt);
+	free(out);
+	if (rc) {
+		snprintf(err, errlen, "asm: %s", bpfrt_last_error());
+		return rc;
+	}
+	for (size_t i = 0; i + 1 < b->cnt; i++) {
+		struct bpf_insn *in = &b->insns[i];
+
+		if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL &&
+		    in[1].code == 0 && (uint32_t)in[1].imm == MAGIC_FUNC) {
+			in->code = BPF_LD | BPF_DW | BPF_IMM;
+			in->dst_reg = in[1].dst_reg;
+			in->src_reg = BPF_PSEUDO_FUNC;
+			in[1] = (struct bpf_insn){ 0 };
+			i++;
+			continue;
+		}
+		if (in->code == (BPF_LD | BPF_DW | BPF_IMM) && !in->src_reg) {
+			uint64_t v = (uint32_t)in[0].imm | (uint64_t)(uint32_t)in[1].imm << 32;
+
+			if ((v & ~0xffull) == MAGIC_MAP) {
+				uint32_t r = (uint32_t)(v & 0xff);
+				struct bpfrt_map_ref *ref = &b->refs[r];
+				uint64_t addr = ref->kind == BPF_PSEUDO_MAP_VALUE
+					? (uint64_t)(uintptr_t)bpfrt_map_value_ptr(ref->map, 0) + ref->off
+					: (uint64_t)(uintptr_t)ref->map;
+
+				ref->insn = (uint32_t)i;
+				in[0].imm = (int32_t)(uint32_t)addr;
+				in[1].imm = (int32_t)(uint32_t)(addr >> 32);
+			}
+			i++;
+		}
+	}
+	return 0;
+}
+
+int load_case(const struct vcase *c, const struct built *b, bool jit,
+	      struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level)
+{
+	struct bpfrt_prog *prog = calloc(1, sizeof(*prog));
+	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = log_size,
+					.log_level = level, .ctx_size = c->ctx_size };
+	int err;
+
+	snprintf(prog->name, sizeof(prog->name), "%s", c->name);
+	prog->kind = c->kind;
+	if (b->ref_cnt) {
+		prog->map_refs = malloc(sizeof(b->refs));
+		memcpy(prog->map_refs, b->refs, sizeof(b->refs));
+		prog->map_ref_cnt = b->ref_cnt;
+	}
+	prog->verify_opts = &vo;
+	err = bpfrt_prog_prepare(prog, b->insns, b->cnt, jit);
+	prog->verify_opts = NULL;
+	if (err) {
+		free(prog->map_refs);
+		free(prog);
+		return err;
+	}
+	*out = prog;
+	return 0;
+}
+
+/* ---- running accepted programs ------------------------------------------------ */
+
+struct xdp_md_ctx {
+	uint32_t data, data_end, data_meta, ifindex, rxq, egress;
+};
+
+static uint8_t *packet;          /* below 4 GiB, 64 bytes */
+static uint64_t ctx_buf[64];
+
+uint64_t ctx_for(const struct vcase *c, uint64_t *len)
+{
+	static struct xdp_md_ctx xdp;
+
+	memset(ctx_buf, 0, sizeof(ctx_buf));
+	*len = sizeof(ctx_buf);
+	if (c->kind == BPFRT_PROG_XDP) {
+#ifdef MAP_32BIT
+		/* xdp_md holds u32 data/data_end: the packet must sit below 4 GiB */
+		if (!packet) {
+			packet = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+			if (packet == MAP_FAILED)
+				packet = NULL;
+		}
+#endif
+		if (!packet)
+			return 0;
+		memset(packet, 0xab, 64);
+		xdp.data = (uint32_t)(uintptr_t)packet;
+		xdp.data_end = xdp.data + 64;
+		*len = sizeof(xdp);
+		return (uint64_t)(uintptr_t)&xdp;
+	}
+	return (uint64_t)(uintptr_t)ctx_buf;
+}
+
+/* ---- Linux's verifier (root only) ---------------------------------------------- */
+
+int kernel_maps_init(void)
+{
+	for (size_t i = 0; i < NMAPS; i++) {
+		struct tmap *m = &tmaps[i];
+		LIBBPF_OPTS(bpf_map_create_opts, mo);
+
+		if (m->kfd >= 0)
+			continue;
+		if (!strcmp(m->name, "rodata"))
+			mo.map_flags = BPF_F_RDONLY_PROG;
+		m->kfd = bpf_map_create(m->type, m->name, m->key, m->value, m->max, &mo);
+		if (m->kfd < 0)
+			return -errno;
+		if (!strcmp(m->name, "rodata")) {
+			uint32_t k = 0;
+
+			bpf_map_update_elem(m->kfd, &k, rodata_image, 0);
+			bpf_map_freeze(m->kfd);
+		}
+	}
+	return 0;
+}
+
+int kernel_prog_type(enum bpfrt_prog_kind k)
+{
+	switch (k) {
+	case BPFRT_PROG_UNSPEC: return BPF_PROG_TYPE_SOCKET_FILTER;
+	case BPFRT_PROG_TRACEPOINT: return BPF_PROG_TYPE_TRACEPOINT;
+	case BPFRT_PROG_RAW_TRACEPOINT: return BPF_PROG_TYPE_RAW_TRACEPOINT;
+	case BPFRT_PROG_KPROBE: return BPF_PROG_TYPE_KPROBE;
+	case BPFRT_PROG_XDP: return BPF_PROG_TYPE_XDP;
+	default: return -1;
+	}
+}
+
+int kernel_verdict(const struct vcase *c, char *log, size_t log_size)
+{
+	struct built b;
+	char err[256];
+	int type = kernel_prog_type(c->kind), fd;
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .log_buf = log, .log_size = (uint32_t)log_size,
+		    .log_level = 1);
+
+	if (type < 0 || c->ctx_size || build_case(c->text, &b, err, sizeof(err)))
+		return -1;
+	for (uint32_t r = 0; r < b.ref_cnt; r++) {
+		struct bpf_insn *in = &b.insns[b.refs[r].insn];
+
+		in->src_reg = b.refs[r].kind;
+		in[0].imm = tmaps[b.ref_map[r]].kfd;
+		in[1].imm = b.refs[r].kind == BPF_PSEUDO_MAP_VALUE ? (int32_t)b.refs[r].off : 0;
+	}
+	log[0] = 0;
+	fd = bpf_prog_load(type, "vcase", "GPL", b.insns, b.cnt, &po);
+	free(b.insns);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- random numbers for the fuzzers ------------------------------------------------ */
+
+uint64_t fz_state = 0x9e3779b97f4a7c15ull;
+
+uint64_t fz_next(void)
+{
+	fz_state ^= fz_state << 13;
+	fz_state ^= fz_state >> 7;
+	fz_state ^= fz_state << 17;
+	return fz_state;
+}
+
+uint32_t fz(uint32_t n)
+{
+	return (uint32_t)(fz_next() % n);
+}

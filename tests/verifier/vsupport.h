@@ -1,0 +1,82 @@
+/* What the verifier tests share (tests/verifier/vsupport.c): the maps
+ * every case may use (bpfrt's and, for comparisons, Linux's copies of the
+ * same shapes), assembling and loading a case, the context a run gets,
+ * Linux's verdict on a case, and the random-number generator of the
+ * fuzzers. Linked into test_verifier, test_verifier_fuzz and
+ * test_verifier_linux_diff (mk/verifier.mk). */
+#ifndef BPFRT_TESTS_VSUPPORT_H
+#define BPFRT_TESTS_VSUPPORT_H
+
+#include "bpfrt/bpfrt.h"
+#include "core/prog.h"
+#include "vharness.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- maps shared by the cases ------------------------------------------ */
+
+struct tmap {
+	const char *name;
+	enum bpf_map_type type;
+	uint32_t key, value, max;
+	struct bpfrt_map *map;
+	int kfd;                 /* Linux's copy (comparison tests), or -1 */
+};
+
+/* hash, array, big, rb, progs, rodata: see tests/verifier/corpus_asm.inc */
+extern struct tmap tmaps[];
+extern const size_t tmap_cnt;
+#define NMAPS tmap_cnt
+extern const char rodata_image[16];
+
+void maps_init(void);
+int tmap_find(const char *name, size_t len);
+
+/* ---- assembling and loading a case ----------------------------------------- */
+
+#define MAGIC_MAP   0x7eadbe0000000000ull
+#define MAGIC_FUNC  0x5eed0000u
+
+struct built {
+	struct bpf_insn *insns;
+	size_t cnt;
+	struct bpfrt_map_ref refs[16];
+	uint32_t ref_cnt;
+	uint32_t ref_map[16];    /* tmaps index per ref */
+	bool has_kfunc;
+};
+
+/* Rewrites map:NAME, mapval:NAME+OFF and func:LABEL operands into what
+ * bpfrt_asm knows, assembles, then patches the results back. */
+int build_case(const char *text, struct built *b, char *err, size_t errlen);
+/* Loads through the internal path the object loader uses, with the
+ * case's kind and map references. */
+int load_case(const struct vcase *c, const struct built *b, bool jit,
+	      struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level);
+
+/* ---- running accepted programs ------------------------------------------------ */
+
+/* The context for a run of a program of c->kind (an xdp_md over a 64-byte
+ * packet below 4 GiB for XDP, else 512 zeroed bytes) and its length; 0
+ * when none can be made (XDP without MAP_32BIT). */
+uint64_t ctx_for(const struct vcase *c, uint64_t *len);
+
+/* ---- Linux's verifier (root only) ---------------------------------------------- */
+
+/* Creates Linux's copies of tmaps (kfd); 0 or -errno. */
+int kernel_maps_init(void);
+/* BPF_PROG_TYPE_* for a kind, -1 if none compares. */
+int kernel_prog_type(enum bpfrt_prog_kind k);
+/* Linux's verdict on a case: 1 accepted, 0 rejected (log holds why), -1
+ * not comparable. */
+int kernel_verdict(const struct vcase *c, char *log, size_t log_size);
+
+/* ---- random numbers for the fuzzers (xorshift64) ------------------------------- */
+
+extern uint64_t fz_state;
+uint64_t fz_next(void);
+uint32_t fz(uint32_t n);         /* 0 .. n-1 */
+
+#endif
