@@ -246,9 +246,15 @@ TEST(registry_names_and_errors)
 	o.target = NULL;
 	o.kind = BPFRT_PROG_XDP;
 	CHECK(bpfrt_prog_attach(p, &o, &link) == -EOPNOTSUPP);
-	/* kind override: the raw_tp program attached as tp to another name */
+	/* a kind override would give the raw_tp program a tp context (the
+	 * trace entry first): refused, naming the program and both kinds */
 	o.kind = BPFRT_PROG_TRACEPOINT;
 	o.target = "x/tp_unused";
+	CHECK(bpfrt_prog_attach(p, &o, &link) == -EINVAL && !link);
+	CHECK(strstr(bpfrt_last_error(), "on_stress") && strstr(bpfrt_last_error(), "raw_tp") &&
+	      strstr(bpfrt_last_error(), "tp x/tp_unused"), "%s", bpfrt_last_error());
+	/* its own kind, at another tracepoint */
+	o.kind = BPFRT_PROG_RAW_TRACEPOINT;
 	CHECK(bpfrt_prog_attach(p, &o, &link) == 0, "%s", bpfrt_last_error());
 	f = open_memstream(&buf, &len);
 	REQUIRE(f);

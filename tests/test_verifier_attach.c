@@ -3,8 +3,11 @@
  * arguments (fexit and fmod_ret one more for the return value), every
  * target of an fentry.multi its own count, a kprobe a struct pt_regs.
  * A program that reads further is refused at attach, with the program and
- * the target named; one that fits attaches. Host functions: tramp_funcs
- * (patchable, as test_trampoline) and a plain function for the kprobe. */
+ * the target named; one that fits attaches. And the hook must give the
+ * context of the kind the program was verified as (bpfrt_prog_check_kind):
+ * an attach kind override to another context is refused. Host functions:
+ * tramp_funcs (patchable, as test_trampoline) and a plain function for
+ * the kprobe. */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "insns.h"
@@ -134,10 +137,11 @@ __attribute__((noinline)) long va_kprobe_target(long x)
 
 TEST(kprobe_refuses_reads_past_pt_regs)
 {
-	/* kprobes take any verified program; one verified with a larger
-	 * caller-described context must not read past the pt_regs */
+	/* a program verified with a larger caller-described context must
+	 * not run on a pt_regs (its kind is refused before its reach); the
+	 * kprobe reading the last field attaches */
 	struct bpfrt_prog *far = reader(BPFRT_PROG_UNSPEC, 168, 256);
-	struct bpfrt_prog *near = reader(BPFRT_PROG_UNSPEC, 160, 256);
+	struct bpfrt_prog *near = reader(BPFRT_PROG_KPROBE, 160, 0);
 	struct bpfrt_link *l = NULL;
 	int err;
 
@@ -156,4 +160,124 @@ TEST(kprobe_refuses_reads_past_pt_regs)
 	bpfrt_link_destroy(l);
 	bpfrt_prog_free(far);
 	bpfrt_prog_free(near);
+}
+
+/* ---- kind overrides ------------------------------------------------------ */
+
+/* 0 and a link (destroyed), or the error, whose message must name the
+ * program, the kind it was verified as and the hook. */
+static int try_override(struct bpfrt_prog *p, enum bpfrt_prog_kind kind, const char *target,
+			uint32_t nr_args, const char *verified_as, const char *hook)
+{
+	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = kind, .target = target,
+				       .nr_args = nr_args };
+	struct bpfrt_link *l = NULL;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	err = bpfrt_prog_attach(p, &o, &l);
+	if (!err) {
+		bpfrt_link_destroy(l);
+		return 0;
+	}
+	CHECK(strstr(bpfrt_last_error(), bpfrt_prog_name(p)) &&
+	      strstr(bpfrt_last_error(), verified_as) && strstr(bpfrt_last_error(), hook),
+	      "message names the program, %s and %s: %s", verified_as, hook,
+	      bpfrt_last_error());
+	return err;
+}
+
+TEST(trampoline_kinds_attach_only_as_verified)
+{
+	struct bpfrt_prog *enter = reader(BPFRT_PROG_FENTRY, 8, 0);
+	struct bpfrt_prog *leave = reader(BPFRT_PROG_FEXIT, 16, 0);  /* return of tramp_add */
+	struct bpfrt_prog *multi = reader(BPFRT_PROG_FENTRY_MULTI, 0, 0);
+
+	/* fexit's and fmod_ret's ctx[nr_args] is the return value, which an
+	 * fentry program was not verified to see; fmod_ret's result would
+	 * replace the function's return although fentry's was checked to be 0 */
+	CHECK(try_override(enter, BPFRT_PROG_FEXIT, "tramp_add", 2, "fentry",
+			   "fexit tramp_add") == -EINVAL);
+	CHECK(try_override(enter, BPFRT_PROG_FMOD_RET, "tramp_add", 2, "fentry",
+			   "fmod_ret tramp_add") == -EINVAL);
+	CHECK(try_override(leave, BPFRT_PROG_FENTRY, "tramp_add", 2, "fexit",
+			   "fentry tramp_add") == -EINVAL);
+	CHECK(try_override(enter, BPFRT_PROG_FENTRY_MULTI, "tramp_add", 2, "fentry",
+			   "fentry.multi tramp_add") == -EINVAL);
+	CHECK(try_override(multi, BPFRT_PROG_FENTRY, "tramp_add", 2, "fentry.multi",
+			   "fentry tramp_add") == -EINVAL);
+	/* the kinds they were verified as attach */
+	CHECK(try_override(enter, BPFRT_PROG_FENTRY, "tramp_add", 2, "", "") == 0, "%s",
+	      bpfrt_last_error());
+	CHECK(try_override(leave, BPFRT_PROG_FEXIT, "tramp_add", 2, "", "") == 0, "%s",
+	      bpfrt_last_error());
+	CHECK(try_override(multi, BPFRT_PROG_FENTRY_MULTI, "tramp_add", 2, "", "") == 0, "%s",
+	      bpfrt_last_error());
+	CHECK(tramp_add(1, 2) == 3);
+	bpfrt_prog_free(enter);
+	bpfrt_prog_free(leave);
+	bpfrt_prog_free(multi);
+}
+
+TEST(writable_caller_context_does_not_attach_as_a_hook)
+{
+	/* verified with 48 read-write bytes (UNSPEC): as an fentry it would
+	 * write the traced function's saved arguments, which fentry programs
+	 * can only read */
+	struct bpf_insn insns[] = {
+		ST(BPF_DW, 1, 0, 100),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .name = "ctx_writer", .verify = true,
+					   .ctx_size = 48 };
+	struct bpfrt_prog *p = NULL;
+
+	REQUIRE(!bpfrt_prog_load(insns, 3, &lo, &p), "%s", bpfrt_last_error());
+	CHECK(try_override(p, BPFRT_PROG_FENTRY, "tramp_add", 2, "unspec",
+			   "fentry tramp_add") == -EINVAL);
+	CHECK(try_override(p, BPFRT_PROG_FMOD_RET, "tramp_add", 2, "unspec",
+			   "fmod_ret tramp_add") == -EINVAL);
+	CHECK(try_override(p, BPFRT_PROG_FENTRY_MULTI, "tramp_*", 6, "unspec",
+			   "fentry.multi tramp_*") == -EINVAL);
+	CHECK(tramp_add(1, 2) == 3);
+	bpfrt_prog_free(p);
+}
+
+TEST(kprobe_hooks_take_only_pt_regs_kinds)
+{
+#ifndef __x86_64__
+	SKIP("kprobes are x86-64 only");
+#endif
+	struct bpfrt_prog *entry = reader(BPFRT_PROG_FENTRY, 0, 0);
+	struct bpfrt_prog *rawtp = reader(BPFRT_PROG_RAW_TRACEPOINT, 0, 0);
+	struct bpfrt_prog *kp = reader(BPFRT_PROG_KPROBE, 80, 0);         /* ax */
+	struct bpfrt_prog *krp = reader(BPFRT_PROG_KRETPROBE, 80, 0);
+	struct bpfrt_kprobe_opts ko = { .sz = sizeof(ko) };
+	struct bpfrt_link *l = NULL;
+	int err;
+
+	/* the direct kprobe API and the dispatch both check */
+	err = bpfrt_kprobe_attach(entry, "va_kprobe_target", 0, &ko, &l);
+	CHECK(err == -EINVAL && !l, "fentry program on a kprobe: %d", err);
+	CHECK(strstr(bpfrt_last_error(), "ctx_reader") && strstr(bpfrt_last_error(), "fentry") &&
+	      strstr(bpfrt_last_error(), "kprobe va_kprobe_target"), "%s", bpfrt_last_error());
+	ko.retprobe = true;
+	err = bpfrt_kprobe_attach(rawtp, "va_kprobe_target", 0, &ko, &l);
+	CHECK(err == -EINVAL && !l, "raw_tp program on a kretprobe: %d", err);
+	CHECK(strstr(bpfrt_last_error(), "raw_tp") &&
+	      strstr(bpfrt_last_error(), "kretprobe va_kprobe_target"), "%s", bpfrt_last_error());
+	CHECK(try_override(rawtp, BPFRT_PROG_KPROBE, "va_kprobe_target", 0, "raw_tp",
+			   "kprobe va_kprobe_target") == -EINVAL);
+	/* kprobe and kretprobe share struct pt_regs (one Linux type) */
+	CHECK(try_override(kp, BPFRT_PROG_KRETPROBE, "va_kprobe_target", 0, "", "") == 0, "%s",
+	      bpfrt_last_error());
+	CHECK(try_override(krp, BPFRT_PROG_KPROBE, "va_kprobe_target", 0, "", "") == 0, "%s",
+	      bpfrt_last_error());
+	CHECK(va_kprobe_target(2) == 7);
+	bpfrt_prog_free(entry);
+	bpfrt_prog_free(rawtp);
+	bpfrt_prog_free(kp);
+	bpfrt_prog_free(krp);
 }

@@ -1372,8 +1372,12 @@ int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t add
 			 (unsigned long)(where - sym->addr));
 	else
 		snprintf(target, sizeof(target), "%#lx", (unsigned long)where);
-	/* the program may read no more context than a pt_regs */
-	err = bpfrt_prog_check_ctx(prog, REGS_SIZE, target);
+	/* a pt_regs, for a program verified as a kind whose context that is
+	 * (kprobe, kretprobe, uprobe); it may read no more than that */
+	err = bpfrt_prog_check_kind(prog, o.retprobe ? BPFRT_PROG_KRETPROBE : BPFRT_PROG_KPROBE,
+				    target);
+	if (!err)
+		err = bpfrt_prog_check_ctx(prog, REGS_SIZE, target);
 	if (err)
 		goto fail;
 	err = bpfrt_link_init(&kl->link, o.retprobe ? &kretprobe_ops : &kprobe_ops, prog,

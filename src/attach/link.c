@@ -217,29 +217,6 @@ static const bpfrt_attach_fn attach_fns[] = {
 	[BPFRT_PROG_KRETPROBE]      = bpfrt_kprobe_attach_prog,
 };
 
-static const char *const kind_names[] = {
-	[BPFRT_PROG_UNSPEC] = "unspec",
-	[BPFRT_PROG_TRACEPOINT] = "tp",
-	[BPFRT_PROG_RAW_TRACEPOINT] = "raw_tp",
-	[BPFRT_PROG_FENTRY] = "fentry",
-	[BPFRT_PROG_FEXIT] = "fexit",
-	[BPFRT_PROG_FMOD_RET] = "fmod_ret",
-	[BPFRT_PROG_FENTRY_MULTI] = "fentry.multi",
-	[BPFRT_PROG_KPROBE] = "kprobe",
-	[BPFRT_PROG_KRETPROBE] = "kretprobe",
-	[BPFRT_PROG_UPROBE] = "uprobe",
-	[BPFRT_PROG_SOCKET] = "socket",
-	[BPFRT_PROG_XDP] = "xdp",
-	[BPFRT_PROG_SYSCALL] = "syscall",
-};
-
-static const char *kind_name(unsigned int kind)
-{
-	if (kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind])
-		return kind_names[kind];
-	return "unknown";
-}
-
 int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *opts,
 		      struct bpfrt_link **link)
 {
@@ -261,7 +238,7 @@ int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *o
 		cookie = opts->cookie;
 	if (kind >= sizeof(attach_fns) / sizeof(attach_fns[0]) || !attach_fns[kind])
 		return bpfrt_err(-EOPNOTSUPP, "prog_attach: %s: kind %s cannot attach in this process",
-				 prog->name, kind_name(kind));
+				 prog->name, bpfrt_prog_kind_str((int)kind));
 	if (!target || !*target)
 		return bpfrt_err(-EINVAL, "prog_attach: %s: no attach target (SEC name or opts->target)",
 				 prog->name);

@@ -363,6 +363,13 @@ int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
 
 	if (!ml)
 		return bpfrt_err(-ENOMEM, "fentry.multi: out of memory");
+	/* every target gives the context of fentry.multi, whatever the
+	 * program was verified as */
+	err = bpfrt_prog_check_kind(prog, BPFRT_PROG_FENTRY_MULTI, target);
+	if (err) {
+		free(ml);
+		return err;
+	}
 	err = bpfrt_link_init(&ml->link, &multi_ops, prog, target, cookie);
 	if (err) {
 		free(ml);

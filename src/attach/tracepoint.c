@@ -420,8 +420,12 @@ int bpfrt_tracepoint_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 				prog->name, target);
 		goto fail;
 	}
-	err = bpfrt_prog_check_ctx(prog, (uint32_t)((raw ? 0 : sizeof(struct bpfrt_tp_entry)) +
-						    8 * tp->nargs), target);
+	/* a program verified as the other tracepoint kind (or any other
+	 * kind) would get a context it was not verified for */
+	err = bpfrt_prog_check_kind(prog, kind, target);
+	if (!err)
+		err = bpfrt_prog_check_ctx(prog, (uint32_t)((raw ? 0 : sizeof(struct bpfrt_tp_entry)) +
+							    8 * tp->nargs), target);
 	if (err)
 		goto fail;
 	tl->tp = tp;

@@ -674,7 +674,10 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 	}
 	/* the program's verified context reads must stay within the
 	 * arguments (and for fexit and fmod_ret the return value slot) */
-	err = bpfrt_prog_check_ctx(prog, 8 * (nr_args + (kind != BPFRT_PROG_FENTRY)), target);
+	err = bpfrt_prog_check_kind(prog, kind, target);
+	if (!err)
+		err = bpfrt_prog_check_ctx(prog, 8 * (nr_args + (kind != BPFRT_PROG_FENTRY)),
+					   target);
 	if (err)
 		goto fail;
 	tl->tf = tf;

@@ -97,6 +97,18 @@ void bpfrt_prog_unprepare(struct bpfrt_prog *prog);
  * both sizes. Unverified (trusted) programs pass. */
 int bpfrt_prog_check_ctx(const struct bpfrt_prog *prog, uint32_t ctx_size, const char *target);
 
+/* True if programs of kinds a and b see the same context: the same kind,
+ * or two of kprobe, kretprobe and uprobe (pt_regs, one Linux type). */
+bool bpfrt_prog_kinds_share_ctx(int a, int b);
+/* Attach points call this with the kind of hook they are: a verified
+ * program runs only at hooks of its verified kind's context (an override
+ * to another kind would hand it a context it was not verified for:
+ * -EINVAL naming the program, both kinds and the target). Unverified
+ * (trusted) programs pass. */
+int bpfrt_prog_check_kind(const struct bpfrt_prog *prog, int kind, const char *target);
+/* "raw_tp", "fentry", ... ("unknown" out of range). */
+const char *bpfrt_prog_kind_str(int kind);
+
 /* Finds the subprogram that starts at insn `start`, or -1. */
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start);
 
