@@ -643,7 +643,7 @@ static int compute_precise(struct venv *env)
 			default:
 				if (insn_is_exit(insn))
 					in = REGMASK(BPF_R0);
-				else if (insn_is_call(insn))
+				else if (insn_is_call(insn) || insn_is_callx(insn))
 					in = (uint16_t)((out & ~(ARG_REGS | REGMASK(0))) | ARG_REGS);
 				else if (insn_op(insn) != BPF_JA)
 					in = out | dst | (insn_src(insn) == BPF_X ? src : 0);
@@ -1915,14 +1915,6 @@ static int do_helper_call(struct venv *env, int32_t id)
 
 static int do_call(struct venv *env, const struct bpf_insn *insn)
 {
-	if (insn_is_callx(insn)) {
-		const struct vreg *t = reg_at(env, insn->dst_reg);
-
-		if (t->type != SCALAR || !vreg_is_const(t) || t->var_off.value >= BPFRT_MAX_HELPER_ID ||
-		    !env->prog->helpers[t->var_off.value].fn)
-			return verr(env, "callx R%d: target is not a known helper id", insn->dst_reg);
-		return do_helper_call(env, (int32_t)t->var_off.value);
-	}
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
 		int sp = bpfrt_insn_callee(env->prog, env->insn);
 		int err;
@@ -2531,6 +2523,13 @@ static int step(struct venv *env)
 		env->jmps++;
 		if (insn_is_exit(insn))
 			return do_exit(env);
+		/* callx (BPF_CALL|BPF_X) is no jump: its target is a run-time
+		 * value, and what it calls could not be checked (Linux
+		 * rejects it too). Trusted loads, which skip the verifier,
+		 * still run it. */
+		if (insn_is_callx(insn))
+			return verr(env, "callx R%d: indirect calls are not supported by the verifier",
+				    insn->dst_reg);
 		if (insn_is_call(insn)) {
 			err = do_call(env, insn);
 			if (err == 1)
