@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "bpfrt/bpfrt.h"
+#include "core/prog.h"
 #include "core/rcu.h"
 #include "maps/map.h"
 
@@ -541,8 +542,9 @@ TEST(prog_array_slots)
 {
 	struct bpfrt_map *map = create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0);
 	struct bpfrt_map *arr = create(BPF_MAP_TYPE_ARRAY, 4, 4, 4, 0);
-	/* The array stores programs without looking inside them. */
-	struct bpfrt_prog *p1 = (struct bpfrt_prog *)&map, *p2 = (struct bpfrt_prog *)&arr;
+	/* Zeroed programs: trusted and of no kind, so any slot takes them
+	 * (which programs a slot takes: test_ctx_compat). */
+	struct bpfrt_prog *p1 = calloc(1, sizeof(*p1)), *p2 = calloc(1, sizeof(*p2));
 	uint32_t key = 1, next, val = 0;
 
 	REQUIRE(map && arr);
@@ -571,6 +573,8 @@ TEST(prog_array_slots)
 	CHECK(bpfrt_map_prog_lookup(map, &key) == NULL);
 	bpfrt_map_free(map);
 	bpfrt_map_free(arr);
+	free(p1);
+	free(p2);
 }
 
 /* ---- ring buffer ----------------------------------------------------------------- */

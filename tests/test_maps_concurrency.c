@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "bpfrt/bpfrt.h"
+#include "core/prog.h"
 #include "core/rcu.h"
 #include "maps/map.h"
 
@@ -362,7 +363,10 @@ TEST(lru_hash_concurrent_inserts_stay_bounded)
 
 #define FAKE_MAGIC 0x5eedf00dcafe1234ull
 
+/* A zeroed program (trusted, of no kind: every slot takes it) that only
+ * the workers look into. */
 struct fake_prog {
+	struct bpfrt_prog prog;
 	uint64_t magic;
 };
 
@@ -397,7 +401,7 @@ TEST(prog_array_swap_under_tail_calls)
 		REQUIRE(pthread_create(&w[t].tid, NULL, tail_caller, &w[t]) == 0);
 	}
 	for (int i = 0; i < 2000; i++) {
-		struct fake_prog *next = malloc(sizeof(*next));
+		struct fake_prog *next = calloc(1, sizeof(*next));
 
 		REQUIRE(next);
 		next->magic = FAKE_MAGIC;

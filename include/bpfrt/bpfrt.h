@@ -114,8 +114,9 @@ struct bpfrt_verify_opts {
  * kind, without changing it. Returns 0, or -EACCES/-EINVAL/-E2BIG with
  * bpfrt_last_error() "insn N: reason" and the log in opts->log_buf. */
 int bpfrt_prog_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts);
-/* Largest context offset + size the program reads (attach points with a
- * smaller context must refuse it), 0 if unverified. */
+/* Largest context offset + size the program reads, or its tail-call
+ * targets may (the context its prog arrays' owner was verified for):
+ * attach points with a smaller context refuse it. 0 if unverified. */
 uint32_t bpfrt_prog_ctx_access(const struct bpfrt_prog *prog);
 /* True if the program was verified at load. */
 bool bpfrt_prog_verified(const struct bpfrt_prog *prog);

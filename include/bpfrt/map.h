@@ -81,7 +81,14 @@ int bpfrt_num_possible_cpus(void);
  * program objects. The array does not own them. After delete (or a
  * replacing update) returns, the old program no longer runs through this
  * array on any thread and may be freed. Index out of range: -E2BIG; delete
- * of an empty slot: -ENOENT. bpfrt_map_delete_elem works as well. */
+ * of an empty slot: -ENOENT. bpfrt_map_delete_elem works as well.
+ * A tail call passes the caller's context on, so the first program to use
+ * the array (loaded referencing it, or put in a slot) owns it: a slot
+ * takes only programs of the owner's kind (kprobe, kretprobe and uprobe
+ * count as one) that read no more context than the owner was verified
+ * for (a trusted owner: none), else -EINVAL naming both programs and the
+ * array; a program referencing an owned array loads only if it is of
+ * that kind and verified for at least the owner's context. */
 int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog);
 int bpfrt_map_delete_prog(struct bpfrt_map *map, uint32_t idx);
 

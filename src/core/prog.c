@@ -8,11 +8,29 @@
 #include "interp/interp.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
+#include "maps/map.h"
 #include "verifier/validate.h"
 #include "verifier/verifier.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Tail calls pass the context on: each prog array the program references
+ * must be for programs of its context (maps/prog_array.c). */
+static int use_prog_arrays(struct bpfrt_prog *prog)
+{
+	for (uint32_t i = 0; i < prog->map_ref_cnt; i++) {
+		struct bpfrt_map *map = prog->map_refs[i].map;
+		int err;
+
+		if (!map || map->type != BPF_MAP_TYPE_PROG_ARRAY)
+			continue;
+		err = bpfrt_prog_array_use(map, prog);
+		if (err)
+			return err;
+	}
+	return 0;
+}
 
 int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 		       size_t insn_cnt, bool jit)
@@ -35,10 +53,13 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 	err = bpfrt_validate(prog);
 	prog->verified = false;
 	prog->max_ctx_access = 0;
+	prog->ctx_size = 0;
 	if (!err && prog->verify_opts)
 		err = bpfrt_verify(prog, prog->verify_opts, true);
 	if (!err)
 		err = bpfrt_privstack_prog_init(prog);
+	if (!err)
+		err = use_prog_arrays(prog);
 	if (!err && jit) {
 		const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
 

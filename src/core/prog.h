@@ -58,7 +58,8 @@ struct bpfrt_prog {
 	 * records verified, the context bytes read and tighter frames. */
 	struct bpfrt_verify_opts *verify_opts;
 	bool verified;
-	uint32_t max_ctx_access;
+	uint32_t max_ctx_access; /* context bytes it reads, or a tail-call target may */
+	uint32_t ctx_size;       /* context bytes r1 was verified as */
 
 	/* Filled by the JIT backend. */
 	bpfrt_jit_fn jit_func;

@@ -80,6 +80,12 @@ static inline long bpfrt_map_prog_delete(struct bpfrt_map *map, const void *key)
  * map not a PROG_ARRAY). The caller is inside a read section; the program
  * stays valid until it ends. */
 struct bpfrt_prog *bpfrt_prog_array_get(struct bpfrt_map *map, uint32_t idx);
+/* At load, for each PROG_ARRAY a program references: makes it the
+ * array's owner if it has none, refuses it (-EINVAL naming the program,
+ * the array and its owner) if its kind or verified context cannot be the
+ * owner's, else raises its max_ctx_access to the owner's context (what
+ * tail-call targets may read). See prog_array.c. */
+int bpfrt_prog_array_use(struct bpfrt_map *map, struct bpfrt_prog *caller);
 
 /* Address of element idx's value in a BPF_MAP_TYPE_ARRAY (global data:
  * the loader fills it and relocates lddw against it), or NULL. Stable for

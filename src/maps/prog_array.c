@@ -2,17 +2,42 @@
  * Linux stores program fds; bpfrt has none, so user space fills slots with
  * bpfrt_map_update_prog(). Slots are read by the tail-call helper inside
  * RCU read sections; replacing or clearing a slot from user space waits for
- * a grace period so the caller may free the old program afterwards. */
+ * a grace period so the caller may free the old program afterwards.
+ *
+ * A tail call hands the target the caller's r1, so every program reached
+ * through the array must have been verified for the context its callers
+ * get (Linux's bpf_prog_map_compatible). The first program that uses the
+ * array (loaded referencing it, or put in a slot) makes it its owner: the
+ * owner's kind and verified context size fix what the array is for. Then
+ *  - a slot takes only a program of a kind with the same context whose
+ *    verified reach (max_ctx_access) fits the owner's context;
+ *  - a program referencing the array loads only if it has such a kind
+ *    and its own verified context holds the owner's, and its reach is
+ *    raised to the owner's context: its attach points (and runs) must
+ *    supply that much, since its targets may read it.
+ * A trusted (unverified) owner promises no context: verified programs in
+ * its slots may read none. Linux also compares JIT mode (bpfrt's tail
+ * calls from JIT code to an interpreted target only fail) and, for tracing
+ * kinds, the attach function's BTF (bpfrt's tracing contexts are u64
+ * arrays whose size the check above covers). */
 #include "maps/map.h"
 #include "core/error.h"
+#include "core/prog.h"
 #include "core/rcu.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct prog_array {
 	struct bpfrt_map map;
+	pthread_mutex_t owner_lock;
+	bool owned;                     /* set once, under owner_lock */
+	bool owner_verified;
+	int owner_kind;                 /* enum bpfrt_prog_kind */
+	uint32_t owner_ctx;             /* context bytes its callers give */
+	char owner[BPFRT_NAME_LEN];
 	_Atomic(struct bpfrt_prog *) *slots;
 };
 
@@ -40,6 +65,7 @@ static int prog_array_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out
 	if (!array)
 		return -ENOMEM;
 	array->map = *attr;
+	pthread_mutex_init(&array->owner_lock, NULL);
 	array->slots = calloc(attr->max_entries, sizeof(*array->slots));
 	if (!array->slots) {
 		free(array);
@@ -53,8 +79,69 @@ static void prog_array_free(struct bpfrt_map *map)
 {
 	struct prog_array *array = to_prog_array(map);
 
+	pthread_mutex_destroy(&array->owner_lock);
 	free(array->slots);
 	free(array);
+}
+
+/* Under owner_lock: the first user becomes the owner. */
+static void take_owner(struct prog_array *array, const struct bpfrt_prog *prog)
+{
+	if (array->owned)
+		return;
+	array->owned = true;
+	array->owner_verified = prog->verified;
+	array->owner_kind = prog->kind;
+	array->owner_ctx = prog->verified ? prog->ctx_size : 0;
+	snprintf(array->owner, sizeof(array->owner), "%s", prog->name);
+}
+
+/* Under owner_lock, owned: can prog's context be the owner's? */
+static int check_kind(const struct prog_array *array, const struct bpfrt_prog *prog)
+{
+	if (bpfrt_prog_kinds_share_ctx(array->owner_kind, prog->kind))
+		return 0;
+	return bpfrt_err(-EINVAL, "prog array '%s' holds %s programs (owner %s): %s is %s",
+			 array->map.name, bpfrt_prog_kind_str(array->owner_kind), array->owner,
+			 prog->name, bpfrt_prog_kind_str(prog->kind));
+}
+
+int bpfrt_prog_array_use(struct bpfrt_map *map, struct bpfrt_prog *caller)
+{
+	struct prog_array *array = to_prog_array(map);
+	int err;
+
+	pthread_mutex_lock(&array->owner_lock);
+	take_owner(array, caller);
+	err = check_kind(array, caller);
+	if (!err && caller->verified) {
+		if (caller->ctx_size < array->owner_ctx)
+			err = bpfrt_err(-EINVAL, "%s: tail calls through prog array '%s' (owner %s) "
+					"need %u bytes of context, %s is verified for %u",
+					caller->name, map->name, array->owner, array->owner_ctx,
+					caller->name, caller->ctx_size);
+		else if (caller->max_ctx_access < array->owner_ctx)
+			caller->max_ctx_access = array->owner_ctx;
+	}
+	pthread_mutex_unlock(&array->owner_lock);
+	return err;
+}
+
+/* May prog go into a slot? Makes it the owner of an unowned array. */
+static int check_target(struct prog_array *array, const struct bpfrt_prog *prog, uint32_t idx)
+{
+	int err;
+
+	pthread_mutex_lock(&array->owner_lock);
+	take_owner(array, prog);
+	err = check_kind(array, prog);
+	if (!err && prog->verified && prog->max_ctx_access > array->owner_ctx)
+		err = bpfrt_err(-EINVAL, "prog array '%s' slot %u: %s reads %u bytes of context, "
+				"owner %s%s gives %u", array->map.name, idx, prog->name,
+				prog->max_ctx_access, array->owner,
+				array->owner_verified ? "" : " (trusted)", array->owner_ctx);
+	pthread_mutex_unlock(&array->owner_lock);
+	return err;
 }
 
 /* Swaps a slot; waits out running tail calls through the old program. */
@@ -92,6 +179,12 @@ int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog
 	if (!prog)
 		return bpfrt_err(-EINVAL, "prog array '%s': NULL program for slot %u",
 				 map->name, idx);
+	if (idx >= map->max_entries)
+		return bpfrt_err(-E2BIG, "prog array '%s': index %u out of range (max_entries %u)",
+				 map->name, idx, map->max_entries);
+	err = check_target(to_prog_array(map), prog, idx);
+	if (err)
+		return err;
 	err = prog_array_swap(map, idx, prog, &old);
 	if (err)
 		return bpfrt_err(err, "prog array '%s': index %u out of range (max_entries %u)",

@@ -2776,6 +2776,7 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 		if (record) {
 			record_stack_depths(&env);
 			prog->max_ctx_access = env.max_ctx_access;
+			prog->ctx_size = env.ctx_size;
 			prog->verified = true;
 		}
 	}

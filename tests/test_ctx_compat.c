@@ -1,0 +1,246 @@
+/* A program reached from another program runs with the context of its
+ * caller, so it must have been verified for that context. Tail calls: a
+ * prog array takes only programs of its owner's kind whose reach fits the
+ * owner's context, a program referencing an array loads only if it can
+ * give that context, and then needs it at attach (maps/prog_array.c).
+ * Objects: tests/progs/ctx_compat*.bpf.c, raw_tp programs of the host
+ * tracepoints below. */
+#define _GNU_SOURCE
+#include "testlib.h"
+#include "insns.h"
+#include "prog_support.h"
+#include "bpfrt/attach.h"
+#include "bpfrt/bpfrt.h"
+#include "bpfrt/map.h"
+#include "bpfrt/tracepoint.h"
+#include "maps/map.h"
+
+#include <errno.h>
+#include <string.h>
+
+BPFRT_DECLARE_TRACEPOINT(cc_one, long a);
+BPFRT_DEFINE_TRACEPOINT(cc_one);
+BPFRT_DECLARE_TRACEPOINT(cc_two, long a, long b);
+BPFRT_DEFINE_TRACEPOINT(cc_two);
+BPFRT_DECLARE_TRACEPOINT(cc_six, long a, long b, long c, long d, long e, long f);
+BPFRT_DEFINE_TRACEPOINT(cc_six);
+
+__attribute__((noinline)) long cc_probed(long x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+static bool names(const char *a, const char *b, const char *c)
+{
+	const char *e = bpfrt_last_error();
+
+	return strstr(e, a) && strstr(e, b) && strstr(e, c);
+}
+
+static struct bpfrt_object *load_compat(bool jit)
+{
+	struct bpfrt_object_load_opts o = { .sz = sizeof(o), .jit = jit };
+
+	return load_object("ctx_compat.bpf.o", &o);
+}
+
+static struct bpfrt_prog *prog_of(struct bpfrt_object *obj, const char *name)
+{
+	struct bpfrt_prog *p = bpfrt_object_find_prog(obj, name);
+
+	CHECK(p, "no program %s", name);
+	return p;
+}
+
+/* dispatch (raw_tp of cc_two, 16 bytes) owns jmp. read_arg5, verified for
+ * cc_six, reads 48: in the slot it would read past the 2 arguments
+ * dispatch's callers give it. */
+BOTH_ENGINES(slot_refuses_a_target_reading_past_the_owners_context)
+{
+	struct bpfrt_object *obj = load_compat(jit);
+	struct bpfrt_map *jmp;
+	struct bpfrt_prog *dispatch, *arg1, *arg5;
+	uint64_t args[2] = { 7, 35 }, r0 = 0;
+	int err;
+
+	if (!obj)
+		return;
+	jmp = bpfrt_object_find_map(obj, "jmp");
+	dispatch = prog_of(obj, "dispatch");
+	arg1 = prog_of(obj, "read_arg1");
+	arg5 = prog_of(obj, "read_arg5");
+	REQUIRE(jmp && dispatch && arg1 && arg5);
+	CHECK(bpfrt_prog_ctx_access(arg5) == 48, "%u", bpfrt_prog_ctx_access(arg5));
+	err = bpfrt_map_update_prog(jmp, 0, arg5);
+	CHECK(err == -EINVAL, "raw_tp reading args[5] into a cc_two array: %d", err);
+	CHECK(names("read_arg5", "'jmp'", "dispatch") && strstr(bpfrt_last_error(), "48") &&
+	      strstr(bpfrt_last_error(), "16"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_prog_array_get(jmp, 0) == NULL, "the refused program is not in the slot");
+	/* the slot was not taken: dispatch falls through */
+	CHECK(!bpfrt_prog_run(dispatch, BPFRT_EXEC_DEFAULT, (uintptr_t)args, 0, &r0) && r0 == 1000,
+	      "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
+	/* args[1] of cc_two fits */
+	CHECK(!bpfrt_map_update_prog(jmp, 0, arg1), "%s", bpfrt_last_error());
+	CHECK(!bpfrt_prog_run(dispatch, BPFRT_EXEC_DEFAULT, (uintptr_t)args, 0, &r0) && r0 == 35,
+	      "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
+	CHECK(bpfrt_map_update_prog(jmp, 1, arg5) == -EINVAL, "nor in another slot");
+	bpfrt_object_close(obj);
+}
+
+TEST(slot_refuses_programs_of_another_context)
+{
+	struct bpfrt_object *obj = load_compat(false);
+	struct bpfrt_map *jmp;
+	struct bpfrt_prog *tp, *kp;
+	int err;
+
+	if (!obj)
+		return;
+	jmp = bpfrt_object_find_map(obj, "jmp");
+	tp = prog_of(obj, "tp_read_arg0");
+	kp = prog_of(obj, "kprobe_read_ax");
+	REQUIRE(jmp && tp && kp);
+	/* a tp context starts with the trace entry; a pt_regs is no args[] */
+	err = bpfrt_map_update_prog(jmp, 0, tp);
+	CHECK(err == -EINVAL, "tp program in a raw_tp array: %d", err);
+	CHECK(names("tp_read_arg0", "'jmp'", "dispatch") && strstr(bpfrt_last_error(), "raw_tp") &&
+	      strstr(bpfrt_last_error(), "is tp"), "%s", bpfrt_last_error());
+	err = bpfrt_map_update_prog(jmp, 0, kp);
+	CHECK(err == -EINVAL, "kprobe program in a raw_tp array: %d", err);
+	CHECK(names("kprobe_read_ax", "'jmp'", "is kprobe"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_prog_array_get(jmp, 0) == NULL);
+	bpfrt_object_close(obj);
+}
+
+/* dispatch reads no context itself, but its targets may read all 16 bytes
+ * of cc_two: attaching it where fewer are given is refused. */
+TEST(tail_caller_needs_the_owners_context_at_attach)
+{
+	struct bpfrt_object *obj = load_compat(false);
+	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_RAW_TRACEPOINT,
+				       .target = "cc_one" };
+	struct bpfrt_prog *dispatch;
+	struct bpfrt_link *l = NULL;
+	int err;
+
+	if (!obj)
+		return;
+	dispatch = prog_of(obj, "dispatch");
+	REQUIRE(dispatch);
+	CHECK(bpfrt_prog_ctx_access(dispatch) == 16, "reach %u", bpfrt_prog_ctx_access(dispatch));
+	err = bpfrt_prog_attach(dispatch, &o, &l);
+	CHECK(err == -EINVAL && !l, "dispatch on the 1-argument cc_one: %d", err);
+	CHECK(names("dispatch", "cc_one", "16"), "%s", bpfrt_last_error());
+	o.target = NULL;
+	err = bpfrt_prog_attach(dispatch, &o, &l);
+	CHECK(!err && l, "dispatch on its own cc_two: %d %s", err, bpfrt_last_error());
+	BPFRT_TRACEPOINT(cc_two, 1, 2);
+	bpfrt_link_destroy(l);
+	bpfrt_object_close(obj);
+}
+
+static void load_fails(const char *file, const char *a, const char *b, const char *c)
+{
+	struct bpfrt_object *obj = NULL;
+	int err = bpfrt_object_open(tl_prog_path(file), NULL, &obj);
+
+	REQUIRE(!err, "open %s: %s", file, bpfrt_last_error());
+	err = bpfrt_object_load(obj, NULL);
+	CHECK(err == -EINVAL, "%s loaded: %d", file, err);
+	CHECK(names(a, b, c), "%s", bpfrt_last_error());
+	bpfrt_object_close(obj);
+}
+
+TEST(referencing_an_array_of_another_kind_fails_to_load)
+{
+	/* raw_dispatch owns jmp; kprobe_dispatch would pass a pt_regs */
+	load_fails("ctx_compat_kind.bpf.o", "kprobe_dispatch", "'jmp'", "raw_dispatch");
+}
+
+TEST(referencing_an_array_with_a_smaller_context_fails_to_load)
+{
+	/* six_dispatch owns jmp (targets may read 48 bytes); two_dispatch
+	 * has 16 */
+	load_fails("ctx_compat_size.bpf.o", "two_dispatch", "'jmp'", "six_dispatch");
+}
+
+/* ---- owners set by the first slot update (raw instruction programs) ---- */
+
+/* r0 = ctx[off / 8], verified as kind with ctx_size (UNSPEC) */
+static struct bpfrt_prog *reader(const char *name, enum bpfrt_prog_kind kind, int16_t off,
+				 uint32_t ctx_size)
+{
+	struct bpf_insn insns[] = {
+		LDX(BPF_DW, 0, 1, off),
+		EXIT(),
+	};
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .verify = true,
+					  .kind = kind, .ctx_size = ctx_size };
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(!bpfrt_prog_load(insns, 2, &o, &p), "%s: %s", name, bpfrt_last_error());
+	return p;
+}
+
+TEST(first_slot_program_owns_the_array)
+{
+	struct bpfrt_map *map = NULL;
+	struct bpfrt_prog *small = reader("small", BPFRT_PROG_UNSPEC, 8, 16);
+	struct bpfrt_prog *fits = reader("fits", BPFRT_PROG_UNSPEC, 8, 64);
+	struct bpfrt_prog *far = reader("far", BPFRT_PROG_UNSPEC, 24, 64);
+	struct bpfrt_prog *sys = reader("sys", BPFRT_PROG_SYSCALL, 0, 64);
+	int err;
+
+	REQUIRE(!bpfrt_map_create(BPF_MAP_TYPE_PROG_ARRAY, "jmp", 4, 4, 4, NULL, &map));
+	REQUIRE(small && fits && far && sys);
+	/* small (16 bytes of context) owns it */
+	CHECK(!bpfrt_map_update_prog(map, 0, small), "%s", bpfrt_last_error());
+	CHECK(!bpfrt_map_update_prog(map, 1, fits), "reads 16: %s", bpfrt_last_error());
+	err = bpfrt_map_update_prog(map, 2, far);
+	CHECK(err == -EINVAL && names("far", "'jmp'", "small"), "reads 32: %d %s", err,
+	      bpfrt_last_error());
+	err = bpfrt_map_update_prog(map, 2, sys);
+	CHECK(err == -EINVAL && names("sys", "syscall", "small"), "a syscall program: %d %s", err,
+	      bpfrt_last_error());
+	/* an empty array keeps its owner */
+	CHECK(!bpfrt_map_delete_prog(map, 0) && !bpfrt_map_delete_prog(map, 1));
+	CHECK(bpfrt_map_update_prog(map, 2, far) == -EINVAL);
+	bpfrt_map_free(map);
+	bpfrt_prog_free(small);
+	bpfrt_prog_free(fits);
+	bpfrt_prog_free(far);
+	bpfrt_prog_free(sys);
+}
+
+TEST(trusted_owner_gives_verified_targets_no_context)
+{
+	static const struct bpf_insn ret3[] = { MOV64_IMM(0, 3), EXIT() };
+	struct bpfrt_prog_load_opts to = { .sz = sizeof(to), .name = "owner" };
+	struct bpfrt_prog_load_opts vo = { .sz = sizeof(vo), .name = "blind", .verify = true };
+	struct bpfrt_prog *trusted = NULL, *blind = NULL;
+	struct bpfrt_prog *looks = reader("looks", BPFRT_PROG_UNSPEC, 0, 8);
+	struct bpfrt_prog *rawtp = reader("rawtp", BPFRT_PROG_RAW_TRACEPOINT, 0, 0);
+	struct bpfrt_map *map = NULL;
+	int err;
+
+	REQUIRE(!bpfrt_map_create(BPF_MAP_TYPE_PROG_ARRAY, "jmp", 4, 4, 4, NULL, &map));
+	REQUIRE(!bpfrt_prog_load(ret3, 2, &to, &trusted));
+	/* verified, reading no context */
+	REQUIRE(!bpfrt_prog_load(ret3, 2, &vo, &blind), "%s", bpfrt_last_error());
+	REQUIRE(looks && rawtp);
+	CHECK(!bpfrt_map_update_prog(map, 0, trusted), "%s", bpfrt_last_error());
+	CHECK(!bpfrt_map_update_prog(map, 1, trusted));
+	CHECK(!bpfrt_map_update_prog(map, 2, blind), "reads nothing: %s", bpfrt_last_error());
+	err = bpfrt_map_update_prog(map, 3, looks);
+	CHECK(err == -EINVAL && names("looks", "'jmp'", "owner (trusted)"), "%d %s", err,
+	      bpfrt_last_error());
+	err = bpfrt_map_update_prog(map, 3, rawtp);
+	CHECK(err == -EINVAL && names("rawtp", "is raw_tp", "unspec"), "%d %s", err,
+	      bpfrt_last_error());
+	bpfrt_map_free(map);
+	bpfrt_prog_free(trusted);
+	bpfrt_prog_free(blind);
+	bpfrt_prog_free(looks);
+	bpfrt_prog_free(rawtp);
+}
