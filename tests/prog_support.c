@@ -108,3 +108,13 @@ void *object_global_at(const char *file, int line, struct bpfrt_object *obj, con
 		tl_fail(file, line, "global %s: %s", name, bpfrt_last_error());
 	return p;
 }
+
+int run_zero_ctx(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, uint64_t *r0)
+{
+	/* per thread: a context-writing (UNSPEC) program cannot leave
+	 * anything for another run, as the buffer is cleared each time */
+	static __thread uint64_t ctx[64];
+
+	memset(ctx, 0, sizeof(ctx));
+	return bpfrt_prog_run(prog, mode, (uint64_t)(uintptr_t)ctx, sizeof(ctx), r0);
+}

@@ -42,6 +42,12 @@ struct bpfrt_prog *load_asm_at(const char *file, int line, const char *name, con
 struct bpfrt_object *load_object_at(const char *file, int line, const char *obj_file,
 				    const struct bpfrt_object_load_opts *opts);
 
+/* Runs prog once with a zeroed 512-byte context (larger than any kind's):
+ * for programs that read none of their context, or expect zeros in it
+ * (verified programs are not run with a NULL one). Returns as
+ * bpfrt_prog_run. */
+int run_zero_ctx(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, uint64_t *r0);
+
 /* The address of a global variable of obj; a missing one fails the test. */
 #define object_global(obj, name) object_global_at(__FILE__, __LINE__, obj, name)
 void *object_global_at(const char *file, int line, struct bpfrt_object *obj, const char *name);

@@ -2,6 +2,7 @@
  * skeleton-style globals, kfuncs, and malformed files. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "bpfrt/bpfrt.h"
 
 #include <errno.h>
@@ -89,18 +90,18 @@ static void run_globals(bool jit)
 	CHECK(*seeded == 7);
 	p = bpfrt_object_find_prog(obj, "count_hits");
 	REQUIRE(p);
-	CHECK(bpfrt_prog_run(p, mode, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
+	CHECK(run_zero_ctx(p, mode, &r0) == 0, "%s", bpfrt_last_error());
 	CHECK(*hits == 5, "hits %ld", *hits);
 	CHECK(*counter == 1);
 	CHECK(r0 == 8, "r0 %llu", (unsigned long long)r0);
 	*seeded = 100; /* written from user space after load */
-	CHECK(bpfrt_prog_run(p, mode, 0, 0, &r0) == 0);
+	CHECK(run_zero_ctx(p, mode, &r0) == 0);
 	CHECK(*hits == 10 && *counter == 2 && r0 == 102, "hits %ld counter %d r0 %llu",
 	      *hits, *counter, (unsigned long long)r0);
 
 	p = bpfrt_object_find_prog(obj, "read_greeting");
 	REQUIRE(p);
-	CHECK(bpfrt_prog_run(p, mode, 0, 0, &r0) == 0);
+	CHECK(run_zero_ctx(p, mode, &r0) == 0);
 	CHECK(r0 == 'e' + 6, "r0 %llu", (unsigned long long)r0);
 	bpfrt_object_close(obj);
 }

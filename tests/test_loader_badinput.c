@@ -9,6 +9,7 @@
  * good objects patched here through the ELF64 headers of <elf.h>. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "bpfrt/bpfrt.h"
 
 #include <elf.h>
@@ -572,7 +573,7 @@ TEST(load_retried_after_failure)
 		"%s", bpfrt_last_error());
 	p = bpfrt_object_find_prog(obj, "count_hits");
 	REQUIRE(p);
-	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
+	CHECK(run_zero_ctx(p, BPFRT_EXEC_JIT, &r0) == 0, "%s", bpfrt_last_error());
 	hits = bpfrt_object_global(obj, "hits", NULL);
 	REQUIRE(hits);
 	CHECK(*hits == 1 && r0 == 8, "hits %ld r0 %llu", *hits, (unsigned long long)r0);
@@ -607,17 +608,17 @@ TEST(loaded_objects_survive_failed_loads)
 	hash = bpfrt_object_find_map(maps, "hash");
 	hits = bpfrt_object_global(globals, "hits", NULL);
 	REQUIRE(count && write_entry && hash && hits);
-	CHECK(bpfrt_prog_run(count, BPFRT_EXEC_JIT, 0, 0, &r0) == 0);
+	CHECK(run_zero_ctx(count, BPFRT_EXEC_JIT, &r0) == 0);
 	CHECK(bpfrt_map_update_elem(hash, &key, val, BPF_ANY) == 0, "%s", bpfrt_last_error());
 
 	for (int round = 0; round < 3; round++)
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 			CHECK(open_load(tl_prog_path(bad[i]), round & 1) < 0, "%s", bad[i]);
 
-	CHECK(bpfrt_prog_run(count, BPFRT_EXEC_JIT, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
-	CHECK(bpfrt_prog_run(count, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
+	CHECK(run_zero_ctx(count, BPFRT_EXEC_JIT, &r0) == 0, "%s", bpfrt_last_error());
+	CHECK(run_zero_ctx(count, BPFRT_EXEC_INTERP, &r0) == 0, "%s", bpfrt_last_error());
 	CHECK(*hits == 3, "hits %ld", *hits);
-	CHECK(bpfrt_prog_run(write_entry, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0, "%s",
+	CHECK(run_zero_ctx(write_entry, BPFRT_EXEC_INTERP, &r0) == 0, "%s",
 	      bpfrt_last_error());
 	CHECK(bpfrt_map_lookup_elem(hash, &key, got) == 0 && got[0] == 11 && got[1] == 22);
 	bpfrt_object_close(maps);

@@ -53,11 +53,11 @@ TEST(policy_follows_kind_depth_and_flags)
 	CHECK(!privstack_on(bpfrt_object_find_prog(obj, "tp_small")), "tracepoint, 32 bytes");
 	CHECK(!privstack_on(bpfrt_object_find_prog(obj, "sock_big")), "socket, 128 bytes");
 	for (p = bpfrt_object_next_prog(obj, NULL); p; p = bpfrt_object_next_prog(obj, p)) {
-		CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r), "%s", bpfrt_last_error());
-		CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r), "%s", bpfrt_last_error());
+		CHECK(!run_zero_ctx(p, BPFRT_EXEC_JIT, &r), "%s", bpfrt_last_error());
+		CHECK(!run_zero_ctx(p, BPFRT_EXEC_INTERP, &r), "%s", bpfrt_last_error());
 	}
 	p = bpfrt_object_find_prog(obj, "tp_big");
-	CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r) && r == 3 * 120, "r0 %llu",
+	CHECK(!run_zero_ctx(p, BPFRT_EXEC_JIT, &r) && r == 3 * 120, "r0 %llu",
 	      (unsigned long long)r);
 	CHECK(bpfrt_prog_set_flags(p, 0) == -EBUSY, "flags after load");
 	bpfrt_object_close(obj);
@@ -80,8 +80,8 @@ TEST(policy_follows_kind_depth_and_flags)
 	}
 	p = bpfrt_object_find_prog(obj, "sock_big");
 	CHECK(privstack_on(p), "forced on");
-	CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r) && r == 3 * 120);
-	CHECK(!bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r) && r == 3 * 120);
+	CHECK(!run_zero_ctx(p, BPFRT_EXEC_JIT, &r) && r == 3 * 120);
+	CHECK(!run_zero_ctx(p, BPFRT_EXEC_INTERP, &r) && r == 3 * 120);
 	bpfrt_object_close(obj);
 }
 

@@ -54,29 +54,36 @@ static struct bpfrt_object *open_and_load(const char *file, bool jit)
 	return obj;
 }
 
-/* Runs program `name` with r1 = ctx in the engine the object was loaded
- * for. Returns r0; a run error fails the test (and returns ~0). */
-static uint64_t run_ctx(struct bpfrt_object *obj, const char *name, bool jit, void *ctx)
+/* Test-runs program `name` (bpfrt_prog_test_run_opts) in the engine the
+ * object was loaded for, with ctx_in = ctx (len bytes), or without one:
+ * a zeroed context of the program's kind. Returns r0; a run error fails
+ * the test (and returns ~0). */
+static uint64_t run_ctx(struct bpfrt_object *obj, const char *name, bool jit, const void *ctx,
+			size_t len)
 {
 	struct bpfrt_prog *p = bpfrt_object_find_prog(obj, name);
-	uint64_t r0 = ~0ull;
+	struct bpfrt_test_run_opts o = {
+		.sz = sizeof(o), .ctx_in = ctx, .ctx_size_in = ctx ? (uint32_t)len : 0,
+		.mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
+	};
 	int err;
 
 	if (!p) {
 		tl_fail(__FILE__, __LINE__, "no program %s: %s", name, bpfrt_last_error());
-		return r0;
+		return ~0ull;
 	}
-	err = bpfrt_prog_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
-			     (uint64_t)(uintptr_t)ctx, 0, &r0);
-	if (err)
+	err = bpfrt_prog_test_run_opts(p, &o);
+	if (err) {
 		tl_fail(__FILE__, __LINE__, "run %s (%s): %d %s", name, jit ? "jit" : "interp",
 			err, bpfrt_last_error());
-	return r0;
+		return ~0ull;
+	}
+	return o.retval;
 }
 
 static uint64_t run(struct bpfrt_object *obj, const char *name, bool jit)
 {
-	return run_ctx(obj, name, jit, NULL);
+	return run_ctx(obj, name, jit, NULL, 0);
 }
 
 /* A global variable's storage, checked for its size. */
@@ -582,7 +589,7 @@ BOTH_ENGINES(tail_call_chain_keeps_the_context)
 	REQUIRE(obj);
 	visits = global(obj, "visits", 4 * sizeof(long));
 	REQUIRE(visits);
-	r0 = run_ctx(obj, "chain_entry", jit, args);
+	r0 = run_ctx(obj, "chain_entry", jit, args, sizeof(args));
 	if (no_tail_calls(obj)) {
 		bpfrt_object_close(obj);
 		SKIP(JIT_TAIL_SKIP);
@@ -593,7 +600,7 @@ BOTH_ENGINES(tail_call_chain_keeps_the_context)
 
 	/* Emptying slot 2 makes stage1 fall through. */
 	CHECK(bpfrt_map_delete_prog(find_map(obj, "jmp_table"), 2) == 0);
-	r0 = run_ctx(obj, "chain_entry", jit, args);
+	r0 = run_ctx(obj, "chain_entry", jit, args, sizeof(args));
 	CHECK(r0 == 1001, "r0 %llu", (unsigned long long)r0);
 	CHECK(visits[0] == 2 && visits[1] == 10 && visits[2] == 1);
 	bpfrt_object_close(obj);
@@ -615,7 +622,7 @@ BOTH_ENGINES(tail_call_to_a_missing_slot_falls_through)
 	for (size_t i = 0; i < 3; i++) {
 		*slot = idx[i];
 		*rc = 0;
-		CHECK(run_ctx(obj, "jump_to_missing", jit, args) == 77, "slot %u", idx[i]);
+		CHECK(run_ctx(obj, "jump_to_missing", jit, args, sizeof(args)) == 77, "slot %u", idx[i]);
 		if (no_tail_calls(obj)) {
 			bpfrt_object_close(obj);
 			SKIP(JIT_TAIL_SKIP);
@@ -634,14 +641,14 @@ BOTH_ENGINES(tail_call_limit_is_33)
 	REQUIRE(obj);
 	calls = GLOBAL(obj, "self_calls", long);
 	REQUIRE(calls);
-	CHECK(run_ctx(obj, "loop_entry", jit, args) == 33);
+	CHECK(run_ctx(obj, "loop_entry", jit, args, sizeof(args)) == 33);
 	if (no_tail_calls(obj)) {
 		bpfrt_object_close(obj);
 		SKIP(JIT_TAIL_SKIP);
 	}
 	CHECK(*calls == 33, "%ld", *calls);
 	/* The count is per run. */
-	CHECK(run_ctx(obj, "loop_entry", jit, args) == 33);
+	CHECK(run_ctx(obj, "loop_entry", jit, args, sizeof(args)) == 33);
 	CHECK(*calls == 66, "%ld", *calls);
 	bpfrt_object_close(obj);
 }

@@ -46,11 +46,11 @@ static void *worker_main(void *arg)
 	for (uint64_t i = 0; i < RUNS; i++) {
 		uint64_t args[1] = { (uint64_t)w->id * RUNS + i }, r0 = 0;
 
-		if (bpfrt_prog_run(s->bump, mode, (uintptr_t)args, 0, &r0))
+		if (bpfrt_prog_run(s->bump, mode, (uintptr_t)args, sizeof(args), &r0))
 			atomic_fetch_add(&s->run_errors, 1);
 		else if (r0)
 			atomic_fetch_add(&s->bad_returns, 1);
-		if (bpfrt_prog_run(s->churn, mode, (uintptr_t)args, 0, &r0))
+		if (bpfrt_prog_run(s->churn, mode, (uintptr_t)args, sizeof(args), &r0))
 			atomic_fetch_add(&s->run_errors, 1);
 	}
 	atomic_fetch_sub(&s->workers_left, 1);

@@ -293,7 +293,7 @@ TEST(verified_stack_depth_is_tighter_only_when_safe)
 	size_t n;
 	struct bpfrt_prog *p = NULL;
 	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .verify = true };
-	uint64_t r0;
+	uint64_t r0, ctx = 0; /* a verified program never runs on a NULL context */
 
 	REQUIRE(bpfrt_asm(text, &insns, &n) == 0);
 	o.verify = false;
@@ -304,8 +304,8 @@ TEST(verified_stack_depth_is_tighter_only_when_safe)
 	o.jit = true;
 	REQUIRE(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());
 	CHECK(bpfrt_prog_stack_depth(p) == 16, "%u", bpfrt_prog_stack_depth(p));
-	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &r0) == 0 && r0 == 2);
-	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0 && r0 == 2);
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, (uintptr_t)&ctx, 0, &r0) == 0 && r0 == 2);
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, (uintptr_t)&ctx, 0, &r0) == 0 && r0 == 2);
 	bpfrt_prog_free(p);
 	free(insns);
 	/* a stack pointer handed to a helper as a plain number: keep 512 */

@@ -1,5 +1,6 @@
 /* bpfrt prog / map subcommands: objects built by clang, loaded and run
- * in this process like BPF_PROG_TEST_RUN, maps dumped after the run. */
+ * in this process through bpfrt_prog_test_run_opts (BPF_PROG_TEST_RUN),
+ * maps dumped after the run. */
 #include "cli.h"
 #include "bpfrt/bpfrt.h"
 
@@ -7,7 +8,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *kind_name(enum bpfrt_prog_kind k)
 {
@@ -139,18 +139,75 @@ static char *read_all(const char *path, size_t *len)
 	return buf ? buf : calloc(1, 1);
 }
 
+/* Hex dump, 16 bytes a line with the offset first. */
+static void hex_lines(const char *what, const void *buf, uint32_t len)
+{
+	printf("%s (%u bytes):\n", what, len);
+	for (uint32_t off = 0; off < len; off += 16) {
+		printf("  %04x: ", off);
+		hex((const uint8_t *)buf + off, len - off < 16 ? len - off : 16);
+		printf("\n");
+	}
+}
+
+/* One test run (bpfrt_prog_test_run_opts) of p with the packet and
+ * context given (either may be NULL); what the program returned and left
+ * in the packet or context goes to o. The message says what failed. */
+static int test_run(struct bpfrt_prog *p, bool jit, const void *data, size_t data_len,
+		    const void *ctx, size_t ctx_len, long repeat, struct bpfrt_test_run_opts *o,
+		    void *data_out, void *ctx_out)
+{
+	enum bpfrt_prog_kind k = bpfrt_prog_kind(p);
+	bool has_ctx_out = k == BPFRT_PROG_UNSPEC || k == BPFRT_PROG_SYSCALL;
+	int err;
+
+	*o = (struct bpfrt_test_run_opts){
+		.sz = sizeof(*o), .data_in = data, .data_size_in = (uint32_t)data_len,
+		.ctx_in = ctx, .ctx_size_in = (uint32_t)ctx_len, .repeat = (int)repeat,
+		.mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
+	};
+	if (data_len > BPFRT_TEST_RUN_MAX_DATA || ctx_len > BPFRT_TEST_RUN_MAX_CTX) {
+		fprintf(stderr, "bpfrt: run failed: %s: %s of %zu bytes, at most %u\n",
+			bpfrt_prog_name(p), data_len > BPFRT_TEST_RUN_MAX_DATA ? "--data" : "--ctx",
+			data_len > BPFRT_TEST_RUN_MAX_DATA ? data_len : ctx_len,
+			data_len > BPFRT_TEST_RUN_MAX_DATA ? BPFRT_TEST_RUN_MAX_DATA
+							   : BPFRT_TEST_RUN_MAX_CTX);
+		return -EINVAL;
+	}
+	if (data) {
+		o->data_out = data_out;
+		o->data_size_out = (uint32_t)data_len;
+	}
+	if (has_ctx_out && ctx) {
+		o->ctx_out = ctx_out;
+		o->ctx_size_out = (uint32_t)ctx_len;
+	}
+	err = bpfrt_prog_test_run_opts(p, o);
+	if (err) {
+		const char *hint = "";
+
+		if (data && (k != BPFRT_PROG_XDP && k != BPFRT_PROG_SOCKET))
+			hint = " (--data is a packet, for xdp and socket programs; the context is --ctx FILE)";
+		else if (!data && (k == BPFRT_PROG_XDP || k == BPFRT_PROG_SOCKET))
+			hint = " (give the packet with --data FILE)";
+		fprintf(stderr, "bpfrt: run failed: %s%s\n", bpfrt_last_error(), hint);
+	}
+	return err;
+}
+
 static int prog_run(int argc, char **argv)
 {
-	const char *path = NULL, *name = NULL, *data_path = NULL;
+	const char *path = NULL, *name = NULL, *data_path = NULL, *ctx_path = NULL;
 	const char *dumps[16];
 	int ndumps = 0;
 	long repeat = 1;
 	bool jit = true;
-	struct bpfrt_object *obj;
+	struct bpfrt_object *obj = NULL;
+	struct bpfrt_test_run_opts o;
 	struct bpfrt_prog *p;
-	char *data = NULL;
-	size_t data_len = 0;
-	uint64_t r0 = 0;
+	char *data = NULL, *ctx = NULL, *data_out = NULL, *ctx_out = NULL;
+	size_t data_len = 0, ctx_len = 0;
+	char *end;
 	int err = 0;
 
 	for (int i = 0; i < argc; i++) {
@@ -158,9 +215,13 @@ static int prog_run(int argc, char **argv)
 			name = argv[++i];
 		else if (!strcmp(argv[i], "--data") && i + 1 < argc)
 			data_path = argv[++i];
-		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
-			repeat = strtol(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--dump-map") && i + 1 < argc && ndumps < 16)
+		else if (!strcmp(argv[i], "--ctx") && i + 1 < argc)
+			ctx_path = argv[++i];
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+			repeat = strtol(argv[++i], &end, 0);
+			if (*end || !*argv[i])
+				repeat = -1;
+		} else if (!strcmp(argv[i], "--dump-map") && i + 1 < argc && ndumps < 16)
 			dumps[ndumps++] = argv[++i];
 		else if (!strcmp(argv[i], "--jit"))
 			jit = true;
@@ -173,19 +234,31 @@ static int prog_run(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!path || !name || repeat < 1) {
-		fprintf(stderr, "usage: bpfrt prog run OBJ --prog NAME [--data FILE] [--repeat N] "
-				"[--jit|--interp] [--dump-map NAME]...\n");
+	if (!path || !name || repeat < 1 || repeat > INT32_MAX) {
+		fprintf(stderr, "usage: bpfrt prog run OBJ --prog NAME [--data FILE] [--ctx FILE] "
+				"[--repeat N] [--jit|--interp] [--dump-map NAME]...\n");
 		return 2;
 	}
 	if (data_path && !(data = read_all(data_path, &data_len))) {
 		fprintf(stderr, "bpfrt: %s: %s\n", data_path, strerror(errno));
 		return 1;
 	}
+	if (ctx_path && !(ctx = read_all(ctx_path, &ctx_len))) {
+		fprintf(stderr, "bpfrt: %s: %s\n", ctx_path, strerror(errno));
+		err = -errno;
+		goto out;
+	}
+	data_out = malloc(data_len ? data_len : 1);
+	ctx_out = malloc(ctx_len ? ctx_len : 1);
+	if (!data_out || !ctx_out) {
+		fprintf(stderr, "bpfrt: out of memory\n");
+		err = -ENOMEM;
+		goto out;
+	}
 	obj = open_obj(path, true, jit);
 	if (!obj) {
-		free(data);
-		return 1;
+		err = -EINVAL;
+		goto out;
 	}
 	p = bpfrt_object_find_prog(obj, name);
 	if (!p) {
@@ -193,19 +266,16 @@ static int prog_run(int argc, char **argv)
 		err = -ENOENT;
 		goto out;
 	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (long i = 0; i < repeat && !err; i++)
-		err = bpfrt_prog_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
-				     (uint64_t)(uintptr_t)data, data_len, &r0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (err) {
-		fprintf(stderr, "bpfrt: run failed: %s\n", bpfrt_last_error());
+	err = test_run(p, jit, data_path ? data : NULL, data_len, ctx_path ? ctx : NULL, ctx_len,
+		       repeat, &o, data_out, ctx_out);
+	if (err)
 		goto out;
-	}
-	printf("retval %" PRIu64 " (0x%" PRIx64 "), %.1f ns per run over %ld runs (%s)\n", r0, r0,
-	       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / repeat, repeat,
-	       jit ? "jit" : "interpreter");
+	printf("retval %" PRIu64 " (0x%" PRIx64 "), %u ns per run over %ld runs (%s)\n",
+	       o.retval, o.retval, o.duration, repeat, jit ? "jit" : "interpreter");
+	if (o.data_out)
+		hex_lines("data_out", data_out, o.data_size_out);
+	if (o.ctx_out && o.ctx_size_out)
+		hex_lines("ctx_out", ctx_out, o.ctx_size_out);
 	/* what bpf_printk wrote, as trace_pipe would show it */
 	fflush(stdout);
 	bpfrt_trace_pipe(stdout);
@@ -222,6 +292,9 @@ static int prog_run(int argc, char **argv)
 out:
 	bpfrt_object_close(obj);
 	free(data);
+	free(ctx);
+	free(data_out);
+	free(ctx_out);
 	return err ? 1 : 0;
 }
 
@@ -379,13 +452,16 @@ int cli_map(int argc, char **argv)
 	if (!obj)
 		return 1;
 	if (after) {
+		/* one test run with the program's default context */
 		struct bpfrt_prog *p = bpfrt_object_find_prog(obj, after);
-		uint64_t r0;
+		struct bpfrt_test_run_opts o;
 
-		err = p ? bpfrt_prog_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, 0, 0, &r0)
-			: -ENOENT;
-		if (err)
+		if (!p) {
 			fprintf(stderr, "bpfrt: %s\n", bpfrt_last_error());
+			err = -ENOENT;
+		} else {
+			err = test_run(p, jit, NULL, 0, NULL, 0, 1, &o, NULL, NULL);
+		}
 	}
 	m = err ? NULL : bpfrt_object_find_map(obj, argv[2]);
 	if (!err && !m) {

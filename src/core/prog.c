@@ -223,6 +223,19 @@ report_abort(const struct bpfrt_prog *prog, const struct bpfrt_run_state *outer)
 			 inner->abort_pc);
 }
 
+/* A verified program runs only with a context it was verified for: r1 is
+ * a valid pointer to the verifier (it prunes `if (ctx == 0)` branches
+ * unchecked), and arg2, the context length, covers every byte it reaches. */
+static __attribute__((noinline, cold)) int
+ctx_refused(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
+{
+	if (!arg1)
+		return bpfrt_err(-EINVAL, "prog_run: %s: NULL context (the program was verified "
+				 "for a %u-byte context)", prog->name, prog->ctx_size);
+	return bpfrt_err(-EINVAL, "prog_run: %s: context of %llu bytes, the program reads %u",
+			 prog->name, (unsigned long long)arg2, prog->max_ctx_access);
+}
+
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
 {
@@ -243,6 +256,8 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	if (mode == BPFRT_EXEC_CHECKED)
 		return bpfrt_err(-ENOTSUP, "prog_run: %s: the checking interpreter is not built",
 				 prog->name);
+	if (prog->verified && __builtin_expect(!arg1 || arg2 < prog->max_ctx_access, 0))
+		return ctx_refused(prog, arg1, arg2);
 	nested = run_top || bpfrt_attach_tls.depth;
 	if (__builtin_expect(nested, 0) && prog_running_here(prog))
 		return run_refused(prog);
@@ -392,6 +407,11 @@ int bpfrt_prog_check_kind(const struct bpfrt_prog *prog, int kind, const char *t
 uint32_t bpfrt_prog_ctx_access(const struct bpfrt_prog *prog)
 {
 	return prog->max_ctx_access;
+}
+
+uint32_t bpfrt_prog_ctx_size(const struct bpfrt_prog *prog)
+{
+	return prog->verified ? prog->ctx_size : 0;
 }
 
 bool bpfrt_prog_verified(const struct bpfrt_prog *prog)
