@@ -127,4 +127,32 @@ done
 printf '95  00  00  00  00  00  00  00' >"$tmp/exit.hex"
 expect_error "plugin: memory argument not hex" "$tmp/exit.hex" "$PLUGIN" "12  zz"
 expect_error "plugin: unknown option" "$tmp/exit.hex" "$PLUGIN" --frobnicate
+
+# ---- bpfrt prog run: packets and contexts that do not fit the program ----
+TR=$BUILD/tests/progs/test_run.bpf.o
+printf '\000\020\000\000\000\040\000\000' >"$tmp/fake_xdp_md.bin" # data 0x1000, data_end 0x2000
+head -c 16 /dev/zero >"$tmp/ctx16.bin"
+head -c 70000 /dev/zero >"$tmp/huge.bin"
+for mode in --interp --jit; do
+	expect_error "prog run $mode: xdp without --data" /dev/null "$BPFRT" prog run "$TR" --prog xdp_rewrite $mode
+	expect_error "prog run $mode: xdp with an xdp_md of fake pointers as --data" /dev/null \
+		"$BPFRT" prog run "$TR" --prog xdp_rewrite --data "$tmp/fake_xdp_md.bin" $mode
+	expect_error "prog run $mode: socket filter without --data" /dev/null \
+		"$BPFRT" prog run "$TR" --prog socket_fields $mode
+	expect_error "prog run $mode: --ctx shorter than the program reads" /dev/null \
+		"$BPFRT" prog run "$TR" --prog kprobe_di --ctx "$tmp/ctx16.bin" $mode
+	expect_error "prog run $mode: --data for a kprobe" /dev/null \
+		"$BPFRT" prog run "$TR" --prog kprobe_di --data "$tmp/ctx16.bin" $mode
+done
+expect_error "prog run: --data over the packet limit" /dev/null \
+	"$BPFRT" prog run "$TR" --prog xdp_rewrite --data "$tmp/huge.bin"
+expect_error "prog run: --ctx over the context limit" /dev/null \
+	"$BPFRT" prog run "$TR" --prog syscall_no_ctx --ctx "$tmp/huge.bin"
+expect_error "prog run: --ctx missing file" /dev/null \
+	"$BPFRT" prog run "$TR" --prog raw_tp_arg2 --ctx "$tmp/does-not-exist.bin"
+expect_error "prog run: --repeat not a number" /dev/null \
+	"$BPFRT" prog run "$TR" --prog raw_tp_arg2 --repeat 10x
+expect_error "prog run: --repeat 0" /dev/null "$BPFRT" prog run "$TR" --prog raw_tp_arg2 --repeat 0
+expect_error "map dump --after an xdp program (no packet)" /dev/null \
+	"$BPFRT" map dump "$TR" .bss --after xdp_rewrite
 exit 0

@@ -59,3 +59,59 @@ check "map dump --after shows the entry the program wrote" \
 out=$("$B/bpfrt" map dump "$maps" hash 2>&1); rc=$?
 check "map dump without --after: the map as loaded (empty)" \
 	'[ $rc -eq 0 ] && echo "$out" | grep -q "0 entries"'
+
+# ---- prog run: the test-run context (bpfrt_prog_test_run_opts) ----
+tr=$B/tests/progs/test_run.bpf.o
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# a 60-byte frame: dst 02:00:00:00:00:01, src 02:00:00:00:00:02, IPv4, then zeros
+printf '\002\000\000\000\000\001\002\000\000\000\000\002\010\000' >"$tmp/frame.bin"
+head -c 46 /dev/zero >>"$tmp/frame.bin"
+# what `--data` used to be (the raw xdp_md): "data" 0x1000, "data_end" 0x2000, padded
+# to a frame's length; now it is the packet's bytes and nothing else
+printf '\000\020\000\000\000\040\000\000' >"$tmp/fakeptr.bin"
+head -c 52 /dev/zero >>"$tmp/fakeptr.bin"
+# raw_tp args: args[2] = 41
+printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\051\000\000\000\000\000\000\000' >"$tmp/args.bin"
+
+for mode in --jit --interp; do
+	out=$("$B/bpfrt" prog run "$tr" --prog xdp_rewrite --data "$tmp/frame.bin" $mode 2>&1); rc=$?
+	check "prog run $mode: XDP sees the --data packet and data_out shows its rewrite" \
+		'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^retval 3 (0x3), [0-9]* ns per run over 1 runs" &&
+		 echo "$out" | grep -q "^data_out (60 bytes):$" &&
+		 echo "$out" | grep -q "^  0000: 02 00 00 00 00 02 02 00 00 00 00 01 08 ff 00 00$" &&
+		 echo "$out" | grep -q "^  0030: 00 00 00 00 00 00 00 00 00 00 00 00$"'
+	out=$("$B/bpfrt" prog run "$tr" --prog xdp_rewrite --data "$tmp/fakeptr.bin" $mode 2>&1); rc=$?
+	check "prog run $mode: --data holding pointers is a packet, not the xdp_md" \
+		'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^retval 2 " &&
+		 echo "$out" | grep -q "^  0000: 00 00 00 00 00 00 00 10 00 00 00 20 00 ff 00 00$"'
+	out=$("$B/bpfrt" prog run "$tr" --prog raw_tp_arg2 $mode 2>&1); rc=$?
+	check "prog run $mode: a context-reading program without --ctx gets zeros" \
+		'[ $rc -eq 0 ] && [ "$out" = "$(echo "$out" | grep "^retval 1 (0x1), ")" ]'
+	out=$("$B/bpfrt" prog run "$tr" --prog raw_tp_arg2 --ctx "$tmp/args.bin" $mode 2>&1); rc=$?
+	check "prog run $mode: --ctx is the context" '[ $rc -eq 0 ] && echo "$out" | grep -q "^retval 42 "'
+	out=$("$B/bpfrt" prog run "$B/tests/progs/concurrency.bpf.o" --prog bump_counters $mode 2>&1); rc=$?
+	check "prog run $mode: ctx->args[0] without --ctx runs (it segfaulted)" \
+		'[ $rc -eq 0 ] && echo "$out" | grep -q "^retval 0 "'
+done
+out=$("$B/bpfrt" prog run "$tr" --prog socket_fields --data "$tmp/frame.bin" 2>&1); rc=$?
+check "prog run: a socket filter's __sk_buff describes --data" \
+	'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^retval 60 " && echo "$out" | grep -q "^data_out (60 bytes):$"'
+out=$("$B/bpfrt" prog run "$tr" --prog xdp_rewrite --data "$tmp/frame.bin" --repeat 1001 2>&1); rc=$?
+check "prog run --repeat: runs on one packet, reports the mean" \
+	'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^retval 3 (0x3), [0-9]* ns per run over 1001 runs (jit)$" &&
+	 echo "$out" | grep -q "^  0000: 02 00 00 00 00 02 02 00 00 00 00 01 08 ff 00 00$"'
+out=$("$B/bpfrt" prog run "$tr" --prog xdp_rewrite 2>&1); rc=$?
+check "prog run: XDP without --data is an error naming the program" \
+	'[ $rc -eq 1 ] && echo "$out" | grep -q "^bpfrt: run failed: test_run: xdp_rewrite: xdp programs run on a packet: data_in of at least 14 bytes (an Ethernet header) is needed, got 0 (give the packet with --data FILE)$"'
+out=$("$B/bpfrt" prog run "$tr" --prog raw_tp_arg2 --data "$tmp/frame.bin" 2>&1); rc=$?
+check "prog run: --data for a tracing program is an error pointing to --ctx" \
+	'[ $rc -eq 1 ] && echo "$out" | grep -q "raw_tp_arg2: raw_tracepoint programs take no packet" &&
+	 echo "$out" | grep -q "the context is --ctx FILE"'
+head -c 16 "$tmp/args.bin" >"$tmp/short.bin"
+out=$("$B/bpfrt" prog run "$tr" --prog raw_tp_arg2 --ctx "$tmp/short.bin" 2>&1); rc=$?
+check "prog run: a --ctx shorter than the program reads is refused with both sizes" \
+	'[ $rc -eq 1 ] && echo "$out" | grep -q "raw_tp_arg2: ctx_in of 16 bytes is shorter than the 24 bytes of its 96-byte raw_tracepoint context"'
+out=$("$B/bpfrt" map dump "$tr" .bss --after socket_fields 2>&1); rc=$?
+check "map dump --after: a packet program without one is an error" \
+	'[ $rc -eq 1 ] && echo "$out" | grep -q "socket_fields: socket programs run on a packet"'
