@@ -78,11 +78,11 @@ BOTH_ENGINES(slot_refuses_a_target_reading_past_the_owners_context)
 	      strstr(bpfrt_last_error(), "16"), "%s", bpfrt_last_error());
 	CHECK(bpfrt_prog_array_get(jmp, 0) == NULL, "the refused program is not in the slot");
 	/* the slot was not taken: dispatch falls through */
-	CHECK(!bpfrt_prog_run(dispatch, BPFRT_EXEC_DEFAULT, (uintptr_t)args, 0, &r0) && r0 == 1000,
+	CHECK(!bpfrt_prog_run(dispatch, BPFRT_EXEC_DEFAULT, (uintptr_t)args, sizeof(args), &r0) && r0 == 1000,
 	      "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
 	/* args[1] of cc_two fits */
 	CHECK(!bpfrt_map_update_prog(jmp, 0, arg1), "%s", bpfrt_last_error());
-	CHECK(!bpfrt_prog_run(dispatch, BPFRT_EXEC_DEFAULT, (uintptr_t)args, 0, &r0) && r0 == 35,
+	CHECK(!bpfrt_prog_run(dispatch, BPFRT_EXEC_DEFAULT, (uintptr_t)args, sizeof(args), &r0) && r0 == 35,
 	      "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
 	CHECK(bpfrt_map_update_prog(jmp, 1, arg5) == -EINVAL, "nor in another slot");
 	bpfrt_object_close(obj);

@@ -582,7 +582,9 @@ static bool no_tail_calls(struct bpfrt_object *obj)
 BOTH_ENGINES(tail_call_chain_keeps_the_context)
 {
 	struct bpfrt_object *obj = load_tailcalls(jit);
-	uint64_t args[2] = { 5, 37 };
+	/* a whole raw_tp context: the entry's reach is raised to what its
+	 * tail-call targets may read */
+	uint64_t args[12] = { 5, 37 };
 	long *visits;
 	uint64_t r0;
 
@@ -611,7 +613,7 @@ BOTH_ENGINES(tail_call_to_a_missing_slot_falls_through)
 	struct bpfrt_object *obj = load_tailcalls(jit);
 	uint32_t *slot;
 	long *rc;
-	uint64_t args[2] = { 0, 0 };
+	uint64_t args[12] = { 0 }; /* a whole raw_tp context */
 
 	REQUIRE(obj);
 	slot = GLOBAL(obj, "missing_slot", uint32_t);
@@ -635,7 +637,7 @@ BOTH_ENGINES(tail_call_to_a_missing_slot_falls_through)
 BOTH_ENGINES(tail_call_limit_is_33)
 {
 	struct bpfrt_object *obj = load_tailcalls(jit);
-	uint64_t args[2] = { 0, 0 };
+	uint64_t args[12] = { 0 }; /* a whole raw_tp context */
 	long *calls;
 
 	REQUIRE(obj);
