@@ -113,7 +113,7 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
  *    copy of it, mapped below 4 GiB (xdp_md's fields are 32 bits; where no
  *    such memory can be mapped the run fails with -ENOMEM and says so);
  *    data_meta is 0 (bpfrt has no metadata area). ctx_in, optional, is an
- *    xdp_md as Linux takes it: data and data_meta 0, data_end 0 or
+ *    xdp_md as Linux takes it: data and data_meta 0, data_end equal to
  *    data_size_in, egress_ifindex 0; ingress_ifindex and rx_queue_index
  *    are passed on (default ingress_ifindex 1, loopback, as Linux).
  *    data_out gets the packet after the run, ctx_out the xdp_md with
