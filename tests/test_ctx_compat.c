@@ -1,10 +1,12 @@
-/* A program reached from another program runs with the context of its
- * caller, so it must have been verified for that context. Tail calls: a
- * prog array takes only programs of its owner's kind whose reach fits the
- * owner's context, a program referencing an array loads only if it can
- * give that context, and then needs it at attach (maps/prog_array.c).
- * Objects: tests/progs/ctx_compat*.bpf.c, raw_tp programs of the host
- * tracepoints below. */
+/* A program reached from another program runs with the context its
+ * caller gives, so it must have been verified for that context. Tail
+ * calls: a prog array takes only programs of its owner's kind whose reach
+ * fits the owner's context, a program referencing an array loads only if
+ * it can give that context, and then needs it at attach
+ * (maps/prog_array.c). The nest kfunc bpfrt_run_children gives children a
+ * number, no context: a verified child must read none. Objects:
+ * tests/progs/ctx_compat*.bpf.c, raw_tp programs of the host tracepoints
+ * below. */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "insns.h"
@@ -243,4 +245,118 @@ TEST(trusted_owner_gives_verified_targets_no_context)
 	bpfrt_prog_free(blind);
 	bpfrt_prog_free(looks);
 	bpfrt_prog_free(rawtp);
+}
+
+/* ---- nest kfunc children ------------------------------------------------- */
+
+#define NEST_LIST 200   /* a list no other test uses */
+
+static uint64_t ctx_sink(uint64_t ctx, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	return 0;
+}
+
+/* r0 = bpfrt_run_children(NEST_LIST, 9), trusted */
+static struct bpfrt_prog *nest_parent(int nest, bool jit)
+{
+	const struct bpf_insn insns[] = {
+		MOV64_IMM(1, NEST_LIST),
+		MOV64_IMM(2, 9),
+		CALL_HELPER(nest),
+		EXIT(),
+	};
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "parent", .jit = jit };
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(!bpfrt_prog_load(insns, 4, &o, &p), "%s", bpfrt_last_error());
+	return p;
+}
+
+static struct bpfrt_prog *verified_raw_tp(const char *name, const struct bpf_insn *insns,
+					  size_t n, bool jit)
+{
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .jit = jit,
+					  .kind = BPFRT_PROG_RAW_TRACEPOINT };
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(!bpfrt_prog_load(insns, n, &o, &p), "%s: %s", name, bpfrt_last_error());
+	return p;
+}
+
+/* Refused by name, and never run: the list stays as it was. */
+static void child_refused(struct bpfrt_prog *child, const char *why)
+{
+	int err;
+
+	if (!child)
+		return;
+	err = bpfrt_nest_set_children(NEST_LIST, &child, 1);
+	CHECK(err == -EINVAL, "%s: %d", why, err);
+	CHECK(names(bpfrt_prog_name(child), "bytes of context", "raw_tp"), "%s: %s", why,
+	      bpfrt_last_error());
+	if (!err)
+		bpfrt_nest_set_children(NEST_LIST, NULL, 0);
+}
+
+TEST(nest_child_reading_a_context_is_refused)
+{
+	int nest = bpfrt_nest_kfunc_register();
+	struct bpfrt_prog *arg3 = reader("reads_arg3", BPFRT_PROG_RAW_TRACEPOINT, 24, 0);
+
+	REQUIRE(nest >= 0, "%s", bpfrt_last_error());
+	/* it would read ctx[3] at the address 9 */
+	child_refused(arg3, "raw_tp child reading ctx[3]");
+	bpfrt_prog_free(arg3);
+}
+
+TEST(nest_child_handing_its_context_on_is_refused)
+{
+	static const struct bpfrt_helper sink = {
+		.name = "cc_ctx_sink", .fn = ctx_sink, .args = { BPFRT_ARG_PTR_TO_CTX },
+	};
+	int nest = bpfrt_nest_kfunc_register();
+	int kid = bpfrt_kfunc_id(sink.name) >= 0 ? bpfrt_kfunc_id(sink.name)
+						  : bpfrt_kfunc_register(sink.name, &sink);
+	struct bpfrt_object *obj = load_compat(false);
+	const struct bpf_insn to_kfunc[] = { CALL_HELPER(kid), MOV64_IMM(0, 0), EXIT() };
+	struct bpfrt_prog *via_kfunc, *dispatch;
+
+	REQUIRE(nest >= 0 && kid >= 0, "%s", bpfrt_last_error());
+	/* a host kfunc taking the context may read all of it */
+	via_kfunc = verified_raw_tp("via_kfunc", to_kfunc, 3, false);
+	if (via_kfunc)
+		CHECK(bpfrt_prog_ctx_access(via_kfunc) == 8 * BPFRT_TP_MAX_ARGS, "reach %u",
+		      bpfrt_prog_ctx_access(via_kfunc));
+	child_refused(via_kfunc, "raw_tp child passing ctx to a kfunc");
+	/* reads none itself, but its tail-call targets may read 16 bytes */
+	if (obj) {
+		dispatch = prog_of(obj, "dispatch");
+		child_refused(dispatch, "raw_tp child tail-calling with its ctx");
+	}
+	bpfrt_prog_free(via_kfunc);
+	bpfrt_object_close(obj);
+}
+
+BOTH_ENGINES(nest_children_without_context_run)
+{
+	static const struct bpf_insn five[] = { MOV64_IMM(0, 5), EXIT() };
+	static const struct bpf_insn ret0[] = { MOV64_IMM(0, 0), EXIT() };
+	int nest = bpfrt_nest_kfunc_register();
+	struct bpfrt_prog *children[2] = { verified_raw_tp("blind", five, 2, jit), NULL };
+	struct bpfrt_prog *parent = nest_parent(nest, jit);
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "trusted", .jit = jit };
+	uint64_t r0 = 0;
+
+	REQUIRE(nest >= 0 && children[0] && parent);
+	/* a trusted child (the host vouches for it) and a verified one
+	 * that reads no context */
+	REQUIRE(!bpfrt_prog_load(ret0, 2, &o, &children[1]), "%s", bpfrt_last_error());
+	CHECK(bpfrt_prog_ctx_access(children[0]) == 0);
+	REQUIRE(!bpfrt_nest_set_children(NEST_LIST, children, 2), "%s", bpfrt_last_error());
+	CHECK(!bpfrt_prog_run(parent, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, 0, 0, &r0) &&
+	      r0 == 5, "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
+	CHECK(!bpfrt_nest_set_children(NEST_LIST, NULL, 0));
+	bpfrt_prog_free(parent);
+	bpfrt_prog_free(children[0]);
+	bpfrt_prog_free(children[1]);
 }

@@ -236,7 +236,11 @@ void bpfrt_privstack_stats(struct bpfrt_privstack_stats *stats);
  * already running on the thread) and returns the sum of their results; it
  * returns the kfunc id or -errno. Call it before loading programs that use
  * it. bpfrt_nest_set_children() publishes a list (cnt 0 empties it); not
- * from inside a run (it waits for runs using the old list). */
+ * from inside a run (it waits for runs using the old list).
+ * arg is a number, not a context: children get no context, so a verified
+ * child must read none (bpfrt_prog_ctx_access() 0, counting what its
+ * tail-call targets and host kfuncs given r1 may read); others are
+ * refused with -EINVAL naming them. Unverified children are trusted. */
 #define BPFRT_NEST_MAX_LISTS 256
 int bpfrt_nest_kfunc_register(void);
 int bpfrt_nest_set_children(uint32_t list, struct bpfrt_prog *const *progs, uint32_t cnt);

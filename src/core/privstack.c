@@ -796,7 +796,13 @@ int bpfrt_privstack_fault_init(void)
  * refused or aborts adds nothing): the seed's nested scheduler, where the
  * program of a cgroup asks the programs of its children. Lists are
  * immutable once published; replacing one waits for a grace period
- * before freeing the old one, so runs in progress read it safely. */
+ * before freeing the old one, so runs in progress read it safely.
+ *
+ * arg is any number the parent computed (a depth, an index), not a
+ * context, so a child gets no context: a verified child must read none
+ * (max_ctx_access 0, which also counts what its tail-call targets and the
+ * host kfuncs it hands r1 may read). bpfrt_nest_set_children refuses the
+ * others. Trusted (unverified) children are the host's to vouch for. */
 
 struct nest_list {
 	uint32_t cnt;
@@ -838,6 +844,17 @@ int bpfrt_nest_set_children(uint32_t list, struct bpfrt_prog *const *progs, uint
 
 	if (list >= BPFRT_NEST_MAX_LISTS || (cnt && !progs))
 		return bpfrt_err(-EINVAL, "nest: list %u out of range or no programs", list);
+	for (uint32_t i = 0; i < cnt; i++) {
+		const struct bpfrt_prog *p = progs[i];
+
+		if (!p)
+			return bpfrt_err(-EINVAL, "nest: list %u: program %u is NULL", list, i);
+		if (p->verified && p->max_ctx_access)
+			return bpfrt_err(-EINVAL, "nest: list %u: %s reads %u bytes of context (%s), "
+					 "but bpfrt_run_children gives its children none (r1 = "
+					 "the parent's number)", list, p->name, p->max_ctx_access,
+					 bpfrt_prog_kind_str(p->kind));
+	}
 	if (cnt) {
 		l = malloc(sizeof(*l) + cnt * sizeof(l->progs[0]));
 		if (!l)

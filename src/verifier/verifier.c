@@ -1590,6 +1590,10 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		if (r->off || !tnum_equals_const(r->var_off, 0))
 			return verr(env, "dereference of modified ctx ptr R%d off=%d disallowed",
 				    regno, r->off);
+		/* a host kfunc may read the whole context (bpfrt's own
+		 * helpers taking it read none: they check it is the run's) */
+		if (id >= BPFRT_KFUNC_ID_BASE && env->max_ctx_access < env->ctx_size)
+			env->max_ctx_access = env->ctx_size;
 		return 0;
 	case BPFRT_ARG_CONST_MAP_PTR:
 		if (r->type != CONST_PTR_TO_MAP)
