@@ -59,6 +59,28 @@ TEST(open_lists_programs_sections_and_maps)
 	bpfrt_object_close(obj);
 }
 
+/* .rodata after load: frozen with the value set before load, refused to
+ * user space, read-only memory behind bpfrt_object_global(). */
+static void rodata_frozen_after_load(struct bpfrt_object *obj, int *knob_before_load)
+{
+	struct bpfrt_map *ro = bpfrt_object_find_map(obj, ".rodata");
+	struct bpfrt_map *data = bpfrt_object_find_map(obj, ".data");
+	int *knob = bpfrt_object_global(obj, "batch_iters", NULL);
+	char img[64] = { 0 };
+	uint32_t key = 0;
+
+	REQUIRE(ro && data && knob && bpfrt_map_value_size(ro) <= sizeof(img));
+	CHECK(knob != knob_before_load && *knob == *knob_before_load);
+	CHECK(bpfrt_map_is_frozen(ro));
+	CHECK(bpfrt_map_flags(ro) & BPF_F_RDONLY_PROG);
+	CHECK(!bpfrt_map_is_frozen(data) && !(bpfrt_map_flags(data) & BPF_F_RDONLY_PROG));
+	CHECK(bpfrt_map_lookup_elem(ro, &key, img) == 0);
+	CHECK(bpfrt_map_update_elem(ro, &key, img, BPF_ANY) == -EPERM);
+	CHECK(strstr(bpfrt_last_error(), ".rodata"), "%s", bpfrt_last_error());
+	CHECK(!tl_memory_writable(knob), "a write to .rodata after load must fault");
+	CHECK(tl_memory_writable(bpfrt_object_global(obj, "seeded", NULL)));
+}
+
 static void run_globals(bool jit)
 {
 	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
@@ -82,6 +104,7 @@ static void run_globals(bool jit)
 	CHECK(bpfrt_object_find_map(obj, ".bss") != NULL);
 	CHECK(bpfrt_object_find_map(obj, ".data") != NULL);
 	CHECK(bpfrt_object_find_map(obj, ".rodata") != NULL);
+	rodata_frozen_after_load(obj, iters);
 
 	hits = bpfrt_object_global(obj, "hits", &sz);
 	counter = bpfrt_object_global(obj, "counter", NULL);

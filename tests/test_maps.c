@@ -577,6 +577,123 @@ TEST(prog_array_slots)
 	free(p2);
 }
 
+/* ---- freezing ---------------------------------------------------------------------- */
+
+static bool last_error_has(const char *what)
+{
+	return strstr(bpfrt_last_error(), what) != NULL;
+}
+
+TEST(freeze_refuses_host_writes)
+{
+	struct bpfrt_map *arr = create(BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
+	struct bpfrt_map *hash = create(BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
+	struct bpfrt_map *progs = create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0);
+	struct bpfrt_prog *fake = (struct bpfrt_prog *)&arr;
+	uint64_t v = 7, out = 0;
+	uint32_t key = 1;
+
+	REQUIRE(arr && hash && progs);
+	CHECK(!bpfrt_map_is_frozen(arr));
+	CHECK(bpfrt_map_update_elem(arr, &key, &v, BPF_ANY) == 0);
+	CHECK(bpfrt_map_update_elem(hash, &key, &v, BPF_ANY) == 0);
+	CHECK(bpfrt_map_update_prog(progs, 0, fake) == 0);
+	CHECK(bpfrt_map_freeze(arr) == 0 && bpfrt_map_is_frozen(arr));
+	CHECK(bpfrt_map_freeze(hash) == 0 && bpfrt_map_freeze(progs) == 0);
+	CHECK(bpfrt_map_freeze(arr) == -EBUSY);
+	CHECK(bpfrt_map_freeze(NULL) == -EINVAL);
+
+	v = 8;
+	CHECK(bpfrt_map_update_elem(arr, &key, &v, BPF_ANY) == -EPERM);
+	CHECK(last_error_has("test_map") && last_error_has("frozen"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_map_update_elem(hash, &key, &v, BPF_ANY) == -EPERM);
+	CHECK(bpfrt_map_delete_elem(hash, &key) == -EPERM);
+	CHECK(bpfrt_map_update_prog(progs, 1, fake) == -EPERM);
+	CHECK(bpfrt_map_delete_prog(progs, 0) == -EPERM);
+	CHECK(bpfrt_map_delete_elem(progs, &key) == -EPERM);
+	CHECK(bpfrt_prog_array_get(progs, 0) == fake);
+	/* reads still work, and nothing changed */
+	CHECK(bpfrt_map_lookup_elem(arr, &key, &out) == 0 && out == 7);
+	CHECK(bpfrt_map_lookup_elem(hash, &key, &out) == 0 && out == 7);
+	/* Frozen only for user space (Linux's BPF_MAP_FREEZE): programs may
+	 * still write an array that is not BPF_F_RDONLY_PROG. */
+	CHECK(bpfrt_map_prog_update(arr, &key, &v, BPF_ANY) == 0);
+	CHECK(tl_memory_writable(bpfrt_map_value_ptr(arr, 1)));
+	CHECK(bpfrt_map_lookup_elem(arr, &key, &out) == 0 && out == 8);
+	bpfrt_map_free(arr);
+	bpfrt_map_free(hash);
+	bpfrt_map_free(progs);
+}
+
+TEST(frozen_read_only_array_storage_is_read_only)
+{
+	struct bpfrt_map *ro = create(BPF_MAP_TYPE_ARRAY, 4, 16, 1, BPF_F_RDONLY_PROG);
+	char img[16] = "knob", out[16];
+	uint32_t key = 0;
+	char *p;
+
+	REQUIRE(ro);
+	p = bpfrt_map_value_ptr(ro, 0);
+	REQUIRE(p);
+	CHECK(((uintptr_t)p & (sysconf(_SC_PAGESIZE) - 1)) == 0, "page-aligned storage");
+	/* before freezing, user space sets the initial value either way */
+	CHECK(bpfrt_map_update_elem(ro, &key, img, BPF_ANY) == 0);
+	p[5] = 'x';
+	CHECK(tl_memory_writable(p));
+	CHECK(bpfrt_map_freeze(ro) == 0);
+	CHECK(!tl_memory_writable(p), "a host write to a frozen read-only map must fault");
+	CHECK(!tl_memory_writable(p + 15));
+	CHECK(bpfrt_map_update_elem(ro, &key, img, BPF_ANY) == -EPERM);
+	/* a program the verifier did not check gets an error, not a fault */
+	CHECK(bpfrt_map_prog_update(ro, &key, img, BPF_ANY) == -EPERM);
+	CHECK(bpfrt_map_lookup_elem(ro, &key, out) == 0 && !strcmp(out, "knob") && out[5] == 'x');
+	bpfrt_map_free(ro);
+}
+
+struct freeze_race {
+	struct bpfrt_map *map;
+	int stopped;        /* updates refused with -EPERM */
+	int bad;            /* any other error */
+};
+
+static void *update_until_frozen(void *arg)
+{
+	struct freeze_race *r = arg;
+	char val[64] = { 1 };
+	uint32_t key = 0;
+
+	for (;;) {
+		int err = bpfrt_map_update_elem(r->map, &key, val, BPF_ANY);
+
+		if (err == -EPERM) {
+			__atomic_add_fetch(&r->stopped, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		if (err)
+			__atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+		val[0]++;
+	}
+}
+
+/* Writers in flight when the storage becomes read-only would fault:
+ * freeze waits for them, and no write starts after it. */
+TEST(freeze_waits_for_host_writers)
+{
+	struct freeze_race r = { create(BPF_MAP_TYPE_ARRAY, 4, 64, 1, BPF_F_RDONLY_PROG) };
+	pthread_t t[3];
+
+	REQUIRE(r.map);
+	for (int i = 0; i < 3; i++)
+		REQUIRE(pthread_create(&t[i], NULL, update_until_frozen, &r) == 0);
+	usleep(20000);
+	CHECK(bpfrt_map_freeze(r.map) == 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK(r.stopped == 3 && r.bad == 0, "stopped %d bad %d", r.stopped, r.bad);
+	CHECK(!tl_memory_writable(bpfrt_map_value_ptr(r.map, 0)));
+	bpfrt_map_free(r.map);
+}
+
 /* ---- ring buffer ----------------------------------------------------------------- */
 
 struct rec_log {

@@ -135,6 +135,41 @@ TEST(asm_corpus_verdicts_and_runs)
 		       "native and ASan runs check them)\n", cases_skipped_qemu);
 }
 
+static uint64_t const_str_first(uint64_t s, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+{
+	return *(const char *)(uintptr_t)s;
+}
+
+/* BPFRT_ARG_PTR_TO_CONST_STR takes strings only from maps that cannot
+ * change (frozen and BPF_F_RDONLY_PROG), not from maps named .rodata. */
+TEST(const_string_argument_needs_a_frozen_read_only_map)
+{
+	static const struct bpfrt_helper k = { .fn = const_str_first, .ret = BPFRT_RET_INTEGER,
+					       .args = { BPFRT_ARG_PTR_TO_CONST_STR } };
+	static const struct { const char *map; const char *reject; } cases[] = {
+		{ "rodata", NULL },
+		{ "ro", "does not point to a readonly map" },        /* not frozen */
+		{ "frozen", "does not point to a readonly map" },    /* programs may write it */
+		{ "rodata_rw", "does not point to a readonly map" }, /* ".rodata.rw", unfrozen */
+		{ "ro4", "does not point to a readonly map" },       /* four entries */
+	};
+	int id = bpfrt_kfunc_id("const_str_first");
+
+	maps_init();
+	if (id < 0)
+		id = bpfrt_kfunc_register("const_str_first", &k);
+	REQUIRE(id >= BPFRT_KFUNC_ID_BASE, "%s", bpfrt_last_error());
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[128];
+		struct vcase c = { .name = cases[i].map, .text = text, .reject = cases[i].reject,
+				   .ret = 'h' };
+
+		snprintf(text, sizeof(text), "lddw %%r1, mapval:%s+0\ncall %d\nexit\n",
+			 cases[i].map, id);
+		check_case(&c);
+	}
+}
+
 TEST(generated_corpus_verdicts_and_runs)
 {
 	maps_init();

@@ -89,6 +89,19 @@ bool tl_failed(void)
 	return cur_failed;
 }
 
+bool tl_memory_writable(void *p)
+{
+	int fds[2];
+	ssize_t n;
+
+	if (pipe(fds))
+		return true;
+	n = write(fds[1], p, 1) == 1 ? read(fds[0], p, 1) : -1;
+	close(fds[0]);
+	close(fds[1]);
+	return n == 1;
+}
+
 int tl_count_mappings(void)
 {
 	FILE *f = fopen("/proc/self/maps", "re");

@@ -23,6 +23,9 @@ const char *tl_prog_path(const char *name);
 const char *tl_test_path(const char *rel);
 /* True once the running test has failed (to stop early inside loops). */
 bool tl_failed(void);
+/* Whether the byte at p can be written, found out without faulting (the
+ * kernel writes the same byte back, or fails with EFAULT). */
+bool tl_memory_writable(void *p);
 /* Lines of /proc/self/maps (mappings left behind), -1 if unreadable. */
 int tl_count_mappings(void);
 /* Runs fn(arg) in n threads, each joined before the next starts; returns

@@ -21,6 +21,7 @@
 #define BPFRT_MAP_H
 
 #include <linux/bpf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,18 @@ int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
 			  const void *value, uint64_t flags);
 /* BPF_MAP_DELETE_ELEM (arrays: -EINVAL, as Linux). */
 int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key);
+/* BPF_MAP_FREEZE (libbpf's bpf_map_freeze): from now on user space may not
+ * change the map: update and delete (bpfrt_map_update_prog/delete_prog
+ * too) fail with -EPERM and a message naming the map. Programs may still
+ * write it unless it was created with BPF_F_RDONLY_PROG; a frozen
+ * BPF_F_RDONLY_PROG map can no longer change at all, so its value storage
+ * becomes read-only memory (a write through bpfrt_map_value_ptr() or
+ * bpfrt_object_global() faults at once) and the verifier folds loads from
+ * it (a one-entry array) into constants, as Linux does. The loader freezes
+ * ".rodata*" after writing their initial values, before verification.
+ * Waits for host writes in flight. -EBUSY if already frozen. */
+int bpfrt_map_freeze(struct bpfrt_map *map);
+bool bpfrt_map_is_frozen(const struct bpfrt_map *map);
 /* BPF_MAP_GET_NEXT_KEY: key NULL (or not in the map) gives the first key;
  * -ENOENT after the last one. */
 int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_key);

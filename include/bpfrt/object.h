@@ -75,8 +75,12 @@ struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj, const ch
 /* Global variables by name, as a skeleton's obj->bss->hits: returns a
  * pointer to the variable (before load: the initial image, writable for
  * .data/.rodata/.bss so `const volatile` knobs can be set; after load:
- * the live storage, .rodata read-only by convention) and its size. NULL
- * with bpfrt_last_error() set if there is no such variable. */
+ * the live storage) and its size. NULL with bpfrt_last_error() set if
+ * there is no such variable. Load freezes .rodata* as libbpf does
+ * (BPF_F_RDONLY_PROG, then bpfrt_map_freeze after the initial values):
+ * after load its storage is read-only memory, so a write through the
+ * pointer faults, and the verifier may have folded its values into the
+ * programs. */
 void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size_t *size);
 
 #ifdef __cplusplus

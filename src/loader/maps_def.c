@@ -236,6 +236,13 @@ int obj_collect_data_maps(struct bpfrt_object *obj)
 		m->value_size = (uint32_t)sec->shdr.sh_size;
 		m->max_entries = 1;
 		m->sec_idx = i;
+		/* Read-only data, as libbpf makes it: programs may not write
+		 * it, and it is frozen once its initial values are in (which
+		 * the user may set between open and load). */
+		if (!strcmp(sec->name, ".rodata") || !strncmp(sec->name, ".rodata.", 8)) {
+			m->map_flags = BPF_F_RDONLY_PROG;
+			m->freeze = true;
+		}
 		if (sec->data && sec->shdr.sh_type != SHT_NOBITS) {
 			if (sec->data->d_size != sec->shdr.sh_size)
 				return bpfrt_err(-EINVAL, "%s: section %s: short data", obj->name, sec->name);

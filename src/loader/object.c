@@ -326,6 +326,9 @@ static int create_maps(struct bpfrt_object *obj)
 				return bpfrt_err(-EINVAL, "%s: map %s: no value storage", obj->name, m->name);
 			memcpy(v, m->init, m->value_size);
 		}
+		/* before any program is verified: they may fold its values */
+		if (m->freeze && (err = bpfrt_map_freeze(m->map)))
+			return obj_err_wrap(err, "%s: map %s", obj->name, m->name);
 	}
 	return 0;
 }

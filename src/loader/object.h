@@ -37,6 +37,7 @@ struct obj_map {
 	size_t sec_idx;      /* section of the definition */
 	size_t sec_off;      /* offset of the definition (or 0 for data maps) */
 	void *init;          /* SEC_DATA: initial image (value_size bytes) */
+	bool freeze;         /* read-only data: frozen at load, after init */
 	struct bpfrt_map *map; /* created at load */
 };
 

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define ARRAY_CREATE_FLAGS (BPF_F_NUMA_NODE | BPF_F_MMAPABLE | BPF_F_RDONLY | \
 			    BPF_F_WRONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG | \
@@ -21,6 +23,7 @@ struct array_map {
 	int nr_cpus;          /* 1 for plain arrays */
 	size_t cpu_stride;    /* bytes between two CPUs' regions */
 	char *values;
+	size_t mapped;        /* values is an mmap of this many bytes, or 0 (calloc) */
 };
 
 static struct array_map *to_array(struct bpfrt_map *map)
@@ -51,6 +54,14 @@ int bpfrt_array_alloc_check(const struct bpfrt_map *attr)
 	return 0;
 }
 
+/* A plain array that programs may not write: once frozen, nothing may
+ * write it, and its storage can be protected (user space has its address
+ * through bpfrt_map_value_ptr). */
+static bool storage_protectable(const struct bpfrt_map *attr)
+{
+	return attr->type == BPF_MAP_TYPE_ARRAY && (attr->map_flags & BPF_F_RDONLY_PROG);
+}
+
 static int array_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 {
 	bool percpu = attr->type == BPF_MAP_TYPE_PERCPU_ARRAY;
@@ -72,8 +83,20 @@ static int array_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 				 BPFRT_ROUND_UP(attr->value_size, 8));
 	}
 	array->cpu_stride = percpu ? BPFRT_ROUND_UP(region, 64) : region;
-	/* calloc: zeroed pages, mapped lazily for big maps. */
-	array->values = calloc(array->nr_cpus, array->cpu_stride);
+	if (storage_protectable(attr)) {
+		/* Whole pages of their own, made read-only when frozen. */
+		size_t len = BPFRT_ROUND_UP(region, (size_t)sysconf(_SC_PAGESIZE));
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+
+		if (p != MAP_FAILED) {
+			array->values = p;
+			array->mapped = len;
+		}
+	} else {
+		/* calloc: zeroed pages, mapped lazily for big maps. */
+		array->values = calloc(array->nr_cpus, array->cpu_stride);
+	}
 	if (!array->values) {
 		free(array);
 		return -ENOMEM;
@@ -86,8 +109,20 @@ static void array_free(struct bpfrt_map *map)
 {
 	struct array_map *array = to_array(map);
 
-	free(array->values);
+	if (array->mapped)
+		munmap(array->values, array->mapped);
+	else
+		free(array->values);
 	free(array);
+}
+
+static int array_freeze(struct bpfrt_map *map)
+{
+	struct array_map *array = to_array(map);
+
+	if (array->mapped && mprotect(array->values, array->mapped, PROT_READ))
+		return -errno;
+	return 0;
 }
 
 static uint32_t key_index(const void *key)
@@ -143,6 +178,10 @@ static long array_update(struct bpfrt_map *map, const void *key, const void *val
 	uint32_t idx = key_index(key);
 	long err = check_update(map, idx, flags);
 
+	/* The verifier refuses this call (Linux's "write into map
+	 * forbidden"); a trusted program gets an error instead of a fault. */
+	if (map->map_flags & BPF_F_RDONLY_PROG)
+		return -EPERM;
 	if (err)
 		return err;
 	bpfrt_map_copy_in(slot(to_array(map), 0, idx), value, map->value_size);
@@ -168,7 +207,8 @@ static long array_delete(struct bpfrt_map *map, const void *key)
 }
 
 /* Global data (.data/.bss/.rodata) lives in arrays the loader fills and
- * relocates lddw against. */
+ * relocates lddw against. A frozen BPF_F_RDONLY_PROG array's storage is
+ * read-only memory. */
 void *bpfrt_map_value_ptr(struct bpfrt_map *map, uint32_t idx)
 {
 	if (!map || map->type != BPF_MAP_TYPE_ARRAY || idx >= map->max_entries)
@@ -240,6 +280,7 @@ const struct bpfrt_map_ops bpfrt_array_map_ops = {
 	.alloc_check = bpfrt_array_alloc_check,
 	.alloc = array_alloc,
 	.free = array_free,
+	.freeze = array_freeze,
 	.sys_lookup = array_sys_lookup,
 	.sys_update = array_sys_update,
 	.sys_delete = array_sys_delete,

@@ -255,17 +255,73 @@ int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
 		return bpfrt_err(-EINVAL, "map update: NULL argument");
 	/* BPF_F_LOCK needs a bpf_spin_lock in the value, which bpfrt maps
 	 * never have (Linux: -EINVAL). */
+	int err;
+
 	if (flags > BPF_EXIST)
 		return bpfrt_err(-EINVAL, "map '%s': update: invalid flags 0x%llx",
 				 map->name, (unsigned long long)flags);
-	return report(map, "update", map->ops->sys_update(map, key, value, flags));
+	err = bpfrt_map_host_write_begin(map, "update");
+	if (err)
+		return err;
+	err = report(map, "update", map->ops->sys_update(map, key, value, flags));
+	bpfrt_map_host_write_end(map);
+	return err;
 }
 
 int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key)
 {
+	int err;
+
 	if (!map || (!key && map->key_size))
 		return bpfrt_err(-EINVAL, "map delete: NULL argument");
-	return report(map, "delete", map->ops->sys_delete(map, key));
+	err = bpfrt_map_host_write_begin(map, "delete");
+	if (err)
+		return err;
+	err = report(map, "delete", map->ops->sys_delete(map, key));
+	bpfrt_map_host_write_end(map);
+	return err;
+}
+
+/* ---- freezing ------------------------------------------------------------------ */
+
+/* A writer announces itself before it looks at frozen, and freeze sets
+ * frozen before it looks at the writers (both sequentially consistent):
+ * either the writer sees the map frozen, or freeze waits for it. */
+int bpfrt_map_host_write_begin(struct bpfrt_map *map, const char *op)
+{
+	__atomic_add_fetch(&map->host_writers, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&map->frozen, __ATOMIC_SEQ_CST)) {
+		bpfrt_map_host_write_end(map);
+		return bpfrt_err(-EPERM, "map '%s': %s: the map is frozen (read-only for "
+				 "user space)", map->name, op);
+	}
+	return 0;
+}
+
+void bpfrt_map_host_write_end(struct bpfrt_map *map)
+{
+	__atomic_sub_fetch(&map->host_writers, 1, __ATOMIC_RELEASE);
+}
+
+int bpfrt_map_freeze(struct bpfrt_map *map)
+{
+	int err = 0;
+
+	if (!map)
+		return bpfrt_err(-EINVAL, "map freeze: NULL map");
+	if (__atomic_exchange_n(&map->frozen, 1, __ATOMIC_SEQ_CST))
+		return bpfrt_err(-EBUSY, "map '%s': freeze: already frozen", map->name);
+	while (__atomic_load_n(&map->host_writers, __ATOMIC_SEQ_CST))
+		sched_yield();
+	if (map->ops->freeze)
+		err = map->ops->freeze(map);
+	return err ? bpfrt_err(err, "map '%s': freeze: cannot make the storage read-only: %s",
+			       map->name, strerror(-err)) : 0;
+}
+
+bool bpfrt_map_is_frozen(const struct bpfrt_map *map)
+{
+	return __atomic_load_n(&map->frozen, __ATOMIC_ACQUIRE);
 }
 
 int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_key)

@@ -32,6 +32,10 @@ struct bpfrt_map_ops {
 	int (*sys_delete)(struct bpfrt_map *map, const void *key);
 	int (*get_next_key)(struct bpfrt_map *map, const void *key, void *next_key);
 
+	/* Optional: makes the value storage read-only once the map is frozen
+	 * and programs cannot write it (BPF_F_RDONLY_PROG); -errno. */
+	int (*freeze)(struct bpfrt_map *map);
+
 	/* Programs: pointer into the map (this CPU's slot), no messages. */
 	void *(*lookup)(struct bpfrt_map *map, const void *key);
 	long (*update)(struct bpfrt_map *map, const void *key, const void *value,
@@ -48,7 +52,24 @@ struct bpfrt_map {
 	uint32_t map_flags;
 	uint32_t numa_node;
 	char name[BPFRT_NAME_LEN];
+	/* BPF_MAP_FREEZE: set once, never cleared (atomic accesses). */
+	uint32_t frozen;
+	/* Host writes in progress; freeze waits until they are done. */
+	uint32_t host_writers;
 };
+
+/* Frozen and not writable by programs: nothing can change the map any
+ * more (Linux's bpf_map_is_rdonly). */
+static inline bool bpfrt_map_is_rdonly(const struct bpfrt_map *map)
+{
+	return (map->map_flags & BPF_F_RDONLY_PROG) &&
+	       __atomic_load_n(&map->frozen, __ATOMIC_ACQUIRE);
+}
+
+/* Brackets every host-side write (update, delete, prog array slots):
+ * refused with -EPERM and a message once the map is frozen. */
+int bpfrt_map_host_write_begin(struct bpfrt_map *map, const char *op);
+void bpfrt_map_host_write_end(struct bpfrt_map *map);
 
 extern const struct bpfrt_map_ops bpfrt_array_map_ops;
 extern const struct bpfrt_map_ops bpfrt_percpu_array_map_ops;

@@ -182,14 +182,15 @@ int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog
 	if (idx >= map->max_entries)
 		return bpfrt_err(-E2BIG, "prog array '%s': index %u out of range (max_entries %u)",
 				 map->name, idx, map->max_entries);
-	err = check_target(to_prog_array(map), prog, idx);
+	/* a frozen array refuses before the program could claim it */
+	err = bpfrt_map_host_write_begin(map, "update_prog");
 	if (err)
 		return err;
-	err = prog_array_swap(map, idx, prog, &old);
-	if (err)
-		return bpfrt_err(err, "prog array '%s': index %u out of range (max_entries %u)",
-				 map->name, idx, map->max_entries);
-	return 0;
+	err = check_target(to_prog_array(map), prog, idx);
+	if (!err)
+		err = prog_array_swap(map, idx, prog, &old);
+	bpfrt_map_host_write_end(map);
+	return err;
 }
 
 static int prog_array_delete_slot(struct bpfrt_map *map, uint32_t idx)
@@ -208,7 +209,11 @@ int bpfrt_map_delete_prog(struct bpfrt_map *map, uint32_t idx)
 
 	if (err)
 		return err;
+	err = bpfrt_map_host_write_begin(map, "delete_prog");
+	if (err)
+		return err;
 	err = prog_array_delete_slot(map, idx);
+	bpfrt_map_host_write_end(map);
 	if (err == -E2BIG)
 		return bpfrt_err(err, "prog array '%s': index %u out of range (max_entries %u)",
 				 map->name, idx, map->max_entries);

@@ -851,9 +851,20 @@ static int stack_access_var(struct venv *env, struct vframe *fr, int64_t lo, int
 	return 0;
 }
 
-static bool map_is_rodata(const struct bpfrt_map *map)
+/* BPF_F_RDONLY_PROG: programs may read the map, never write it. */
+static bool map_prog_rdonly(const struct bpfrt_map *map)
 {
-	return map && !strncmp(map->name, ".rodata", 7);
+	return map && (map->map_flags & BPF_F_RDONLY_PROG);
+}
+
+/* A map whose value is constant and directly addressable: a one-entry
+ * array, frozen and read-only for programs (Linux's bpf_map_is_rdonly
+ * with map_direct_value_addr). Loads from it fold; strings in it are
+ * BPFRT_ARG_PTR_TO_CONST_STR. */
+static bool map_is_const(const struct bpfrt_map *map)
+{
+	return map && map->type == BPF_MAP_TYPE_ARRAY && map->max_entries == 1 &&
+	       bpfrt_map_is_rdonly(map);
 }
 
 /* Bounds of [reg + off, +size) against a region of region_size bytes. */
@@ -921,8 +932,8 @@ static int check_packet_access(struct venv *env, int regno, const struct vreg *r
 	return 0;
 }
 
-/* A constant read from a read-only global (.rodata), as Linux folds
- * frozen maps. */
+/* A constant read from a frozen read-only map (.rodata), as Linux folds
+ * them. */
 static bool rodata_const(const struct vreg *reg, int32_t off, uint32_t size, struct vreg *dst,
 			 bool sext)
 {
@@ -930,7 +941,7 @@ static bool rodata_const(const struct vreg *reg, int32_t off, uint32_t size, str
 	uint64_t v = 0;
 	int64_t at;
 
-	if (!map_is_rodata(reg->map) || !tnum_is_const(reg->var_off))
+	if (!map_is_const(reg->map) || !tnum_is_const(reg->var_off))
 		return false;
 	base = bpfrt_map_value_ptr(reg->map, 0);
 	at = (int64_t)reg->off + off + (int64_t)reg->var_off.value;
@@ -974,7 +985,7 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 		err = check_region(env, regno, &reg, off, size, reg.map->value_size, "map value");
 		if (err)
 			return err;
-		if (write && map_is_rodata(reg.map))
+		if (write && map_prog_rdonly(reg.map))
 			return verr(env, "write into map forbidden, value_size=%u off=%d size=%u",
 				    reg.map->value_size, reg.off + off, size);
 		if (dst && !rodata_const(&reg, off, size, dst, sext))
@@ -1503,7 +1514,7 @@ static int check_helper_mem(struct venv *env, int regno, uint64_t max_size, bool
 		return 0;
 	}
 	case PTR_TO_MAP_VALUE:
-		if (uninit && map_is_rodata(reg.map))
+		if (uninit && map_prog_rdonly(reg.map))
 			return verr(env, "R%d write into map forbidden", regno);
 		return check_region(env, regno, &reg, 0, size, reg.map->value_size, "map value");
 	case PTR_TO_MAP_KEY:
@@ -1559,6 +1570,11 @@ static int check_map_compat(struct venv *env, int32_t id, const struct bpfrt_map
 	if (!ok)
 		return verr(env, "cannot pass map_type %u into func %s#%d", map->type,
 			    h->name ? h->name : "helper", id);
+	/* Linux's record_func_map: the element writers on a read-only map */
+	if (map_prog_rdonly(map) &&
+	    (id == BPF_FUNC_map_update_elem || id == BPF_FUNC_map_delete_elem))
+		return verr(env, "write into map forbidden: %s#%d on map '%s' "
+			    "(BPF_F_RDONLY_PROG)", h->name ? h->name : "helper", id, map->name);
 	return 0;
 }
 
@@ -1665,7 +1681,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		const char *base;
 		int64_t at;
 
-		if (r->type != PTR_TO_MAP_VALUE || !map_is_rodata(r->map) ||
+		if (r->type != PTR_TO_MAP_VALUE || !map_is_const(r->map) ||
 		    !tnum_is_const(r->var_off))
 			return verr(env, "R%d does not point to a readonly map", regno);
 		base = bpfrt_map_value_ptr(r->map, 0);

@@ -19,7 +19,12 @@ struct tmap tmaps[] = {
 	{ "big", BPF_MAP_TYPE_ARRAY, 4, 64, 1, NULL, -1 },
 	{ "rb", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, NULL, -1 },
 	{ "progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, NULL, -1 },
-	{ "rodata", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1 },
+	{ "rodata", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1, BPF_F_RDONLY_PROG, true, ".rodata" },
+	{ "ro", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1, BPF_F_RDONLY_PROG, false },
+	{ "frozen", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1, 0, true },
+	{ "ro4", BPF_MAP_TYPE_ARRAY, 4, 16, 4, NULL, -1, BPF_F_RDONLY_PROG, true },
+	{ "rodata_rw", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1, 0, false, ".rodata.rw" },
+	{ "rohash", BPF_MAP_TYPE_HASH, 4, 8, 16, NULL, -1, BPF_F_RDONLY_PROG, false },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";
@@ -33,13 +38,17 @@ void maps_init(void)
 	done = true;
 	for (size_t i = 0; i < NMAPS; i++) {
 		struct tmap *m = &tmaps[i];
-		const char *name = strcmp(m->name, "rodata") ? m->name : ".rodata";
-		int err = bpfrt_map_create(m->type, name, m->key, m->value, m->max, NULL, &m->map);
+		const char *name = m->bpfrt_name ? m->bpfrt_name : m->name;
+		struct bpfrt_map_create_opts o = { .sz = sizeof(o), .map_flags = m->flags };
+		int err = bpfrt_map_create(m->type, name, m->key, m->value, m->max, &o, &m->map);
 
+		if (!err && m->freeze) {
+			memcpy(bpfrt_map_value_ptr(m->map, 0), rodata_image, sizeof(rodata_image));
+			err = bpfrt_map_freeze(m->map);
+		}
 		if (err)
 			fprintf(stderr, "# map %s: %s\n", m->name, bpfrt_last_error());
 	}
-	memcpy(bpfrt_map_value_ptr(tmaps[5].map, 0), rodata_image, sizeof(rodata_image));
 }
 
 int tmap_find(const char *name, size_t len)
@@ -212,12 +221,11 @@ int kernel_maps_init(void)
 
 		if (m->kfd >= 0)
 			continue;
-		if (!strcmp(m->name, "rodata"))
-			mo.map_flags = BPF_F_RDONLY_PROG;
+		mo.map_flags = m->flags;
 		m->kfd = bpf_map_create(m->type, m->name, m->key, m->value, m->max, &mo);
 		if (m->kfd < 0)
 			return -errno;
-		if (!strcmp(m->name, "rodata")) {
+		if (m->freeze) {
 			uint32_t k = 0;
 
 			bpf_map_update_elem(m->kfd, &k, rodata_image, 0);

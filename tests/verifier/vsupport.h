@@ -23,9 +23,13 @@ struct tmap {
 	uint32_t key, value, max;
 	struct bpfrt_map *map;
 	int kfd;                 /* Linux's copy (comparison tests), or -1 */
+	uint32_t flags;          /* map_flags */
+	bool freeze;             /* frozen after rodata_image is written to entry 0 */
+	const char *bpfrt_name;  /* the bpfrt map's name if not name */
 };
 
-/* hash, array, big, rb, progs, rodata: see tests/verifier/corpus_asm.inc */
+/* hash, array, big, rb, progs, rodata, ro, frozen, ro4, rodata_rw, rohash:
+ * see tests/verifier/corpus_asm.inc */
 extern struct tmap tmaps[];
 extern const size_t tmap_cnt;
 #define NMAPS tmap_cnt
