@@ -589,7 +589,7 @@ TEST(freeze_refuses_host_writes)
 	struct bpfrt_map *arr = create(BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
 	struct bpfrt_map *hash = create(BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
 	struct bpfrt_map *progs = create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0);
-	struct bpfrt_prog *fake = (struct bpfrt_prog *)&arr;
+	struct bpfrt_prog *fake = calloc(1, sizeof(*fake));  /* trusted, of no kind */
 	uint64_t v = 7, out = 0;
 	uint32_t key = 1;
 
@@ -623,6 +623,7 @@ TEST(freeze_refuses_host_writes)
 	bpfrt_map_free(arr);
 	bpfrt_map_free(hash);
 	bpfrt_map_free(progs);
+	free(fake);
 }
 
 TEST(frozen_read_only_array_storage_is_read_only)
