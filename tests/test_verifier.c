@@ -572,6 +572,18 @@ static uint64_t sd_value(void)
 	return fz(4) ? v : v >> fz(64);
 }
 
+/* v sign-extended from its low `bits` (64: unchanged) */
+static uint64_t sd_sext(uint64_t v, unsigned bits)
+{
+	uint64_t sb;
+
+	if (bits >= 64)
+		return v;
+	sb = 1ull << (bits - 1);
+	v &= (1ull << bits) - 1;
+	return (v ^ sb) - sb;
+}
+
 static char sd_trace[4096];
 static size_t sd_len;
 
@@ -597,15 +609,27 @@ static bool sd_walk(void)
 	uint64_t v[48], kvs[48];
 	size_t nv = 48;
 	struct vreg r, k;
+	unsigned lsize = 8;
+	bool lsx = false;
 
 	sd_len = 0;
 	vreg_mark_unknown(&r);
 	if (fz(2)) {
-		vreg_mark_load(&r, 1u << fz(4), false);
-		sd_log("load", 0, true, 0, &r);
+		/* a load of 1, 2, 4 or 8 bytes, zero- or (ldsx) sign-extended */
+		lsize = 1u << fz(4);
+		lsx = lsize < 8 && fz(2);
+		vreg_mark_load(&r, lsize, lsx);
+		sd_log(lsx ? "load-sx" : "load", 0, true, lsize, &r);
 	}
-	for (size_t i = 0; i < nv; i++)
-		v[i] = r.umax == UINT64_MAX ? sd_value() : sd_value() & r.umax;
+	for (size_t i = 0; i < nv; i++) {
+		v[i] = sd_value();
+		if (lsize < 8)
+			v[i] = sd_sext(v[i] & ((1ull << (lsize * 8)) - 1), lsx ? lsize * 8 : 64);
+		if (!sd_contains(&r, v[i])) {
+			sd_log("loaded value outside", 0, true, v[i], &r);
+			return false;
+		}
+	}
 	for (int step = 0; step < 12 && nv; step++) {
 		bool wide = fz(3) != 0;
 		uint64_t c = sd_value();
@@ -613,10 +637,22 @@ static bool sd_walk(void)
 		memset(&k, 0, sizeof(k));
 		k.type = SCALAR;
 		if (fz(8) == 0) {
-			/* mov32 (zero extension) or movsx of the low 8/16/32 bits */
+			/* mov32 (zero extension), movsx of the low 8/16/32 bits, or
+			 * a fill of the low 1/2/4 bytes of a spilled scalar, zero-
+			 * or sign-extended (vreg_coerce, then ldsx's vscalar_sext) */
 			unsigned bits = 8u << fz(3);
+			uint32_t kind = fz(3);
 
-			if (fz(2)) {
+			if (kind == 2) {
+				bool sx = fz(2);
+
+				vreg_coerce(&r, bits / 8);
+				if (sx)
+					vscalar_sext(&r, bits, true);
+				sd_log(sx ? "fill-sx" : "fill", 0, true, bits, &r);
+				for (size_t i = 0; i < nv; i++)
+					v[i] = sd_sext(v[i] & ((1ull << bits) - 1), sx ? bits : 64);
+			} else if (kind) {
 				vreg_zext32(&r);
 				sd_log("zext32", 0, false, 0, &r);
 				for (size_t i = 0; i < nv; i++)
@@ -870,7 +906,8 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 TEST(c_corpus_verdicts_runs_and_linux)
 {
 	static const char *const files[] = { "vmaps", "vringbuf", "vstack", "vctx", "vpacket",
-					     "vhelpers", "vloops" };
+					     "vhelpers", "vloops",
+					     "vsext" };
 	bool root = geteuid() == 0;
 	int checked = 0, rejects = 0, lx_same = 0, lx_diff = 0, lx_skip = 0;
 

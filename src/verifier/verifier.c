@@ -888,13 +888,22 @@ static int check_region(struct venv *env, int regno, const struct vreg *reg, int
 	return 0;
 }
 
-static int ctx_field(struct venv *env, int32_t off, uint32_t size, struct vreg *dst)
+/* xdp_md's data, data_end and data_meta: [0, 12). */
+#define XDP_MD_PTR_FIELDS_END 12
+
+/* The value a load of `size` bytes at ctx + off reads (sext: ldsx). */
+static int ctx_field(struct venv *env, int32_t off, uint32_t size, struct vreg *dst, bool sext)
 {
+	if (kind_has_packet(env) && sext && off < XDP_MD_PTR_FIELDS_END)
+		/* a sign-extended address is no address (Linux refuses it
+		 * the same way) */
+		return verr(env, "invalid bpf_context access off=%d size=%u (sign extension of "
+			    "packet pointers)", off, size);
 	if (kind_has_packet(env) && size == 4 && (off == 0 || off == 4)) {
 		mark_ptr(dst, off == 0 ? PTR_TO_PACKET : PTR_TO_PACKET_END);
 		return 0;
 	}
-	mark_loaded(dst, size, false);
+	mark_loaded(dst, size, sext);
 	return 0;
 }
 
@@ -914,7 +923,7 @@ static int check_ctx_access(struct venv *env, int regno, const struct vreg *reg,
 	if ((uint32_t)at + size > env->max_ctx_access)
 		env->max_ctx_access = (uint32_t)at + size;
 	if (dst)
-		return ctx_field(env, (int32_t)at, size, dst);
+		return ctx_field(env, (int32_t)at, size, dst, sext);
 	return 0;
 }
 
