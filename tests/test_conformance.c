@@ -66,7 +66,8 @@ static const char *plugin_path(void)
 
 static const char *mode_name(enum bpfrt_exec_mode mode)
 {
-	return mode == BPFRT_EXEC_JIT ? "jit" : "interpreter";
+	return mode == BPFRT_EXEC_JIT ? "jit" : mode == BPFRT_EXEC_CHECKED ? "checking interpreter"
+							 : "interpreter";
 }
 
 /* Every file must pass; callx.data alone may be skipped (callx not yet in
@@ -105,6 +106,14 @@ TEST(conformance_interpreter)
 TEST(conformance_jit)
 {
 	run_suite(BPFRT_EXEC_JIT, false);
+}
+
+/* The checking interpreter finds no violation in any of them (r1 = the
+ * memory, r2 = its length: the region the checks allow besides the
+ * stack) and computes the same results. */
+TEST(conformance_checking_interpreter)
+{
+	run_suite(BPFRT_EXEC_CHECKED, false);
 }
 
 TEST(negative_interpreter)

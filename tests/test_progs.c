@@ -64,7 +64,7 @@ static uint64_t run_ctx(struct bpfrt_object *obj, const char *name, bool jit, co
 	struct bpfrt_prog *p = bpfrt_object_find_prog(obj, name);
 	struct bpfrt_test_run_opts o = {
 		.sz = sizeof(o), .ctx_in = ctx, .ctx_size_in = ctx ? (uint32_t)len : 0,
-		.mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
+		.mode = tl_exec_mode(jit),
 	};
 	int err;
 
@@ -159,7 +159,7 @@ TEST(map_definitions_from_btf)
 	bpfrt_object_close(obj);
 }
 
-BOTH_ENGINES(map_errors_seen_by_the_program)
+ALL_ENGINES(map_errors_seen_by_the_program)
 {
 	static const long want[] = {
 		0, -EEXIST, -ENOENT, 0, 122, 0, -ENOENT, 0,     /* hash */
@@ -199,7 +199,7 @@ BOTH_ENGINES(map_errors_seen_by_the_program)
 	bpfrt_object_close(obj);
 }
 
-BOTH_ENGINES(user_writes_program_reads_and_back)
+ALL_ENGINES(user_writes_program_reads_and_back)
 {
 	struct bpfrt_object *obj = open_and_load("maps.bpf.o", jit);
 	struct bpfrt_map *hash, *arr;
@@ -230,7 +230,7 @@ BOTH_ENGINES(user_writes_program_reads_and_back)
 
 /* Pinned to one CPU, a program's per-CPU slot is that CPU's and user
  * space sees it in that CPU's place of the value buffer. */
-BOTH_ENGINES(percpu_maps_count_in_the_running_cpus_slot)
+ALL_ENGINES(percpu_maps_count_in_the_running_cpus_slot)
 {
 	struct bpfrt_object *obj = open_and_load("maps.bpf.o", jit);
 	int ncpus = bpfrt_num_possible_cpus();
@@ -286,7 +286,7 @@ BOTH_ENGINES(percpu_maps_count_in_the_running_cpus_slot)
 	bpfrt_object_close(obj);
 }
 
-BOTH_ENGINES(lru_hash_evicts_cold_keys)
+ALL_ENGINES(lru_hash_evicts_cold_keys)
 {
 	struct bpfrt_object *obj = open_and_load("maps.bpf.o", jit);
 	struct bpfrt_map *lru;
@@ -313,7 +313,7 @@ BOTH_ENGINES(lru_hash_evicts_cold_keys)
 
 /* ---- legacy_maps.bpf.c -------------------------------------------------- */
 
-BOTH_ENGINES(legacy_maps_section)
+ALL_ENGINES(legacy_maps_section)
 {
 	struct bpfrt_object *obj = open_and_load("legacy_maps.bpf.o", jit);
 	struct bpfrt_map *counts, *arr;
@@ -372,7 +372,7 @@ static int check_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-BOTH_ENGINES(ringbuf_producer_and_consumer)
+ALL_ENGINES(ringbuf_producer_and_consumer)
 {
 	struct bpfrt_object *obj = open_obj("ringbuf.bpf.o");
 	struct consumed c = { 0 };
@@ -435,7 +435,7 @@ static int check_blob(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-BOTH_ENGINES(ringbuf_output_fails_when_full)
+ALL_ENGINES(ringbuf_output_fails_when_full)
 {
 	struct bpfrt_object *obj = open_and_load("ringbuf.bpf.o", jit);
 	struct bpfrt_map *rb;
@@ -490,7 +490,7 @@ static void *poll_thread(void *arg)
 
 /* A consumer blocked in poll wakes up when the program submits with
  * BPF_RB_FORCE_WAKEUP, long before its timeout. */
-BOTH_ENGINES(ringbuf_submit_wakes_a_poller)
+ALL_ENGINES(ringbuf_submit_wakes_a_poller)
 {
 	struct bpfrt_object *obj = open_and_load("ringbuf.bpf.o", jit);
 	struct poller p = { 0 };
@@ -519,7 +519,7 @@ static bool fd_readable(int fd)
 
 /* BPF_RB_NO_WAKEUP leaves the consumer's eventfd quiet even when it has
  * caught up; BPF_RB_FORCE_WAKEUP signals it. */
-BOTH_ENGINES(ringbuf_wakeup_flags)
+ALL_ENGINES(ringbuf_wakeup_flags)
 {
 	struct bpfrt_object *obj = open_and_load("ringbuf.bpf.o", jit);
 	struct poller p = { 0 };
@@ -579,7 +579,7 @@ static bool no_tail_calls(struct bpfrt_object *obj)
 	return rc && *rc == -EOPNOTSUPP;
 }
 
-BOTH_ENGINES(tail_call_chain_keeps_the_context)
+ALL_ENGINES(tail_call_chain_keeps_the_context)
 {
 	struct bpfrt_object *obj = load_tailcalls(jit);
 	/* a whole raw_tp context: the entry's reach is raised to what its
@@ -608,7 +608,7 @@ BOTH_ENGINES(tail_call_chain_keeps_the_context)
 	bpfrt_object_close(obj);
 }
 
-BOTH_ENGINES(tail_call_to_a_missing_slot_falls_through)
+ALL_ENGINES(tail_call_to_a_missing_slot_falls_through)
 {
 	struct bpfrt_object *obj = load_tailcalls(jit);
 	uint32_t *slot;
@@ -634,7 +634,7 @@ BOTH_ENGINES(tail_call_to_a_missing_slot_falls_through)
 	bpfrt_object_close(obj);
 }
 
-BOTH_ENGINES(tail_call_limit_is_33)
+ALL_ENGINES(tail_call_limit_is_33)
 {
 	struct bpfrt_object *obj = load_tailcalls(jit);
 	uint64_t args[12] = { 0 }; /* a whole raw_tp context */
@@ -665,7 +665,7 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-BOTH_ENGINES(clocks_are_monotonic_and_plausible)
+ALL_ENGINES(clocks_are_monotonic_and_plausible)
 {
 	struct bpfrt_object *obj = open_and_load("helpers.bpf.o", jit);
 	uint64_t *mono, *boot, m0, m1, b0, b1;
@@ -688,7 +688,7 @@ BOTH_ENGINES(clocks_are_monotonic_and_plausible)
 	bpfrt_object_close(obj);
 }
 
-BOTH_ENGINES(prandom_varies)
+ALL_ENGINES(prandom_varies)
 {
 	struct bpfrt_object *obj = open_and_load("helpers.bpf.o", jit);
 	uint32_t first[16], *rnd;
@@ -732,7 +732,7 @@ static void *whoami_thread(void *arg)
 	return NULL;
 }
 
-BOTH_ENGINES(pid_tgid_comm_and_cpu_of_the_running_thread)
+ALL_ENGINES(pid_tgid_comm_and_cpu_of_the_running_thread)
 {
 	struct bpfrt_object *obj = open_and_load("helpers.bpf.o", jit);
 	struct whoami_run w = { .obj = obj, .jit = jit };
@@ -784,7 +784,7 @@ static int find_lines(void *ctx, const char *line, size_t len)
 	return 0;
 }
 
-BOTH_ENGINES(bpf_printk_lands_in_the_trace_buffer)
+ALL_ENGINES(bpf_printk_lands_in_the_trace_buffer)
 {
 	struct bpfrt_object *obj = open_and_load("helpers.bpf.o", jit);
 	struct trace_search s = { .needles = {
@@ -849,7 +849,7 @@ static bool all_zero(const char *p, size_t n)
 	return true;
 }
 
-BOTH_ENGINES(probe_reads_copy_or_fault_cleanly)
+ALL_ENGINES(probe_reads_copy_or_fault_cleanly)
 {
 	struct bpfrt_object *obj = open_and_load("helpers.bpf.o", jit);
 	static const char text[] = "0123456789abcdefghij";
@@ -901,7 +901,7 @@ BOTH_ENGINES(probe_reads_copy_or_fault_cleanly)
 	bpfrt_object_close(obj);
 }
 
-BOTH_ENGINES(bpf_loop_with_early_break)
+ALL_ENGINES(bpf_loop_with_early_break)
 {
 	struct bpfrt_object *obj = open_and_load("helpers.bpf.o", jit);
 	uint32_t *nr, *stop_at, *calls;
@@ -950,7 +950,7 @@ static uint64_t level1(uint64_t x, uint32_t s)
 	return level2(x, s) + level2(x + 10, s) + 's';
 }
 
-BOTH_ENGINES(globals_both_ways_through_subprograms)
+ALL_ENGINES(globals_both_ways_through_subprograms)
 {
 	struct bpfrt_object *obj = open_obj("subprogs.bpf.o");
 	uint64_t *input, *output, *runs;
@@ -1028,7 +1028,7 @@ static void register_kfuncs(void)
 	      bpfrt_last_error());
 }
 
-BOTH_ENGINES(kfuncs_called_from_bpf)
+ALL_ENGINES(kfuncs_called_from_bpf)
 {
 	struct bpfrt_object *obj;
 	uint64_t *input, *output;

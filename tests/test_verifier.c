@@ -29,20 +29,34 @@
 
 /* ---- running accepted programs ------------------------------------------------ */
 
-static void run_accepted(const struct vcase *c, struct bpfrt_prog *prog, const char *mode)
+static void run_accepted_in(const struct vcase *c, struct bpfrt_prog *prog, const char *mode,
+			    enum bpfrt_exec_mode exec, uint64_t *r0)
 {
-	uint64_t len, ctx = ctx_for(c, &len), r0 = 0;
+	uint64_t len, ctx = ctx_for(c, &len);
 	int err;
 
 	if (!ctx)
 		return;
-	err = bpfrt_prog_run(prog, prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, ctx, len, &r0);
+	err = bpfrt_prog_run(prog, exec, ctx, len, r0);
 	if (err)
 		tl_fail(__FILE__, __LINE__, "%s (%s): run failed: %s", c->name, mode,
 			bpfrt_last_error());
-	else if (c->ret != RET_ANY && r0 != (uint64_t)c->ret)
+	else if (c->ret != RET_ANY && *r0 != (uint64_t)c->ret)
 		tl_fail(__FILE__, __LINE__, "%s (%s): returned %#" PRIx64 ", expected %#" PRIx64,
-			c->name, mode, r0, (uint64_t)c->ret);
+			c->name, mode, *r0, (uint64_t)c->ret);
+}
+
+/* In its engine; an interpreter load also runs in the checking
+ * interpreter, which must find no violation and return what the case
+ * expects (maps keep their state between the runs, so results are only
+ * compared with the expectation, as for the JIT). */
+static void run_accepted(const struct vcase *c, struct bpfrt_prog *prog, const char *mode)
+{
+	uint64_t r0 = 0;
+
+	run_accepted_in(c, prog, mode, prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, &r0);
+	if (!prog->jit_func)
+		run_accepted_in(c, prog, "checked", BPFRT_EXEC_CHECKED, &r0);
 }
 
 static size_t cases_checked, cases_accepted, cases_rejected;
@@ -811,6 +825,10 @@ static void c_run_accepted(struct bpfrt_prog *p, const char *name, enum bpfrt_ex
 	if (ctx && bpfrt_prog_run(p, mode, ctx, len, &r0))
 		tl_fail(__FILE__, __LINE__, "%s (%s): run failed: %s", name,
 			mode == BPFRT_EXEC_JIT ? "jit" : "interp", bpfrt_last_error());
+	/* the interpreter's load runs in the checking interpreter too */
+	ctx = ctx_for(&c, &len);
+	if (ctx && mode == BPFRT_EXEC_INTERP && bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, ctx, len, &r0))
+		tl_fail(__FILE__, __LINE__, "%s (checked): run failed: %s", name, bpfrt_last_error());
 }
 
 /* Our verdict for one program of an object (bpfrt_prog_verify on a

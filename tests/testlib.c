@@ -16,6 +16,8 @@ static int ntests;
 static bool cur_failed;
 static char skip_reason[256];
 
+bool tl_checked;
+
 void tl_register(const char *name, tl_fn fn)
 {
 	if (ntests == TL_MAX) {

@@ -79,6 +79,21 @@ int tl_threads_one_by_one(int n, void *(*fn)(void *), void *arg);
 	TEST(name##_jit) { name(true); }                                   \
 	static void name(bool jit)
 
+/* BOTH_ENGINES and a third TEST, name_checked, for the checking
+ * interpreter: its body sees jit = false with tl_checked set (pick the
+ * mode with tl_exec_mode(jit)). */
+extern bool tl_checked;
+#define ALL_ENGINES(name)                                                  \
+	static void name(bool jit);                                        \
+	TEST(name##_interp) { name(false); }                               \
+	TEST(name##_jit) { name(true); }                                   \
+	TEST(name##_checked) { tl_checked = true; name(false); tl_checked = false; } \
+	static void name(bool jit)
+/* enum bpfrt_exec_mode: JIT, else the checking interpreter under
+ * ALL_ENGINES' name_checked, else the interpreter. */
+#define tl_exec_mode(jit) ((jit) ? BPFRT_EXEC_JIT : tl_checked ? BPFRT_EXEC_CHECKED \
+							: BPFRT_EXEC_INTERP)
+
 #define SKIP(...) do { tl_skip(__VA_ARGS__); return; } while (0)
 
 #endif

@@ -5,6 +5,7 @@
 #include "core/rcu.h"
 #include "core/run.h"
 #include "helpers/helpers.h"
+#include "interp/check.h"
 #include "interp/interp.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
@@ -206,6 +207,8 @@ report_abort(const struct bpfrt_prog *prog, const struct bpfrt_run_state *outer)
 	const struct bpfrt_run_state copy = bpfrt_run_state, *inner = &copy;
 
 	bpfrt_run_state = *outer;
+	if (inner->abort_msg) /* the engine wrote the report */
+		return bpfrt_err(-inner->abort_err, "%s", inner->abort_msg);
 	if (inner->abort_err == ENOENT)
 		return bpfrt_err(-EINVAL, "%s: insn %u: callx to unregistered helper %llu",
 				 prog->name, inner->abort_pc, (unsigned long long)inner->abort_arg);
@@ -236,8 +239,8 @@ ctx_refused(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
 			 prog->name, (unsigned long long)arg2, prog->max_ctx_access);
 }
 
-int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
-		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
+static int prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, uint64_t arg1,
+		    uint64_t arg2, uint32_t ctx_size, uint64_t *retval)
 {
 	/* Runs nest (a helper or kfunc may run another program): the outer
 	 * run's state comes back intact whatever the inner one did, including
@@ -253,9 +256,9 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 	if (mode == BPFRT_EXEC_JIT && !prog->jit_func)
 		return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
-	if (mode == BPFRT_EXEC_CHECKED)
-		return bpfrt_err(-ENOTSUP, "prog_run: %s: the checking interpreter is not built",
-				 prog->name);
+	if (mode != BPFRT_EXEC_INTERP && mode != BPFRT_EXEC_JIT && mode != BPFRT_EXEC_CHECKED)
+		return bpfrt_err(-EINVAL, "prog_run: %s: unknown execution mode %d", prog->name,
+				 (int)mode);
 	if (prog->verified && __builtin_expect(!arg1 || arg2 < prog->max_ctx_access, 0))
 		return ctx_refused(prog, arg1, arg2);
 	nested = run_top || bpfrt_attach_tls.depth;
@@ -265,6 +268,7 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 	frame.outer = run_top;
 	run_top = &frame;
 	bpfrt_run_state.abort_err = 0;
+	bpfrt_run_state.abort_msg = NULL;
 	bpfrt_run_state.tail_call_cnt = 0;
 	/* Map values and tail-call targets the program reaches stay alive
 	 * until the run ends (RCU read section). */
@@ -276,7 +280,9 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 			*retval = bpfrt_nest_stack_run(prog, arg1, arg2);
 		else
 			*retval = prog->jit_func(arg1, arg2);
-	} else
+	} else if (mode == BPFRT_EXEC_CHECKED)
+		*retval = bpfrt_interp_run_checked(prog, arg1, arg2, ctx_size);
+	else
 		*retval = bpfrt_interp_run_nested(prog, arg1, arg2, nested);
 	bpfrt_rcu_read_unlock();
 	run_top = frame.outer;
@@ -285,6 +291,20 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		return report_abort(prog, &outer);
 	bpfrt_run_state = outer;
 	return 0;
+}
+
+int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
+		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
+{
+	return prog_run(prog, mode, arg1, arg2, BPFRT_CHECK_CTX_UNKNOWN, retval);
+}
+
+int bpfrt_prog_run_ctx(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
+		       uint64_t arg1, uint64_t arg2, uint32_t ctx_size, uint64_t *retval)
+{
+	if (ctx_size == BPFRT_CHECK_CTX_UNKNOWN)
+		ctx_size--; /* a size, however large */
+	return prog_run(prog, mode, arg1, arg2, ctx_size, retval);
 }
 
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct bpfrt_prog;
+struct bpfrt_check_run;
 
 struct bpfrt_run_state {
 	int abort_err;      /* 0, or a positive errno when the last run aborted */
@@ -24,6 +25,12 @@ struct bpfrt_run_state {
 	 * bpfrt_tramp_frame, attach/trampoline.h) whose programs run now, for
 	 * the get_func_ip/arg/ret helpers; NULL elsewhere. */
 	void *tramp_frame;
+	/* The report of an aborted run when the engine wrote one (the
+	 * checking interpreter's violations), else NULL. */
+	const char *abort_msg;
+	/* Checking interpreter: the run's regions (interp/check.h), NULL in
+	 * the other engines. */
+	struct bpfrt_check_run *check;
 };
 
 /* initial-exec keeps the offset from the thread pointer the same in every

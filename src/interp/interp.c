@@ -1,12 +1,15 @@
 /* Threaded-code interpreter with exact RFC 9669 (cpu v4) semantics.
  *
- * The dispatch loop lives in interp_loop.h and is instantiated twice, once
- * counting executed instructions and once not. GCC refuses to inline or
+ * The dispatch loop lives in interp_loop.h and is instantiated three
+ * times: plain, counting executed instructions, and checking (the
+ * BPFRT_EXEC_CHECKED mode, interp/check.h). GCC refuses to inline or
  * clone a function containing a computed goto, so an always_inline core
- * with a constant flag cannot work; including the one loop body twice with
- * INTERP_COUNTED set to 0 or 1 gives the same result: one source of truth,
- * and a plain run pays nothing for the counter. */
+ * with a constant flag cannot work; including the one loop body once per
+ * variant with INTERP_COUNTED / INTERP_CHECKED set to 0 or 1 gives the
+ * same result: one source of truth, and a plain run pays nothing for the
+ * counter or the checks. */
 #include "interp/interp.h"
+#include "interp/check.h"
 #include "core/privstack.h"
 #include "core/rcu.h"
 #include "core/run.h"
@@ -101,15 +104,27 @@ interp_abort(const struct bpfrt_prog *prog, const struct bpf_insn *insn, int err
 
 #define INTERP_NAME interp_run_plain
 #define INTERP_COUNTED 0
+#define INTERP_CHECKED 0
 #include "interp/interp_loop.h"
 #undef INTERP_NAME
 #undef INTERP_COUNTED
+#undef INTERP_CHECKED
 
 #define INTERP_NAME interp_run_counting
 #define INTERP_COUNTED 1
+#define INTERP_CHECKED 0
 #include "interp/interp_loop.h"
 #undef INTERP_NAME
 #undef INTERP_COUNTED
+#undef INTERP_CHECKED
+
+#define INTERP_NAME interp_run_checking
+#define INTERP_COUNTED 0
+#define INTERP_CHECKED 1
+#include "interp/interp_loop.h"
+#undef INTERP_NAME
+#undef INTERP_COUNTED
+#undef INTERP_CHECKED
 
 /* Native BPF stack: big enough for the deepest chain any validated
  * program can have (8 frames of at most 512 bytes). */
@@ -177,6 +192,49 @@ interp_run_native(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t 
 	return interp_run_plain(prog, entry, args, NULL, stack, fp, frames);
 }
 
+/* A checking activation (the run's entry or a callback): always on a
+ * native stack with its init shadow, pushed on the run's stacks for the
+ * time it runs, so the activations it is nested in stay reachable. */
+static __attribute__((noinline)) uint64_t
+interp_run_checked_native(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t args[5])
+{
+	uint8_t stack[NATIVE_STACK] __attribute__((aligned(16)));
+	uint8_t init[NATIVE_STACK];
+	struct interp_frame frames[BPFRT_MAX_CALL_FRAMES - 1];
+	struct bpfrt_check_run *cr = bpfrt_run_state.check;
+	uint64_t fp = (uint64_t)(uintptr_t)(stack + sizeof(stack));
+	struct bpfrt_check_stack cs = {
+		.base = (uint64_t)(uintptr_t)stack, .top = fp, .init = init, .outer = cr->stack,
+	};
+	uint64_t r0;
+
+	bpfrt_check_frame_enter(&cs, fp - prog->subprogs[prog->insn_subprog[entry]].stack_depth,
+				fp);
+	cr->stack = &cs;
+	r0 = interp_run_checking(prog, entry, args, NULL, stack, fp, frames);
+	cr->stack = cs.outer;
+	return r0;
+}
+
+uint64_t bpfrt_interp_run_checked(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2,
+				  uint32_t ctx_size)
+{
+	const struct bpfrt_prog *outer_prog = bpfrt_run_state.cur_prog;
+	struct bpfrt_check_run *outer_check = bpfrt_run_state.check;
+	const uint64_t args[5] = { arg1, arg2 };
+	struct bpfrt_check_run cr;
+	uint64_t r0;
+
+	bpfrt_check_run_init(&cr, prog, arg1, arg2, ctx_size);
+	bpfrt_run_state.check = &cr;
+	bpfrt_run_state.cur_prog = prog;
+	r0 = interp_run_checked_native(prog, 0, args);
+	bpfrt_run_state.cur_prog = outer_prog;
+	bpfrt_run_state.check = outer_check;
+	bpfrt_check_run_fini(&cr);
+	return r0;
+}
+
 /* Every activation publishes the program it runs for callbacks and puts
  * back the previous one, so runs nested inside helpers find their own. */
 uint64_t bpfrt_interp_run_nested(const struct bpfrt_prog *prog, uint64_t arg1,
@@ -205,11 +263,15 @@ uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
 {
 	const struct bpfrt_prog *outer = bpfrt_run_state.cur_prog;
 	const uint64_t args[5] = { arg1, arg2 };
+	uint32_t outer_tail_calls = bpfrt_run_state.tail_call_cnt;
 	uint64_t dummy, r0;
 
+	/* a run of its own: its tail calls count from zero */
+	bpfrt_run_state.tail_call_cnt = 0;
 	bpfrt_run_state.cur_prog = prog;
 	r0 = interp_run_native(prog, 0, args, executed ? executed : &dummy);
 	bpfrt_run_state.cur_prog = outer;
+	bpfrt_run_state.tail_call_cnt = outer_tail_calls;
 	return r0;
 }
 
@@ -220,7 +282,10 @@ uint64_t bpfrt_interp_run_subprog(const struct bpfrt_prog *prog, uint32_t start,
 	uint64_t r0;
 
 	bpfrt_run_state.cur_prog = prog;
-	r0 = interp_run_native(prog, start, args, NULL);
+	if (bpfrt_run_state.check) /* a callback of a checked run runs checked */
+		r0 = interp_run_checked_native(prog, start, args);
+	else
+		r0 = interp_run_native(prog, start, args, NULL);
 	bpfrt_run_state.cur_prog = outer;
 	return r0;
 }

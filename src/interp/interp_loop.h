@@ -1,6 +1,11 @@
 /* The interpreter loop, included by interp.c once per variant (not a
  * standalone header). The includer defines INTERP_NAME (the function to
- * define) and INTERP_COUNTED (0 or 1: count executed instructions).
+ * define), INTERP_COUNTED (0 or 1: count executed instructions) and
+ * INTERP_CHECKED (0 or 1: the checking interpreter, interp/check.h: every
+ * memory access, call argument and control transfer is checked against
+ * the run's regions in bpfrt_run_state.check first). The checks are hooks
+ * that expand to nothing when INTERP_CHECKED is 0, so the plain loop is
+ * the same code as without them.
  *
  * Dispatch is threaded: every handler ends with its own indirect jump
  * through a 256-entry table indexed by the opcode byte, so the branch
@@ -20,11 +25,14 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 	const struct bpfrt_helper *helpers = prog->helpers;
 	const struct bpf_insn *insn = prog->insns + entry;
 	unsigned int depth = 0; /* saved caller frames */
-	unsigned int tail_calls = 0;
 	bool rcu_held = false; /* this activation entered a read section */
 	uint64_t count = 0;
 	int abort_err;
 	uint64_t abort_arg;
+#if INTERP_CHECKED
+	struct bpfrt_check_run *const cr = bpfrt_run_state.check;
+	struct bpfrt_check_stack *const cs = cr->stack;
+#endif
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
@@ -99,9 +107,50 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 #define OFF   insn->off
 #define IMM64 ((uint64_t)(int64_t)insn->imm)   /* sign-extended */
 #define IMM32 ((uint32_t)insn->imm)
+#if INTERP_CHECKED
+/* Checking hooks: a failed check has written the report and aborted. */
+#define CHECK_PC() do {                                                        \
+	if (unlikely((uint64_t)(insn - prog->insns) >= prog->insn_cnt)) {      \
+		bpfrt_check_control(prog, insn, "control left the program");   \
+		goto check_failed;                                             \
+	}                                                                      \
+} while (0)
+#define CHECK_MEM(addr, size, access) do {                                     \
+	if (unlikely(!bpfrt_check_access(cr, prog, insn, (addr), (size), (access)))) \
+		goto check_failed;                                             \
+} while (0)
+#define CHECK_CALL(h) do {                                                     \
+	if (unlikely(!bpfrt_check_call(cr, prog, insn, (h), &reg[BPF_R1])))    \
+		goto check_failed;                                             \
+} while (0)
+#define CHECK_CALL_DONE(h) do {                                                \
+	if (unlikely(!bpfrt_check_call_done(cr, prog, insn, (h), &reg[BPF_R1], \
+					    reg[BPF_R0])))                     \
+		goto check_failed;                                             \
+} while (0)
+#define CHECK_LDDW() do {                                                      \
+	if (unlikely(!bpfrt_check_lddw(cr, prog, insn)))                       \
+		goto check_failed;                                             \
+} while (0)
+/* The frame now running is [fp - its subprogram's depth, fp); entered:
+ * none of its bytes are written yet. */
+#define CHECK_FRAME_DEPTH()                                                    \
+	(fp - prog->subprogs[prog->insn_subprog[insn - prog->insns]].stack_depth)
+#define CHECK_FRAME_ENTER() bpfrt_check_frame_enter(cs, CHECK_FRAME_DEPTH(), fp)
+#define CHECK_FRAME_RETURN() (cs->lo = CHECK_FRAME_DEPTH())
+#else
+#define CHECK_PC() do { } while (0)
+#define CHECK_MEM(addr, size, access) do { } while (0)
+#define CHECK_CALL(h) do { } while (0)
+#define CHECK_CALL_DONE(h) do { } while (0)
+#define CHECK_LDDW() do { } while (0)
+#define CHECK_FRAME_ENTER() do { } while (0)
+#define CHECK_FRAME_RETURN() do { } while (0)
+#endif
 #define DISPATCH() do {                                                        \
 	if (INTERP_COUNTED)                                                    \
 		count++;                                                       \
+	CHECK_PC();                                                            \
 	goto *table[insn->code];                                               \
 } while (0)
 #define NEXT() do { insn++; DISPATCH(); } while (0)
@@ -248,23 +297,37 @@ jmp_gotol:
 
 	/* ---- memory ------------------------------------------------------- */
 #define MEM_OPS(sfx, type)                                                     \
-ldx_##sfx: DST = MEM_LOAD(type, SRC + (int64_t)OFF); NEXT();                   \
-st_##sfx:  MEM_STORE(type, DST + (int64_t)OFF, IMM); NEXT();                   \
-stx_##sfx: MEM_STORE(type, DST + (int64_t)OFF, SRC); NEXT();
+ldx_##sfx:                                                                     \
+	CHECK_MEM(SRC + (int64_t)OFF, sizeof(type), BPFRT_CHECK_READ);         \
+	DST = MEM_LOAD(type, SRC + (int64_t)OFF); NEXT();                      \
+st_##sfx:                                                                      \
+	CHECK_MEM(DST + (int64_t)OFF, sizeof(type), BPFRT_CHECK_WRITE);        \
+	MEM_STORE(type, DST + (int64_t)OFF, IMM); NEXT();                      \
+stx_##sfx:                                                                     \
+	CHECK_MEM(DST + (int64_t)OFF, sizeof(type), BPFRT_CHECK_WRITE);        \
+	MEM_STORE(type, DST + (int64_t)OFF, SRC); NEXT();
 	MEM_OPS(b, uint8_t)
 	MEM_OPS(h, uint16_t)
 	MEM_OPS(w, uint32_t)
 	MEM_OPS(dw, uint64_t)
 #undef MEM_OPS
-ldxsx_b: DST = (uint64_t)(int64_t)MEM_LOAD(int8_t, SRC + (int64_t)OFF); NEXT();
-ldxsx_h: DST = (uint64_t)(int64_t)MEM_LOAD(int16_t, SRC + (int64_t)OFF); NEXT();
-ldxsx_w: DST = (uint64_t)(int64_t)MEM_LOAD(int32_t, SRC + (int64_t)OFF); NEXT();
+ldxsx_b:
+	CHECK_MEM(SRC + (int64_t)OFF, 1, BPFRT_CHECK_READ);
+	DST = (uint64_t)(int64_t)MEM_LOAD(int8_t, SRC + (int64_t)OFF); NEXT();
+ldxsx_h:
+	CHECK_MEM(SRC + (int64_t)OFF, 2, BPFRT_CHECK_READ);
+	DST = (uint64_t)(int64_t)MEM_LOAD(int16_t, SRC + (int64_t)OFF); NEXT();
+ldxsx_w:
+	CHECK_MEM(SRC + (int64_t)OFF, 4, BPFRT_CHECK_READ);
+	DST = (uint64_t)(int64_t)MEM_LOAD(int32_t, SRC + (int64_t)OFF); NEXT();
 
 ld_imm64:
 	/* The loader turns map references into plain constants; a
 	 * subprogram address becomes a callback handle (see callback.h). */
-	if (likely(insn->src_reg == 0))
+	if (likely(insn->src_reg == 0)) {
+		CHECK_LDDW();
 		DST = insn_lddw_imm(insn);
+	}
 	else if (insn->src_reg == BPF_PSEUDO_FUNC)
 		DST = BPFRT_CALLBACK_INTERP_TAG | (uint32_t)(insn - prog->insns + 1 + IMM);
 	else
@@ -277,6 +340,7 @@ ld_imm64:
 #define ATOMIC_OPS(type)                                                       \
 	do {                                                                   \
 		type *p_ = (type *)(uintptr_t)(DST + (int64_t)OFF);            \
+		CHECK_MEM(DST + (int64_t)OFF, sizeof(type), BPFRT_CHECK_RW);   \
 		type v_ = (type)SRC;                                           \
 		switch (IMM) {                                                 \
 		case BPF_ADD:                                                  \
@@ -338,10 +402,12 @@ jmp_call:
 		/* The live registry may have lost the helper since load. */
 		if (unlikely(id >= BPFRT_MAX_HELPER_ID || !helpers[id].fn))
 			ABORT(ENOENT, id);
+		CHECK_CALL(&helpers[id]);
 		if (unlikely(helpers[id].fn == bpfrt_helper_tail_call))
 			goto tail_call;
 		reg[BPF_R0] = helpers[id].fn(reg[BPF_R1], reg[BPF_R2], reg[BPF_R3],
 					     reg[BPF_R4], reg[BPF_R5]);
+		CHECK_CALL_DONE(&helpers[id]);
 		NEXT();
 	}
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
@@ -370,6 +436,7 @@ jmp_call:
 		fp = callee_fp;
 		reg[BPF_R10] = fp;
 		insn = target;
+		CHECK_FRAME_ENTER();
 		DISPATCH();
 	}
 	goto bad_opcode; /* kfunc calls are not supported */
@@ -379,8 +446,10 @@ jmp_callx: {
 
 	if (unlikely(id >= BPFRT_MAX_HELPER_ID || !helpers[id].fn))
 		ABORT(ENOENT, id);
+	CHECK_CALL(&helpers[id]);
 	reg[BPF_R0] = helpers[id].fn(reg[BPF_R1], reg[BPF_R2], reg[BPF_R3],
 				     reg[BPF_R4], reg[BPF_R5]);
+	CHECK_CALL_DONE(&helpers[id]);
 	NEXT();
 }
 
@@ -403,6 +472,7 @@ jmp_exit:
 		insn = f->ret;
 		if (unlikely(f->prog != prog)) /* a tail call replaced the callee */
 			INTERP_SWITCH_PROG(f->prog);
+		CHECK_FRAME_RETURN();
 		DISPATCH();
 	}
 
@@ -410,8 +480,9 @@ jmp_exit:
 	 * entry of the target program with r1 = ctx (r2 = 0, as the target
 	 * sees no second argument); on failure execution continues after the
 	 * call with r0 = -ENOENT. Limits as Linux: MAX_TAIL_CALL_CNT (33)
-	 * taken tail calls per run; the frame must have room for the
-	 * target's stack and call chain. */
+	 * taken tail calls per run, counted in bpfrt_run_state as JIT code
+	 * does, so callbacks and their activations share the run's count;
+	 * the frame must have room for the target's stack and call chain. */
 tail_call: {
 	const struct bpfrt_prog *target;
 
@@ -423,16 +494,20 @@ tail_call: {
 	}
 	target = bpfrt_prog_array_get((struct bpfrt_map *)(uintptr_t)reg[BPF_R2],
 				      (uint32_t)reg[BPF_R3]);
-	if (!target || tail_calls >= BPFRT_MAX_TAIL_CALLS || !target->insns ||
+	if (!target || bpfrt_run_state.tail_call_cnt >= BPFRT_MAX_TAIL_CALLS || !target->insns ||
 	    target->stack_depth > fp - (uint64_t)(uintptr_t)stack ||
 	    depth + target->subprogs[0].call_depth > BPFRT_MAX_CALL_FRAMES) {
 		reg[BPF_R0] = (uint64_t)-ENOENT;
 		NEXT();
 	}
-	tail_calls++;
+	bpfrt_run_state.tail_call_cnt++;
 	INTERP_SWITCH_PROG(target);
 	reg[BPF_R2] = 0;
 	insn = prog->insns;
+#if INTERP_CHECKED
+	bpfrt_check_set_prog(cr, prog);
+#endif
+	CHECK_FRAME_ENTER();
 	DISPATCH();
 }
 
@@ -445,6 +520,13 @@ aborted:
 	if (rcu_held)
 		bpfrt_rcu_read_unlock();
 	return interp_abort(prog, insn, abort_err, abort_arg);
+#if INTERP_CHECKED
+check_failed:
+	/* the check wrote the report and the abort */
+	if (rcu_held)
+		bpfrt_rcu_read_unlock();
+	return 0;
+#endif
 
 #undef DST
 #undef SRC
@@ -456,4 +538,14 @@ aborted:
 #undef NEXT
 #undef ABORT
 #undef INTERP_SWITCH_PROG
+#undef CHECK_PC
+#undef CHECK_MEM
+#undef CHECK_CALL
+#undef CHECK_CALL_DONE
+#undef CHECK_LDDW
+#undef CHECK_FRAME_ENTER
+#undef CHECK_FRAME_RETURN
+#if INTERP_CHECKED
+#undef CHECK_FRAME_DEPTH
+#endif
 }

@@ -462,6 +462,16 @@ static void setup_ctx(struct venv *env, uint32_t ctx_size)
 	}
 }
 
+uint32_t bpfrt_verify_ctx_size(const struct bpfrt_prog *prog, uint32_t ctx_size, bool *rdonly)
+{
+	struct venv env = { .prog = (struct bpfrt_prog *)prog };
+
+	setup_ctx(&env, ctx_size);
+	if (rdonly)
+		*rdonly = env.ctx_rdonly;
+	return env.ctx_size;
+}
+
 static bool kind_has_packet(const struct venv *env)
 {
 	return env->prog->kind == BPFRT_PROG_XDP;

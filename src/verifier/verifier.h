@@ -18,4 +18,9 @@
  * opts->log_buf when given. */
 int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool record);
 
+/* The context r1 points to for prog's kind: its size (ctx_size for the
+ * kinds whose context the caller describes: UNSPEC, SYSCALL) and whether
+ * programs may only read it. */
+uint32_t bpfrt_verify_ctx_size(const struct bpfrt_prog *prog, uint32_t ctx_size, bool *rdonly);
+
 #endif

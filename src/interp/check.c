@@ -1,0 +1,580 @@
+/* The checking interpreter's regions, checks and reports (see check.h). */
+#include "interp/check.h"
+#include "core/run.h"
+#include "helpers/callback.h"
+#include "isa/disasm.h"
+#include "isa/isa.h"
+#include "maps/map.h"
+#include "verifier/verifier.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __thread char check_report[1024];
+
+const char *bpfrt_check_report(void)
+{
+	return check_report;
+}
+
+/* ---- regions ------------------------------------------------------------ */
+
+static const char *const region_names[] = {
+	[BPFRT_REGION_CTX] = "context",
+	[BPFRT_REGION_PACKET] = "packet",
+	[BPFRT_REGION_STACK] = "stack",
+	[BPFRT_REGION_MAP_VALUE] = "map value",
+	[BPFRT_REGION_RINGBUF] = "ringbuf record",
+};
+
+static bool region_holds(const struct bpfrt_check_region *r, uint64_t addr, uint64_t size)
+{
+	return addr >= r->start && addr <= r->end && size <= r->end - addr;
+}
+
+/* Adds a live region unless the same one is live already (a lookup in a
+ * loop returns the same value again and again). */
+static void region_add(struct bpfrt_check_run *cr, uint64_t start, uint64_t size, uint8_t kind,
+		       bool writable, const struct bpfrt_map *map)
+{
+	struct bpfrt_check_region *r;
+
+	for (uint32_t i = cr->region_cnt; i-- > 0;) {
+		r = &cr->regions[i];
+		if (r->start == start && r->end == start + size && r->kind == kind && !r->released) {
+			r->writable = writable;
+			return;
+		}
+	}
+	if (cr->region_cnt == cr->region_cap) {
+		uint32_t cap = cr->region_cap ? cr->region_cap * 2 : 16;
+		struct bpfrt_check_region *n = realloc(cr->regions, cap * sizeof(*n));
+
+		if (!n) {
+			cr->regions_full = true;
+			return;
+		}
+		cr->regions = n;
+		cr->region_cap = cap;
+	}
+	cr->regions[cr->region_cnt++] = (struct bpfrt_check_region){
+		.start = start, .end = start + size, .kind = kind, .writable = writable, .map = map,
+	};
+}
+
+static struct bpfrt_check_region *region_find(struct bpfrt_check_run *cr, uint64_t addr,
+					      uint64_t size)
+{
+	if (region_holds(&cr->ctx_region, addr, size))
+		return &cr->ctx_region;
+	if (cr->pkt_region.end && region_holds(&cr->pkt_region, addr, size))
+		return &cr->pkt_region;
+	for (uint32_t i = cr->region_cnt; i-- > 0;)
+		if (!cr->regions[i].released && region_holds(&cr->regions[i], addr, size))
+			return &cr->regions[i];
+	return NULL;
+}
+
+static struct bpfrt_check_stack *stack_find(struct bpfrt_check_run *cr, uint64_t addr)
+{
+	for (struct bpfrt_check_stack *s = cr->stack; s; s = s->outer)
+		if (addr >= s->base && addr < s->top)
+			return s;
+	return NULL;
+}
+
+static bool map_writable_by_prog(const struct bpfrt_map *map)
+{
+	return !(map->map_flags & BPF_F_RDONLY_PROG);
+}
+
+void bpfrt_check_set_prog(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog)
+{
+	bool rdonly = false;
+	uint32_t kind_size = bpfrt_verify_ctx_size(prog, cr->ctx_given, &rdonly);
+	uint32_t len = cr->ctx_given;
+
+	if (len == BPFRT_CHECK_CTX_UNKNOWN)
+		len = kind_size;
+	if (prog->verified && prog->max_ctx_access < len)
+		len = prog->max_ctx_access;
+	cr->ctx_region = (struct bpfrt_check_region){
+		.start = cr->ctx, .end = cr->ctx + len, .kind = BPFRT_REGION_CTX,
+		.writable = !rdonly,
+	};
+}
+
+void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			  uint64_t ctx, uint64_t arg2, uint32_t ctx_size)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->ctx = ctx;
+	cr->ctx_given = ctx_size;
+	if (ctx_size == BPFRT_CHECK_CTX_UNKNOWN && !prog->verified &&
+	    (prog->kind == BPFRT_PROG_UNSPEC || prog->kind == BPFRT_PROG_SYSCALL))
+		cr->ctx_given = arg2 < UINT32_MAX ? (uint32_t)arg2 : UINT32_MAX - 1;
+	if (!ctx)
+		cr->ctx_given = 0;
+	bpfrt_check_set_prog(cr, prog);
+	/* xdp_md: u32 data and data_end at offsets 0 and 4 (the packet
+	 * lies below 4 GiB, as the verifier's packet pointers assume) */
+	if (prog->kind == BPFRT_PROG_XDP && ctx &&
+	    (cr->ctx_given == BPFRT_CHECK_CTX_UNKNOWN || cr->ctx_given >= 8)) {
+		uint32_t data, data_end;
+
+		memcpy(&data, (const void *)(uintptr_t)ctx, 4);
+		memcpy(&data_end, (const void *)(uintptr_t)(ctx + 4), 4);
+		if (data <= data_end)
+			cr->pkt_region = (struct bpfrt_check_region){
+				.start = data, .end = data_end, .kind = BPFRT_REGION_PACKET,
+				.writable = true,
+			};
+	}
+}
+
+void bpfrt_check_run_fini(struct bpfrt_check_run *cr)
+{
+	free(cr->regions);
+	cr->regions = NULL;
+}
+
+void bpfrt_check_frame_enter(struct bpfrt_check_stack *cs, uint64_t lo, uint64_t fp)
+{
+	cs->lo = lo;
+	if (fp > lo)
+		memset(cs->init + (lo - cs->base), 0, fp - lo);
+}
+
+/* ---- reports ---------------------------------------------------------- */
+
+/* Aborts the run with the report (the first violation of a run wins). */
+static void abort_run(const struct bpfrt_prog *prog, const struct bpf_insn *insn)
+{
+	struct bpfrt_run_state *rs = &bpfrt_run_state;
+
+	if (rs->abort_err)
+		return;
+	rs->abort_err = EFAULT;
+	rs->abort_pc = (uint32_t)(insn - prog->insns);
+	rs->abort_arg = 0;
+	rs->abort_msg = check_report;
+}
+
+/* "prog: insn N (text): " */
+static int report_head(const struct bpfrt_prog *prog, const struct bpf_insn *insn)
+{
+	char text[BPFRT_DISASM_LINE_MAX];
+	uint32_t pc = (uint32_t)(insn - prog->insns);
+
+	if (pc >= prog->insn_cnt ||
+	    bpfrt_disasm_insn(insn, prog->insn_cnt - pc, text, sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "?");
+	return snprintf(check_report, sizeof(check_report), "%s: insn %u (%s): ", prog->name, pc,
+			text);
+}
+
+static void report_tail(int at, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report_tail(int at, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (at < 0 || (size_t)at >= sizeof(check_report))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(check_report + at, sizeof(check_report) - (size_t)at, fmt, ap);
+	va_end(ap);
+}
+
+static void describe_region(char *buf, size_t len, const struct bpfrt_check_region *r)
+{
+	const char *name = r->kind < sizeof(region_names) / sizeof(region_names[0])
+				   ? region_names[r->kind] : "region";
+
+	if (r->map)
+		snprintf(buf, len, "%s%s of map '%s' [%#llx, %#llx)",
+			 r->released ? "released " : "", name, r->map->name,
+			 (unsigned long long)r->start, (unsigned long long)r->end);
+	else
+		snprintf(buf, len, "%s%s [%#llx, %#llx)", r->released ? "released " : "", name,
+			 (unsigned long long)r->start, (unsigned long long)r->end);
+}
+
+static uint64_t distance(uint64_t addr, uint64_t size, uint64_t start, uint64_t end)
+{
+	if (addr + size <= start)
+		return start - addr;
+	if (addr >= end)
+		return addr - end + 1;
+	return 0;
+}
+
+/* The region nearest [addr, addr + size), described into buf. */
+static void nearest_region(struct bpfrt_check_run *cr, uint64_t addr, uint64_t size, char *buf,
+			   size_t len)
+{
+	const struct bpfrt_check_region *best = NULL;
+	struct bpfrt_check_region stack_region;
+	uint64_t best_d = UINT64_MAX, d;
+
+	snprintf(buf, len, "no region");
+#define CONSIDER(r) do {                                                       \
+	d = distance(addr, size, (r)->start, (r)->end);                        \
+	if (d < best_d) {                                                      \
+		best_d = d;                                                    \
+		best = (r);                                                    \
+	}                                                                      \
+} while (0)
+	if (cr->ctx)
+		CONSIDER(&cr->ctx_region);
+	if (cr->pkt_region.end)
+		CONSIDER(&cr->pkt_region);
+	for (uint32_t i = 0; i < cr->region_cnt; i++)
+		CONSIDER(&cr->regions[i]);
+	for (const struct bpfrt_check_stack *s = cr->stack; s; s = s->outer) {
+		d = distance(addr, size, s->lo, s->top);
+		if (d < best_d) {
+			best_d = d;
+			stack_region = (struct bpfrt_check_region){
+				.start = s->lo, .end = s->top, .kind = BPFRT_REGION_STACK,
+			};
+			best = &stack_region;
+		}
+	}
+#undef CONSIDER
+	if (!best)
+		return;
+	describe_region(buf, len, best);
+	if (addr + size > best->end && addr >= best->start)
+		snprintf(buf + strlen(buf), len - strlen(buf), ", %llu bytes past its end",
+			 (unsigned long long)(addr + size - best->end));
+	else if (addr < best->start)
+		snprintf(buf + strlen(buf), len - strlen(buf), ", %llu bytes before its start",
+			 (unsigned long long)(best->start - addr));
+}
+
+static const char *access_name(int access)
+{
+	return access == BPFRT_CHECK_READ ? "read" : access == BPFRT_CHECK_WRITE ? "write"
+									     : "atomic access";
+}
+
+/* "WHAT of SIZE bytes at ADDR[DETAIL]: nearest region: ..." */
+static bool violation_in(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			 const struct bpf_insn *insn, const char *what, uint64_t addr,
+			 uint64_t size, const char *detail)
+{
+	char near[256];
+	int at = report_head(prog, insn);
+
+	nearest_region(cr, addr, size, near, sizeof(near));
+	report_tail(at, "%s of %llu bytes at %#llx%s: nearest region: %s", what,
+		    (unsigned long long)size, (unsigned long long)addr, detail, near);
+	abort_run(prog, insn);
+	return false;
+}
+
+static bool violation(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+		      const struct bpf_insn *insn, const char *what, uint64_t addr, uint64_t size)
+{
+	return violation_in(cr, prog, insn, what, addr, size, "");
+}
+
+void bpfrt_check_control(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
+			 const char *what)
+{
+	int at = snprintf(check_report, sizeof(check_report), "%s: insn %lld: ", prog->name,
+			  (long long)(insn - prog->insns));
+
+	report_tail(at, "%s (the program has %u insns)", what, prog->insn_cnt);
+	if (!bpfrt_run_state.abort_err) {
+		bpfrt_run_state.abort_err = EFAULT;
+		bpfrt_run_state.abort_pc = (uint32_t)(insn - prog->insns);
+		bpfrt_run_state.abort_msg = check_report;
+	}
+}
+
+/* ---- accesses ------------------------------------------------------------ */
+
+/* The stack part of an access that falls in activation stack s. */
+static bool stack_access(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			 const struct bpf_insn *insn, struct bpfrt_check_stack *s, uint64_t addr,
+			 uint64_t size, int access, const char *who)
+{
+	char what[128], detail[64];
+	uint8_t *init;
+
+	if (addr < s->lo || addr + size > s->top || addr + size < addr) {
+		snprintf(what, sizeof(what), "%sstack %s", who, access_name(access));
+		return violation_in(cr, prog, insn, what, addr, size,
+				    addr < s->lo ? ", below the live frames"
+						 : ", past the live frames");
+	}
+	init = s->init + (addr - s->base);
+	if (access & BPFRT_CHECK_READ)
+		for (uint64_t i = 0; i < size; i++)
+			if (!init[i]) {
+				snprintf(what, sizeof(what), "%sread of uninitialised stack", who);
+				snprintf(detail, sizeof(detail), " (byte %#llx never written)",
+					 (unsigned long long)(addr + i));
+				return violation_in(cr, prog, insn, what, addr, size, detail);
+			}
+	if (access & BPFRT_CHECK_WRITE)
+		memset(init, 1, size);
+	return true;
+}
+
+static bool check_range(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			const struct bpf_insn *insn, uint64_t addr, uint64_t size, int access,
+			const char *who)
+{
+	struct bpfrt_check_stack *s = stack_find(cr, addr);
+	const struct bpfrt_check_region *r;
+	char what[128];
+
+	if (cr->regions_full) {
+		snprintf(what, sizeof(what), "%sout of memory tracking regions: cannot check", who);
+		return violation(cr, prog, insn, what, addr, size);
+	}
+	if (s)
+		return stack_access(cr, prog, insn, s, addr, size, access, who);
+	r = region_find(cr, addr, size);
+	if (!r) {
+		snprintf(what, sizeof(what), "%sout-of-bounds %s", who, access_name(access));
+		return violation(cr, prog, insn, what, addr, size);
+	}
+	if ((access & BPFRT_CHECK_WRITE) && !r->writable) {
+		snprintf(what, sizeof(what), "%s%s of read-only %s", who, access_name(access),
+			 region_names[r->kind]);
+		return violation(cr, prog, insn, what, addr, size);
+	}
+	return true;
+}
+
+bool bpfrt_check_access(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			const struct bpf_insn *insn, uint64_t addr, uint32_t size, int access)
+{
+	struct bpfrt_check_stack *s = cr->stack;
+
+	/* the common case: the current activation's live frames */
+	if (addr >= s->lo && addr + size <= s->top && addr + size > addr) {
+		uint8_t *init = s->init + (addr - s->base);
+
+		if (access & BPFRT_CHECK_READ)
+			for (uint32_t i = 0; i < size; i++)
+				if (!init[i])
+					return stack_access(cr, prog, insn, s, addr, size, access,
+							    "");
+		if (access & BPFRT_CHECK_WRITE)
+			memset(init, 1, size);
+		return true;
+	}
+	return check_range(cr, prog, insn, addr, size, access, "");
+}
+
+/* ---- helper and kfunc calls ------------------------------------------------ */
+
+static struct bpfrt_map *known_map(const struct bpfrt_prog *prog, uint64_t ptr)
+{
+	for (uint32_t i = 0; i < prog->map_ref_cnt; i++)
+		if (prog->map_refs[i].kind == BPF_PSEUDO_MAP_FD &&
+		    (uint64_t)(uintptr_t)prog->map_refs[i].map == ptr)
+			return prog->map_refs[i].map;
+	return NULL;
+}
+
+/* The map argument of the call (the first CONST_MAP_PTR), or NULL. */
+static struct bpfrt_map *call_map(const struct bpfrt_prog *prog, const struct bpfrt_helper *h,
+				  const uint64_t *args)
+{
+	for (int i = 0; i < 5; i++)
+		if (h->args[i] == BPFRT_ARG_CONST_MAP_PTR)
+			return known_map(prog, args[i]);
+	return NULL;
+}
+
+static bool is_size_arg(enum bpfrt_arg_type t)
+{
+	return t == BPFRT_ARG_CONST_SIZE || t == BPFRT_ARG_CONST_SIZE_OR_ZERO;
+}
+
+static struct bpfrt_check_region *ringbuf_record(struct bpfrt_check_run *cr, uint64_t ptr)
+{
+	for (uint32_t i = cr->region_cnt; i-- > 0;)
+		if (cr->regions[i].kind == BPFRT_REGION_RINGBUF && !cr->regions[i].released &&
+		    cr->regions[i].start == ptr)
+			return &cr->regions[i];
+	return NULL;
+}
+
+static bool bad_arg(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+		    const struct bpf_insn *insn, const char *who, const char *what, uint64_t v)
+{
+	char near[256];
+	int at = report_head(prog, insn);
+
+	nearest_region(cr, v, 1, near, sizeof(near));
+	report_tail(at, "%s%s (%#llx): nearest region: %s", who, what, (unsigned long long)v,
+		    near);
+	abort_run(prog, insn);
+	return false;
+}
+
+/* A NUL-terminated string wholly inside one readable region. */
+static bool check_str(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+		      const struct bpf_insn *insn, uint64_t p, const char *who)
+{
+	struct bpfrt_check_stack *s = stack_find(cr, p);
+	const struct bpfrt_check_region *r = s ? NULL : region_find(cr, p, 1);
+	uint64_t end = s ? s->top : r ? r->end : 0;
+
+	if (!s && !r)
+		return bad_arg(cr, prog, insn, who, "string outside every region", p);
+	for (uint64_t a = p; a < end; a++)
+		if (*(const char *)(uintptr_t)a == 0)
+			return check_range(cr, prog, insn, p, a - p + 1, BPFRT_CHECK_READ, who);
+	return bad_arg(cr, prog, insn, who, "string not NUL-terminated inside its region", p);
+}
+
+bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+		      const struct bpf_insn *insn, const struct bpfrt_helper *h,
+		      const uint64_t *args)
+{
+	struct bpfrt_map *map = NULL;
+	char who[96];
+
+	for (int i = 0; i < 5; i++) {
+		enum bpfrt_arg_type t = h->args[i];
+		uint64_t v = args[i];
+		uint64_t size = i < 4 && is_size_arg(h->args[i + 1]) ? args[i + 1] : 0;
+
+		snprintf(who, sizeof(who), "%s argument %d: ", h->name ? h->name : "helper", i + 1);
+		switch (t) {
+		case BPFRT_ARG_PTR_TO_CTX:
+			if (v != cr->ctx || !cr->ctx)
+				return bad_arg(cr, prog, insn, who, "not the context", v);
+			break;
+		case BPFRT_ARG_CONST_MAP_PTR:
+			map = known_map(prog, v);
+			if (!map)
+				return bad_arg(cr, prog, insn, who,
+					       "not a map the program references", v);
+			break;
+		case BPFRT_ARG_PTR_TO_MEM:
+			if (size && !check_range(cr, prog, insn, v, size, BPFRT_CHECK_READ, who))
+				return false;
+			break;
+		case BPFRT_ARG_PTR_TO_UNINIT_MEM:
+			if (size && !check_range(cr, prog, insn, v, size, BPFRT_CHECK_WRITE, who))
+				return false;
+			break;
+		case BPFRT_ARG_PTR_TO_LONG:
+			if (!check_range(cr, prog, insn, v, 8, BPFRT_CHECK_WRITE, who))
+				return false;
+			break;
+		case BPFRT_ARG_PTR_TO_MAP_KEY:
+		case BPFRT_ARG_PTR_TO_MAP_VALUE:
+			if (!map)
+				return bad_arg(cr, prog, insn, who, "no map argument before it", v);
+			if (!check_range(cr, prog, insn, v,
+					 t == BPFRT_ARG_PTR_TO_MAP_KEY ? map->key_size
+								       : map->value_size,
+					 BPFRT_CHECK_READ, who))
+				return false;
+			break;
+		case BPFRT_ARG_PTR_TO_STACK_OR_NULL:
+			if (v && !stack_find(cr, v))
+				return bad_arg(cr, prog, insn, who, "not on the stack", v);
+			if (v && !check_range(cr, prog, insn, v, 0, 0, who))
+				return false;
+			break;
+		case BPFRT_ARG_PTR_TO_RINGBUF_MEM:
+			if (!ringbuf_record(cr, v))
+				return bad_arg(cr, prog, insn, who, "not a live ringbuf record", v);
+			break;
+		case BPFRT_ARG_PTR_TO_CONST_STR:
+			if (!check_str(cr, prog, insn, v, who))
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+/* Marks stack bytes a helper wrote as initialised. */
+static void helper_wrote(struct bpfrt_check_run *cr, uint64_t p, uint64_t size)
+{
+	struct bpfrt_check_stack *s = stack_find(cr, p);
+
+	if (s && p >= s->lo && p + size <= s->top)
+		memset(s->init + (p - s->base), 1, size);
+}
+
+bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			   const struct bpf_insn *insn, const struct bpfrt_helper *h,
+			   const uint64_t *args, uint64_t r0)
+{
+	struct bpfrt_map *map = call_map(prog, h, args);
+	struct bpfrt_check_region *rec;
+
+	if (bpfrt_run_state.abort_err) /* a callback aborted */
+		return false;
+	for (int i = 0; i < 5; i++) {
+		uint64_t size = i < 4 && is_size_arg(h->args[i + 1]) ? args[i + 1] : 0;
+
+		switch (h->args[i]) {
+		case BPFRT_ARG_PTR_TO_UNINIT_MEM:
+			helper_wrote(cr, args[i], size);
+			break;
+		case BPFRT_ARG_PTR_TO_LONG:
+			helper_wrote(cr, args[i], 8);
+			break;
+		case BPFRT_ARG_PTR_TO_RINGBUF_MEM:
+			rec = ringbuf_record(cr, args[i]);
+			if (rec)
+				rec->released = true;
+			break;
+		default:
+			break;
+		}
+	}
+	if (!r0)
+		return true;
+	if (h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL && map)
+		region_add(cr, r0, map->value_size, BPFRT_REGION_MAP_VALUE, map_writable_by_prog(map),
+			   map);
+	else if (h->ret == BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL)
+		for (int i = 0; i < 5; i++)
+			if (is_size_arg(h->args[i])) {
+				region_add(cr, r0, args[i], BPFRT_REGION_RINGBUF, true, map);
+				break;
+			}
+	if (cr->regions_full)
+		return violation(cr, prog, insn, "out of memory tracking regions", r0, 0);
+	return true;
+}
+
+bool bpfrt_check_lddw(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+		      const struct bpf_insn *insn)
+{
+	uint32_t pc = (uint32_t)(insn - prog->insns);
+
+	for (uint32_t i = 0; i < prog->map_ref_cnt; i++) {
+		const struct bpfrt_map_ref *ref = &prog->map_refs[i];
+		uint64_t addr;
+
+		if (ref->insn != pc || ref->kind != BPF_PSEUDO_MAP_VALUE || !ref->map)
+			continue;
+		addr = insn_lddw_imm(insn) - ref->off;
+		region_add(cr, addr, ref->map->value_size, BPFRT_REGION_MAP_VALUE,
+			   map_writable_by_prog(ref->map), ref->map);
+		if (cr->regions_full)
+			return violation(cr, prog, insn, "out of memory tracking regions", addr, 0);
+		break;
+	}
+	return true;
+}

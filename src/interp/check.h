@@ -1,0 +1,113 @@
+/* The checking interpreter's run-time model (BPFRT_EXEC_CHECKED): the
+ * regions a run may touch, the checks against them, and the violation
+ * report.
+ *
+ * A region is added by provenance, never by guessing from an address:
+ *  - the context at r1, bounded by the smaller of the run's context size
+ *    and what the verifier proved the program reads (max_ctx_access);
+ *  - the packet [data, data_end) the context of a packet kind (XDP) names;
+ *  - each activation's BPF stack: the live frames [current frame bottom,
+ *    top) of the interpreter activations running (the main one and the
+ *    callbacks nested in it), with one init byte per stack byte: a read of
+ *    a byte not written in this run is a violation;
+ *  - a map value when lddw loads its address (BPF_PSEUDO_MAP_VALUE in the
+ *    program's map_refs) or a lookup helper returns it (value_size bytes);
+ *  - a ringbuf record from reserve (its size) until submit or discard.
+ * Helper and kfunc arguments are checked against the same regions by the
+ * callee's prototype (struct bpfrt_helper args).
+ *
+ * The state of a run lives in bpfrt_run_state.check (NULL in the other
+ * engines); each activation pushes its stack. A violation writes the
+ * report (program, insn index and text, address, size, nearest region)
+ * into a per-thread buffer and aborts the run: bpfrt_prog_run returns
+ * -EFAULT with that report as bpfrt_last_error(). */
+#ifndef BPFRT_INTERP_CHECK_H
+#define BPFRT_INTERP_CHECK_H
+
+#include "core/prog.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum bpfrt_check_access {
+	BPFRT_CHECK_READ = 1,
+	BPFRT_CHECK_WRITE = 2,
+	BPFRT_CHECK_RW = 3, /* atomics: read and write */
+};
+
+enum bpfrt_check_region_kind {
+	BPFRT_REGION_CTX,
+	BPFRT_REGION_PACKET,
+	BPFRT_REGION_STACK,
+	BPFRT_REGION_MAP_VALUE,
+	BPFRT_REGION_RINGBUF,
+};
+
+struct bpfrt_check_region {
+	uint64_t start, end;       /* [start, end) */
+	uint8_t kind;              /* enum bpfrt_check_region_kind */
+	bool writable;
+	bool released;             /* a ringbuf record after submit/discard: kept for the report */
+	const struct bpfrt_map *map;
+};
+
+/* One interpreter activation's BPF stack: [base, top) is the memory,
+ * [lo, top) the frames live now (the current one and its callers). */
+struct bpfrt_check_stack {
+	uint64_t base, lo, top;
+	uint8_t *init;             /* one byte per stack byte: written in this run */
+	struct bpfrt_check_stack *outer;
+};
+
+struct bpfrt_check_run {
+	uint64_t ctx;              /* r1 at entry */
+	uint32_t ctx_given;        /* context bytes the caller provides */
+	struct bpfrt_check_region ctx_region, pkt_region;
+	struct bpfrt_check_region *regions; /* map values, ringbuf records */
+	uint32_t region_cnt, region_cap;
+	bool regions_full;         /* out of memory: the run aborts */
+	struct bpfrt_check_stack *stack; /* innermost activation */
+};
+
+/* Context bytes unknown to the caller (bpfrt_prog_run): the verified size
+ * for verified programs, r2 for unverified BPFRT_PROG_UNSPEC ones (the
+ * conformance contract), else the whole context of the program's kind. */
+#define BPFRT_CHECK_CTX_UNKNOWN UINT32_MAX
+
+void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			  uint64_t ctx, uint64_t arg2, uint32_t ctx_size);
+void bpfrt_check_run_fini(struct bpfrt_check_run *cr);
+
+/* The context region for prog (the entry program, or a tail-call target
+ * with its own verified size). */
+void bpfrt_check_set_prog(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog);
+
+/* The checks. Each returns true when the operation may go ahead; false
+ * after writing the report and aborting the run (the caller stops).
+ * insn is the instruction being executed in prog. */
+bool bpfrt_check_access(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			const struct bpf_insn *insn, uint64_t addr, uint32_t size, int access);
+/* Before a helper or kfunc call: every argument by the prototype.
+ * args = r1-r5. */
+bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+		      const struct bpf_insn *insn, const struct bpfrt_helper *h,
+		      const uint64_t *args);
+/* After it returned r0: regions it created or released, stack bytes it
+ * wrote; false if the call aborted the run (a callback did). */
+bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			   const struct bpf_insn *insn, const struct bpfrt_helper *h,
+			   const uint64_t *args, uint64_t r0);
+/* lddw at insn: a map value address the loader resolved becomes a region. */
+bool bpfrt_check_lddw(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+		      const struct bpf_insn *insn);
+/* A frame [lo, fp) was entered (call, tail call): none of its bytes are
+ * written yet. */
+void bpfrt_check_frame_enter(struct bpfrt_check_stack *cs, uint64_t lo, uint64_t fp);
+/* Control flow left the program (a jump or fall-through out of it). */
+void bpfrt_check_control(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
+			 const char *what);
+
+/* The report of the last violation on this thread. */
+const char *bpfrt_check_report(void);
+
+#endif

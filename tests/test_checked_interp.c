@@ -1,0 +1,325 @@
+/* The checking interpreter (BPFRT_EXEC_CHECKED): unsafe programs loaded
+ * trusted (unverified) are stopped at their first violation with a report
+ * naming the program, the insn, the address, the size and the nearest
+ * region, and the bad access never happens; safe programs run as in the
+ * interpreter. (Accepted programs of the corpora run checked in
+ * test_verifier, test_progs and test_conformance.) */
+#include "testlib.h"
+#include "prog_support.h"
+#include "bpfrt/bpfrt.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs p checked and expects a violation whose report holds every one of
+ * the NULL-terminated substrings. */
+#define expect_violation(p, a1, a2, ctx_size, ...)                                 \
+	expect_violation_at(__LINE__, p, a1, a2, ctx_size, (const char *[]){ __VA_ARGS__, NULL })
+static void expect_violation_at(int line, struct bpfrt_prog *p, uint64_t a1, uint64_t a2,
+				uint32_t ctx_size, const char *const *want)
+{
+	uint64_t r0 = 0;
+	int err = bpfrt_prog_run_ctx(p, BPFRT_EXEC_CHECKED, a1, a2, ctx_size, &r0);
+	const char *msg = bpfrt_last_error();
+
+	CHECK_AT(__FILE__, line, err == -EFAULT, "run returned %d (r0 %#" PRIx64 "): %s", err, r0,
+		 msg);
+	for (; *want; want++)
+		CHECK_AT(__FILE__, line, strstr(msg, *want), "report lacks '%s': %s", *want, msg);
+}
+
+static uint64_t run_checked_at(int line, struct bpfrt_prog *p, uint64_t a1, uint64_t a2,
+			       uint32_t ctx_size)
+{
+	uint64_t r0 = ~0ull;
+	int err = bpfrt_prog_run_ctx(p, BPFRT_EXEC_CHECKED, a1, a2, ctx_size, &r0);
+
+	CHECK_AT(__FILE__, line, err == 0, "checked run: %d %s", err, bpfrt_last_error());
+	return r0;
+}
+#define run_checked(p, a1, a2, ctx_size) run_checked_at(__LINE__, p, a1, a2, ctx_size)
+
+static struct bpfrt_prog *trusted_asm(const char *name, const char *text)
+{
+	return load_asm(name, text, false, 0);
+}
+
+/* ---- context ----------------------------------------------------------- */
+
+TEST(ctx_read_past_the_given_size)
+{
+	uint64_t ctx[4] = { 1, 2, 3, 4 };
+	struct bpfrt_prog *p = trusted_asm("ctx_past", "ldxdw %r0, [%r1+8]\nexit\n");
+	char at[32];
+
+	REQUIRE(p);
+	CHECK(run_checked(p, (uintptr_t)ctx, 0, 16) == 2);
+	snprintf(at, sizeof(at), "at %#llx", (unsigned long long)(uintptr_t)&ctx[1]);
+	expect_violation(p, (uintptr_t)ctx, 0, 8, "ctx_past: insn 0 (ldxdw %r0, [%r1+8])",
+			 "out-of-bounds read of 8 bytes", at, "nearest region: context",
+			 "8 bytes past its end");
+	/* Without a size, an unverified BPFRT_PROG_UNSPEC program gets r2
+	 * bytes (the conformance contract). */
+	{
+		uint64_t r0;
+
+		CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 16, &r0) == 0 && r0 == 2);
+		CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 12, &r0) == -EFAULT);
+	}
+	bpfrt_prog_free(p);
+}
+
+/* The smaller of what the verifier proved (the program reads 16 bytes)
+ * and what the run gives. */
+TEST(ctx_bound_is_the_smaller_of_verified_and_given)
+{
+	static const char text[] = "ldxdw %r0, [%r1+8]\nexit\n";
+	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = "ctx_verified",
+					     .verify = true, .ctx_size = 32 };
+	uint64_t ctx[4] = { 1, 2, 3, 4 }, r0 = 0;
+	struct bpf_insn *insns;
+	struct bpfrt_prog *p;
+	size_t n;
+
+	REQUIRE(bpfrt_asm(text, &insns, &n) == 0);
+	REQUIRE(bpfrt_prog_load(insns, n, &opts, &p) == 0, "%s", bpfrt_last_error());
+	free(insns);
+	CHECK(bpfrt_prog_ctx_access(p) == 16);
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 0, &r0) == 0 && r0 == 2,
+	      "%s", bpfrt_last_error());
+	CHECK(run_checked(p, (uintptr_t)ctx, 0, 32) == 2);
+	expect_violation(p, (uintptr_t)ctx, 0, 12, "ctx_verified: insn 0",
+			 "out-of-bounds read of 8 bytes", "context");
+	bpfrt_prog_free(p);
+}
+
+TEST(ctx_write_past_the_given_size_does_not_happen)
+{
+	uint64_t ctx[2] = { 0, 0 };
+	struct bpfrt_prog *p = trusted_asm("ctx_write", "stdw [%r1+8], 5\nmov %r0, 0\nexit\n");
+
+	REQUIRE(p);
+	expect_violation(p, (uintptr_t)ctx, 0, 8, "ctx_write: insn 0 (stdw [%r1+8], 5)",
+			 "out-of-bounds write of 8 bytes");
+	CHECK(ctx[1] == 0, "the write happened");
+	CHECK(run_checked(p, (uintptr_t)ctx, 0, 16) == 0 && ctx[1] == 5);
+	bpfrt_prog_free(p);
+}
+
+/* ---- stack -------------------------------------------------------------- */
+
+TEST(stack_read_below_the_frame)
+{
+	/* r10 escapes: the frame is 512 bytes; 520 below r10 is outside */
+	struct bpfrt_prog *p = trusted_asm("below",
+					   "mov %r1, %r10\nsub %r1, 520\nldxdw %r0, [%r1]\nexit\n");
+
+	REQUIRE(p);
+	expect_violation(p, 0, 0, 0, "below: insn 2 (ldxdw %r0, [%r1])",
+			 "stack read of 8 bytes at", "below the live frames", "nearest region: stack",
+			 "8 bytes before its start");
+	bpfrt_prog_free(p);
+}
+
+/* A callee's frame dies when it returns: the pointer it hands back to
+ * its caller is below the caller's live frames. */
+TEST(stack_of_a_returned_callee_is_dead)
+{
+	struct bpfrt_prog *p = trusted_asm("dead_frame",
+					   "call local f\n"
+					   "ldxdw %r0, [%r0]\n"
+					   "exit\n"
+					   "f:\n"
+					   "stdw [%r10-8], 5\n"
+					   "mov %r0, %r10\n"
+					   "sub %r0, 8\n"
+					   "exit\n");
+
+	REQUIRE(p);
+	expect_violation(p, 0, 0, 0, "dead_frame: insn 1", "stack read of 8 bytes",
+			 "below the live frames");
+	bpfrt_prog_free(p);
+}
+
+TEST(uninitialised_stack_reads)
+{
+	static const struct {
+		const char *name, *text, *want;
+	} bad[] = {
+		{ "never_written", "ldxdw %r0, [%r10-8]\nexit\n", "insn 0" },
+		{ "half_written", "stw [%r10-8], 1\nldxdw %r0, [%r10-8]\nexit\n", "insn 1" },
+		{ "sign_extending", "ldxsh %r0, [%r10-2]\nexit\n", "insn 0" },
+		{ "atomic_add", "mov %r1, 1\nlock add [%r10-8], %r1\nmov %r0, 0\nexit\n", "insn 1" },
+		/* the second call's frame starts unwritten again */
+		{ "callee_frame_reused",
+		  "mov %r1, 1\ncall local f\nmov %r1, 0\ncall local f\nexit\n"
+		  "f:\njeq %r1, 0, +2\nstdw [%r10-8], 7\nja +0\nldxdw %r0, [%r10-8]\nexit\n",
+		  "insn 8" },
+		/* helpers read their memory arguments */
+		{ "helper_reads_it", "mov %r1, %r10\nsub %r1, 8\nmov %r2, 8\ncall 6\nexit\n",
+		  "trace_printk argument 1: read of uninitialised stack" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct bpfrt_prog *p = trusted_asm(bad[i].name, bad[i].text);
+
+		if (!p)
+			continue;
+		expect_violation(p, 0, 0, 0, bad[i].name, bad[i].want,
+				 "read of uninitialised stack");
+		bpfrt_prog_free(p);
+	}
+}
+
+TEST(initialised_stack_reads_run)
+{
+	struct bpfrt_prog *p = trusted_asm("init_ok",
+					   "stdw [%r10-8], 3\n"
+					   "stw [%r10-12], 4\n"
+					   "ldxdw %r0, [%r10-8]\n"
+					   "ldxw %r1, [%r10-12]\n"
+					   "add %r0, %r1\n"
+					   /* a helper's output counts as written */
+					   "mov %r1, %r10\nsub %r1, 32\nmov %r2, 16\n"
+					   "mov %r6, %r0\ncall 16\n"
+					   "ldxb %r1, [%r10-17]\n"
+					   "mov %r0, %r6\n"
+					   "exit\n");
+
+	REQUIRE(p);
+	CHECK(run_checked(p, 0, 0, 0) == 7);
+	bpfrt_prog_free(p);
+}
+
+TEST(helper_memory_argument_past_the_stack)
+{
+	/* get_current_comm(r10 - 8, 16): 8 bytes past the frame's top */
+	struct bpfrt_prog *p = trusted_asm("comm_past",
+					   "mov %r1, %r10\nsub %r1, 8\nmov %r2, 16\ncall 16\nexit\n");
+
+	REQUIRE(p);
+	expect_violation(p, 0, 0, 0, "comm_past: insn 3 (call 16)",
+			 "get_current_comm argument 1: stack write of 16 bytes",
+			 "past the live frames");
+	bpfrt_prog_free(p);
+}
+
+/* ---- maps, ringbuf records, tail calls, callbacks ----------------------- */
+
+static struct bpfrt_object *load_unsafe(void)
+{
+	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .trusted = true };
+
+	return load_object("checked_unsafe.bpf.o", &lo);
+}
+
+static struct bpfrt_prog *prog_of(struct bpfrt_object *obj, const char *name)
+{
+	struct bpfrt_prog *p = bpfrt_object_find_prog(obj, name);
+
+	if (!p)
+		tl_fail(__FILE__, __LINE__, "no program %s", name);
+	return p;
+}
+
+TEST(map_value_write_past_its_end)
+{
+	struct bpfrt_object *obj = load_unsafe();
+	struct bpfrt_map *vals;
+	uint64_t next = 0;
+	uint32_t key = 1;
+
+	REQUIRE(obj);
+	vals = bpfrt_object_find_map(obj, "vals");
+	REQUIRE(vals);
+	CHECK(run_checked(prog_of(obj, "value_write_ok"), 0, 0, 0) == 1);
+	expect_violation(prog_of(obj, "value_write_past_end"), 0, 0, 0, "value_write_past_end: insn",
+			 "out-of-bounds write of 8 bytes",
+			 "nearest region: map value of map 'vals'", "8 bytes past its end");
+	CHECK(bpfrt_map_lookup_elem(vals, &key, &next) == 0 && next == 0,
+	      "the write reached the next element: %" PRIu64, next);
+	/* a global (.bss) reached through lddw */
+	expect_violation(prog_of(obj, "global_write_past_end"), 0, 0, 0,
+			 "global_write_past_end: insn", "out-of-bounds write of 1 bytes",
+			 "map value of map", "bss");
+	bpfrt_object_close(obj);
+}
+
+TEST(helper_memory_argument_past_a_map_value)
+{
+	struct bpfrt_object *obj = load_unsafe();
+	uint32_t *len;
+	size_t sz;
+
+	REQUIRE(obj);
+	len = bpfrt_object_global(obj, "len", &sz);
+	REQUIRE(len && sz == sizeof(*len));
+	expect_violation(prog_of(obj, "helper_reads_past_value"), 0, 0, 0,
+			 "ringbuf_output argument 2: out-of-bounds read of 16 bytes",
+			 "map value of map 'vals'");
+	*len = 8;
+	CHECK(run_checked(prog_of(obj, "helper_reads_past_value"), 0, 0, 0) == 0);
+	bpfrt_object_close(obj);
+}
+
+TEST(ringbuf_record_used_after_submit)
+{
+	struct bpfrt_object *obj = load_unsafe();
+
+	REQUIRE(obj);
+	CHECK(run_checked(prog_of(obj, "ringbuf_record_ok"), 0, 0, 0) == 1);
+	expect_violation(prog_of(obj, "write_after_submit"), 0, 0, 0, "write_after_submit: insn",
+			 "out-of-bounds write of 8 bytes",
+			 "nearest region: released ringbuf record of map 'rb'");
+	expect_violation(prog_of(obj, "discard_after_submit"), 0, 0, 0,
+			 "ringbuf_discard argument 1: not a live ringbuf record");
+	bpfrt_object_close(obj);
+}
+
+TEST(tail_call_target_runs_checked)
+{
+	struct bpfrt_object *obj = load_unsafe();
+	uint64_t ctx[2] = { 0 };
+
+	REQUIRE(obj);
+	REQUIRE(bpfrt_map_update_prog(bpfrt_object_find_map(obj, "jmp"), 0,
+				      prog_of(obj, "value_write_past_end")) == 0);
+	expect_violation(prog_of(obj, "tail_to_bad"), (uintptr_t)ctx, 0, sizeof(ctx),
+			 "value_write_past_end: insn", "out-of-bounds write of 8 bytes");
+	bpfrt_object_close(obj);
+}
+
+TEST(bpf_loop_callback_runs_checked)
+{
+	struct bpfrt_object *obj = load_unsafe();
+	uint32_t *idx;
+	size_t sz;
+
+	REQUIRE(obj);
+	idx = bpfrt_object_global(obj, "idx", &sz);
+	REQUIRE(idx);
+	*idx = 0; /* iteration 0 writes v[0], iteration 1 v[1]: past the value */
+	expect_violation(prog_of(obj, "loop_callback_writes_past"), 0, 0, 0,
+			 "loop_callback_writes_past: insn", "out-of-bounds write of 8 bytes",
+			 "map value of map 'vals'");
+	bpfrt_object_close(obj);
+}
+
+/* A violation stops the whole run, the activations the callback is
+ * nested in included, and the next run starts clean. */
+TEST(a_run_after_a_violation_starts_clean)
+{
+	struct bpfrt_prog *bad = trusted_asm("bad", "ldxdw %r0, [%r10-8]\nexit\n");
+	struct bpfrt_prog *good = trusted_asm("good", "mov %r0, 9\nexit\n");
+	uint64_t r0 = 0;
+
+	REQUIRE(bad && good);
+	expect_violation(bad, 0, 0, 0, "bad: insn 0");
+	CHECK(bpfrt_prog_run(good, BPFRT_EXEC_CHECKED, 0, 0, &r0) == 0 && r0 == 9);
+	CHECK(bpfrt_prog_run(good, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0 && r0 == 9);
+	bpfrt_prog_free(bad);
+	bpfrt_prog_free(good);
+}
