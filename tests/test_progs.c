@@ -655,6 +655,50 @@ ALL_ENGINES(tail_call_limit_is_33)
 	bpfrt_object_close(obj);
 }
 
+/* ---- tailcall_count.bpf.c ------------------------------------------------ */
+
+/* 33 tail calls per run, counted as the JIT counts them: one count for
+ * the whole run, whether the chain starts in the main program, in a
+ * subprogram or in bpf_loop callbacks (each callback invocation used to
+ * be an interpreter activation with a count of its own: 3 iterations
+ * took 99). */
+ALL_ENGINES(tail_call_limit_counts_per_run_from_main_subprogram_and_callbacks)
+{
+	static const struct {
+		const char *entry;
+		uint64_t r0;
+		long iterations;
+	} runs[] = {
+		{ "from_main", 0, 0 },
+		{ "from_subprog", 1, 0 },
+		/* the main program's own tail call after the loop fails too */
+		{ "from_callback", 100, 3 },
+	};
+	struct bpfrt_object *obj = open_and_load("tailcall_count.bpf.o", jit);
+	uint64_t ctx[2] = { 0 };
+	long *calls, *iterations;
+
+	REQUIRE(obj);
+	calls = GLOBAL(obj, "calls", long);
+	iterations = GLOBAL(obj, "iterations", long);
+	REQUIRE(calls && iterations);
+	REQUIRE(bpfrt_map_update_prog(find_map(obj, "jmp_table"), 0,
+				      bpfrt_object_find_prog(obj, "self_loop")) == 0,
+		"%s", bpfrt_last_error());
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		uint64_t r0;
+
+		*calls = 0;
+		*iterations = 0;
+		r0 = run_ctx(obj, runs[i].entry, jit, ctx);
+		CHECK(*calls == 33, "%s: %ld tail calls", runs[i].entry, *calls);
+		CHECK(r0 == runs[i].r0, "%s: r0 %llu", runs[i].entry, (unsigned long long)r0);
+		CHECK(*iterations == runs[i].iterations, "%s: %ld iterations", runs[i].entry,
+		      *iterations);
+	}
+	bpfrt_object_close(obj);
+}
+
 /* ---- helpers.bpf.c ------------------------------------------------------ */
 
 static uint64_t now_ns(clockid_t clock)
