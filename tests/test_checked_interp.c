@@ -213,7 +213,7 @@ static struct bpfrt_object *load_unsafe(void)
 {
 	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .trusted = true };
 
-	return load_object("checked_unsafe.bpf.o", &lo);
+	return load_object("unsafe_checked.bpf.o", &lo);
 }
 
 static struct bpfrt_prog *prog_of(struct bpfrt_object *obj, const char *name)
@@ -287,7 +287,7 @@ TEST(tail_call_target_runs_checked)
 	REQUIRE(obj);
 	REQUIRE(bpfrt_map_update_prog(bpfrt_object_find_map(obj, "jmp"), 0,
 				      prog_of(obj, "value_write_past_end")) == 0);
-	expect_violation(prog_of(obj, "tail_to_bad"), (uintptr_t)ctx, 0, sizeof(ctx),
+	expect_violation(prog_of(obj, "tail_call_ok"), (uintptr_t)ctx, 0, sizeof(ctx),
 			 "value_write_past_end: insn", "out-of-bounds write of 8 bytes");
 	bpfrt_object_close(obj);
 }

@@ -1,6 +1,8 @@
 /* Programs the verifier must reject, for the checking interpreter to catch
  * when they are loaded trusted (unverified): each does one unsafe thing
- * after some safe ones; the *_ok programs are the safe controls. */
+ * after some safe ones; the *_ok programs are safe (the controls, and a
+ * tail call into whatever the test puts in slot 0). test_verifier checks
+ * both verdicts for every unsafe_*.bpf.o. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -114,7 +116,7 @@ int discard_after_submit(void *ctx)
 
 /* Slot 0 of jmp: the tail-call target runs checked too. */
 SEC("syscall")
-int tail_to_bad(void *ctx)
+int tail_call_ok(void *ctx)
 {
 	bpf_tail_call(ctx, &jmp, 0);
 	return 0;
