@@ -142,6 +142,7 @@ struct cpu_opts {
 	double warmup_ms; /* per engine and program */
 	int cpu;
 	bool kernel;
+	bool checked;     /* the checking interpreter as a fourth engine */
 	bool reload;      /* fresh JIT images for every repetition */
 	bool median;      /* report medians instead of trimmed means */
 	bool verbose;
@@ -152,9 +153,10 @@ struct cpu_opts {
 
 /* ---- the engines ---------------------------------------------------------- */
 
-enum engine_id { ENG_INTERP, ENG_JIT, ENG_KERNEL, ENG_CNT };
+enum engine_id { ENG_INTERP, ENG_JIT, ENG_KERNEL, ENG_CHECKED, ENG_CNT };
 
-static const char *const engine_names[ENG_CNT] = { "interpreter", "bpfrt JIT", "kernel" };
+static const char *const engine_names[ENG_CNT] = { "interpreter", "bpfrt JIT", "kernel",
+						   "checking interpreter" };
 
 struct engine {
 	bool ok;
@@ -166,6 +168,8 @@ struct engine {
 
 /* The figure a cell shows: see "Timing" at the top of this file. */
 static bool use_median;
+/* --checked: the checking interpreter's figures too */
+static bool show_checked;
 
 static double center(const struct engine *e)
 {
@@ -188,6 +192,7 @@ struct cpu_env {
 	struct xdp_md ctx;       /* points at pkt */
 	const struct bpf_insn *insns; /* of the program being measured */
 	struct bpfrt_prog *interp, *jit;
+	struct bpfrt_prog *checked; /* verified as XDP: its packet is a region */
 	int kernel_fd;
 	char *kernel_log;
 };
@@ -211,8 +216,12 @@ static double bpfrt_batch(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mo
 {
 	uint64_t t0 = bench_thread_ns();
 
-	for (uint64_t i = 0; i < n; i++)
-		bpfrt_prog_run(prog, mode, (uintptr_t)ctx, 0, ret);
+	if (mode == BPFRT_EXEC_CHECKED)
+		for (uint64_t i = 0; i < n; i++)
+			bpfrt_prog_run_ctx(prog, mode, (uintptr_t)ctx, 0, sizeof(*ctx), ret);
+	else
+		for (uint64_t i = 0; i < n; i++)
+			bpfrt_prog_run(prog, mode, (uintptr_t)ctx, 0, ret);
 	return (double)(bench_thread_ns() - t0) / (double)n;
 }
 
@@ -245,6 +254,9 @@ static double engine_sample(struct cpu_env *env, enum engine_id id, uint64_t n, 
 		break;
 	case ENG_JIT:
 		ns = bpfrt_batch(env->jit, BPFRT_EXEC_JIT, &env->ctx, n, &r0);
+		break;
+	case ENG_CHECKED:
+		ns = bpfrt_batch(env->checked, BPFRT_EXEC_CHECKED, &env->ctx, n, &r0);
 		break;
 	default: {
 		uint32_t kret = 0;
@@ -516,7 +528,7 @@ static void run_prog(struct cpu_env *env, struct prog_result *r)
 	uint64_t r0;
 	int err;
 
-	env->interp = env->jit = NULL;
+	env->interp = env->jit = env->checked = NULL;
 	env->kernel_fd = -1;
 	snprintf(path, sizeof(path), "%s/%s.bpf.o", o->dir, r->cp->name);
 	if (bench_load_obj_insns(path, r->cp->name, &insns, &r->insn_cnt))
@@ -543,6 +555,17 @@ static void run_prog(struct cpu_env *env, struct prog_result *r)
 			bpfrt_prog_jited(env->jit, &r->jit_bytes);
 	}
 	r->loaded = true;
+	if (o->checked && !err) {
+		struct bpfrt_prog_load_opts co = { .sz = sizeof(co), .name = r->cp->name,
+						   .kind = BPFRT_PROG_XDP };
+
+		if (bpfrt_prog_load(insns, r->insn_cnt, &co, &env->checked))
+			engine_fail(&r->eng[ENG_CHECKED], "load as XDP: %s", bpfrt_last_error());
+		else
+			r->eng[ENG_CHECKED].ok = true;
+	} else {
+		engine_fail(&r->eng[ENG_CHECKED], "not asked for (--checked)");
+	}
 	if (o->kernel)
 		kernel_load(env, r, insns);
 	else
@@ -588,6 +611,7 @@ static void run_prog(struct cpu_env *env, struct prog_result *r)
 
 	bpfrt_prog_free(env->interp);
 	bpfrt_prog_free(env->jit);
+	bpfrt_prog_free(env->checked);
 	if (env->kernel_fd >= 0)
 		close(env->kernel_fd);
 	free(insns);
@@ -770,9 +794,24 @@ static void print_notes(struct prog_result *res, int cnt, const struct verdict *
 			       res[i].kernel_jit_bytes, res[i].insn_cnt);
 	printf("\n");
 
+	if (show_checked) {
+		printf("\nchecking interpreter (BPFRT_EXEC_CHECKED) vs interpreter, ns/insn:");
+		for (int i = 0; i < cnt; i++) {
+			const struct engine *in = &res[i].eng[ENG_INTERP];
+			const struct engine *ch = &res[i].eng[ENG_CHECKED];
+
+			if (!res[i].loaded || !in->ok || !ch->ok || !res[i].executed)
+				continue;
+			printf(" %s %.2f/%.2f (%.1fx)", res[i].cp->name,
+			       center(ch) / (double)res[i].executed,
+			       center(in) / (double)res[i].executed, center(ch) / center(in));
+		}
+		printf("\n");
+	}
 	for (int i = 0; i < cnt; i++)
 		for (int id = 0; id < ENG_CNT; id++)
-			if (res[i].loaded && !res[i].eng[id].ok)
+			if (res[i].loaded && !res[i].eng[id].ok &&
+			    (id != ENG_CHECKED || show_checked))
 				printf("note: %s, %s: %s\n", res[i].cp->name, engine_names[id],
 				       res[i].eng[id].why);
 }
@@ -795,6 +834,8 @@ static void cpu_usage(FILE *f)
 		"  -p, --prog A,B      only these programs\n"
 		"  -d, --dir DIR       where NAME.bpf.o are (default: <binary dir>/bench/progs)\n"
 		"  -k, --no-kernel     skip the kernel column\n"
+		"  -C, --checked       also time the checking interpreter (BPFRT_EXEC_CHECKED,\n"
+		"                      the program verified as XDP) against the interpreter\n"
 		"  -D, --dump DIR      write NAME.bin, NAME.xlated.txt, NAME.bpfrt-jited.txt and\n"
 		"                      NAME.kernel-jited.txt into DIR\n"
 		"  -R, --no-reload     keep one JIT image per engine instead of loading the\n"
@@ -816,6 +857,7 @@ static int parse_opts(int argc, char **argv, struct cpu_opts *o)
 		{ "prog", required_argument, NULL, 'p' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "no-kernel", no_argument, NULL, 'k' },
+		{ "checked", no_argument, NULL, 'C' },
 		{ "dump", required_argument, NULL, 'D' },
 		{ "no-reload", no_argument, NULL, 'R' },
 		{ "median", no_argument, NULL, 'M' },
@@ -829,7 +871,7 @@ static int parse_opts(int argc, char **argv, struct cpu_opts *o)
 				.kernel = true, .reload = true,
 				.dir = bench_default_progs_dir() };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "r:t:w:c:p:d:kD:RMvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:t:w:c:p:d:kCD:RMvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->reps = atoi(optarg); break;
 		case 't': o->ms = atof(optarg); break;
@@ -838,6 +880,7 @@ static int parse_opts(int argc, char **argv, struct cpu_opts *o)
 		case 'p': o->only = optarg; break;
 		case 'd': o->dir = optarg; break;
 		case 'k': o->kernel = false; break;
+		case 'C': o->checked = true; show_checked = true; break;
 		case 'D': o->dump_dir = optarg; break;
 		case 'R': o->reload = false; break;
 		case 'M': o->median = true; break;

@@ -99,6 +99,7 @@ static inline bool bpfrt_attach_run(struct bpfrt_prog *prog, const void *ctx,
 	struct bpfrt_attach_tls *t = &bpfrt_attach_tls;
 	int outer_abort;
 	uint32_t outer_tail_calls, depth;
+	struct bpfrt_check_run *outer_check;
 	uint64_t outer_cookie, r0;
 
 	if (__builtin_expect(bpfrt_attach_is_active(prog), 0)) {
@@ -112,8 +113,10 @@ static inline bool bpfrt_attach_run(struct bpfrt_prog *prog, const void *ctx,
 	t->cookie = cookie;
 	outer_abort = bpfrt_run_state.abort_err;
 	outer_tail_calls = bpfrt_run_state.tail_call_cnt;
+	outer_check = bpfrt_run_state.check;
 	bpfrt_run_state.abort_err = 0;
 	bpfrt_run_state.tail_call_cnt = 0;
+	bpfrt_run_state.check = NULL; /* never checked, even inside a checked run */
 
 	if (__builtin_expect(prog->jit_func != NULL, 1)) {
 		/* fired inside another attached run: without a private stack
@@ -131,6 +134,7 @@ static inline bool bpfrt_attach_run(struct bpfrt_prog *prog, const void *ctx,
 	}
 	bpfrt_run_state.abort_err = outer_abort;
 	bpfrt_run_state.tail_call_cnt = outer_tail_calls;
+	bpfrt_run_state.check = outer_check;
 	t->cookie = outer_cookie;
 	t->depth = depth;
 	*ret = r0;

@@ -270,6 +270,9 @@ static int prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, ui
 	bpfrt_run_state.abort_err = 0;
 	bpfrt_run_state.abort_msg = NULL;
 	bpfrt_run_state.tail_call_cnt = 0;
+	/* a run nested in a checked one is not checked (unless asked):
+	 * its callbacks must not look for the outer run's regions */
+	bpfrt_run_state.check = NULL;
 	/* Map values and tail-call targets the program reaches stay alive
 	 * until the run ends (RCU read section). */
 	bpfrt_rcu_read_lock();

@@ -101,6 +101,7 @@ void bpfrt_check_set_prog(struct bpfrt_check_run *cr, const struct bpfrt_prog *p
 		len = kind_size;
 	if (prog->verified && prog->max_ctx_access < len)
 		len = prog->max_ctx_access;
+	cr->ctx_prog = prog;
 	cr->ctx_region = (struct bpfrt_check_region){
 		.start = cr->ctx, .end = cr->ctx + len, .kind = BPFRT_REGION_CTX,
 		.writable = !rdonly,
@@ -523,6 +524,8 @@ bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *
 
 	if (bpfrt_run_state.abort_err) /* a callback aborted */
 		return false;
+	if (cr->ctx_prog != prog) /* a callback tail-called elsewhere */
+		bpfrt_check_set_prog(cr, prog);
 	for (int i = 0; i < 5; i++) {
 		uint64_t size = i < 4 && is_size_arg(h->args[i + 1]) ? args[i + 1] : 0;
 

@@ -63,6 +63,7 @@ struct bpfrt_check_run {
 	uint64_t ctx;              /* r1 at entry */
 	uint32_t ctx_given;        /* context bytes the caller provides */
 	struct bpfrt_check_region ctx_region, pkt_region;
+	const struct bpfrt_prog *ctx_prog; /* the program ctx_region is bounded for */
 	struct bpfrt_check_region *regions; /* map values, ringbuf records */
 	uint32_t region_cnt, region_cap;
 	bool regions_full;         /* out of memory: the run aborts */

@@ -138,6 +138,9 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 	(fp - prog->subprogs[prog->insn_subprog[insn - prog->insns]].stack_depth)
 #define CHECK_FRAME_ENTER() bpfrt_check_frame_enter(cs, CHECK_FRAME_DEPTH(), fp)
 #define CHECK_FRAME_RETURN() (cs->lo = CHECK_FRAME_DEPTH())
+/* the context bound of the program whose code runs (a tail-call target
+ * may have been verified for less) */
+#define CHECK_SWITCH_PROG() bpfrt_check_set_prog(cr, prog)
 #else
 #define CHECK_PC() do { } while (0)
 #define CHECK_MEM(addr, size, access) do { } while (0)
@@ -146,6 +149,7 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 #define CHECK_LDDW() do { } while (0)
 #define CHECK_FRAME_ENTER() do { } while (0)
 #define CHECK_FRAME_RETURN() do { } while (0)
+#define CHECK_SWITCH_PROG() do { } while (0)
 #endif
 #define DISPATCH() do {                                                        \
 	if (INTERP_COUNTED)                                                    \
@@ -161,6 +165,7 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 	prog = (p);                                                            \
 	helpers = prog->helpers;                                               \
 	bpfrt_run_state.cur_prog = prog;                                       \
+	CHECK_SWITCH_PROG();                                                   \
 } while (0)
 
 	reg[BPF_R1] = args[0];
@@ -504,9 +509,6 @@ tail_call: {
 	INTERP_SWITCH_PROG(target);
 	reg[BPF_R2] = 0;
 	insn = prog->insns;
-#if INTERP_CHECKED
-	bpfrt_check_set_prog(cr, prog);
-#endif
 	CHECK_FRAME_ENTER();
 	DISPATCH();
 }
@@ -545,6 +547,7 @@ check_failed:
 #undef CHECK_LDDW
 #undef CHECK_FRAME_ENTER
 #undef CHECK_FRAME_RETURN
+#undef CHECK_SWITCH_PROG
 #if INTERP_CHECKED
 #undef CHECK_FRAME_DEPTH
 #endif
