@@ -218,7 +218,7 @@ static double bpfrt_batch(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mo
 
 	if (mode == BPFRT_EXEC_CHECKED)
 		for (uint64_t i = 0; i < n; i++)
-			bpfrt_prog_run_ctx(prog, mode, (uintptr_t)ctx, 0, sizeof(*ctx), ret);
+			bpfrt_prog_run(prog, mode, (uintptr_t)ctx, sizeof(*ctx), ret);
 	else
 		for (uint64_t i = 0; i < n; i++)
 			bpfrt_prog_run(prog, mode, (uintptr_t)ctx, 0, ret);

@@ -7,6 +7,7 @@
 #include "testlib.h"
 #include "prog_support.h"
 #include "bpfrt/bpfrt.h"
+#include "core/prog.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,13 +17,13 @@
 
 /* Runs p checked and expects a violation whose report holds every one of
  * the NULL-terminated substrings. */
-#define expect_violation(p, a1, a2, ctx_size, ...)                                 \
-	expect_violation_at(__LINE__, p, a1, a2, ctx_size, (const char *[]){ __VA_ARGS__, NULL })
-static void expect_violation_at(int line, struct bpfrt_prog *p, uint64_t a1, uint64_t a2,
-				uint32_t ctx_size, const char *const *want)
+#define expect_violation(p, ctx, ctx_len, ...)                                     \
+	expect_violation_at(__LINE__, p, ctx, ctx_len, (const char *[]){ __VA_ARGS__, NULL })
+static void expect_violation_at(int line, struct bpfrt_prog *p, uint64_t ctx, uint64_t ctx_len,
+				const char *const *want)
 {
 	uint64_t r0 = 0;
-	int err = bpfrt_prog_run_ctx(p, BPFRT_EXEC_CHECKED, a1, a2, ctx_size, &r0);
+	int err = bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, ctx, ctx_len, &r0);
 	const char *msg = bpfrt_last_error();
 
 	CHECK_AT(__FILE__, line, err == -EFAULT, "run returned %d (r0 %#" PRIx64 "): %s", err, r0,
@@ -31,16 +32,15 @@ static void expect_violation_at(int line, struct bpfrt_prog *p, uint64_t a1, uin
 		CHECK_AT(__FILE__, line, strstr(msg, *want), "report lacks '%s': %s", *want, msg);
 }
 
-static uint64_t run_checked_at(int line, struct bpfrt_prog *p, uint64_t a1, uint64_t a2,
-			       uint32_t ctx_size)
+static uint64_t run_checked_at(int line, struct bpfrt_prog *p, uint64_t ctx, uint64_t ctx_len)
 {
 	uint64_t r0 = ~0ull;
-	int err = bpfrt_prog_run_ctx(p, BPFRT_EXEC_CHECKED, a1, a2, ctx_size, &r0);
+	int err = bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, ctx, ctx_len, &r0);
 
 	CHECK_AT(__FILE__, line, err == 0, "checked run: %d %s", err, bpfrt_last_error());
 	return r0;
 }
-#define run_checked(p, a1, a2, ctx_size) run_checked_at(__LINE__, p, a1, a2, ctx_size)
+#define run_checked(p, ctx, ctx_len) run_checked_at(__LINE__, p, ctx, ctx_len)
 
 static struct bpfrt_prog *trusted_asm(const char *name, const char *text)
 {
@@ -56,24 +56,20 @@ TEST(ctx_read_past_the_given_size)
 	char at[32];
 
 	REQUIRE(p);
-	CHECK(run_checked(p, (uintptr_t)ctx, 0, 16) == 2);
+	CHECK(run_checked(p, (uintptr_t)ctx, 16) == 2);
 	snprintf(at, sizeof(at), "at %#llx", (unsigned long long)(uintptr_t)&ctx[1]);
-	expect_violation(p, (uintptr_t)ctx, 0, 8, "ctx_past: insn 0 (ldxdw %r0, [%r1+8])",
+	expect_violation(p, (uintptr_t)ctx, 8, "ctx_past: insn 0 (ldxdw %r0, [%r1+8])",
 			 "out-of-bounds read of 8 bytes", at, "nearest region: context",
 			 "8 bytes past its end");
-	/* Without a size, an unverified BPFRT_PROG_UNSPEC program gets r2
-	 * bytes (the conformance contract). */
-	{
-		uint64_t r0;
-
-		CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 16, &r0) == 0 && r0 == 2);
-		CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 12, &r0) == -EFAULT);
-	}
+	expect_violation(p, (uintptr_t)ctx, 12, "ctx_past: insn 0", "4 bytes past its end");
 	bpfrt_prog_free(p);
 }
 
 /* The smaller of what the verifier proved (the program reads 16 bytes)
- * and what the run gives. */
+ * and what the run gives (bpfrt_prog_run refuses less than the proven
+ * reach for verified programs): a program reading past its proven reach,
+ * as if the verifier had recorded too little, is caught although the
+ * memory is there. */
 TEST(ctx_bound_is_the_smaller_of_verified_and_given)
 {
 	static const char text[] = "ldxdw %r0, [%r1+8]\nexit\n";
@@ -88,11 +84,12 @@ TEST(ctx_bound_is_the_smaller_of_verified_and_given)
 	REQUIRE(bpfrt_prog_load(insns, n, &opts, &p) == 0, "%s", bpfrt_last_error());
 	free(insns);
 	CHECK(bpfrt_prog_ctx_access(p) == 16);
-	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 0, &r0) == 0 && r0 == 2,
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 16, &r0) == 0 && r0 == 2,
 	      "%s", bpfrt_last_error());
-	CHECK(run_checked(p, (uintptr_t)ctx, 0, 32) == 2);
-	expect_violation(p, (uintptr_t)ctx, 0, 12, "ctx_verified: insn 0",
-			 "out-of-bounds read of 8 bytes", "context");
+	CHECK(run_checked(p, (uintptr_t)ctx, 32) == 2);
+	p->max_ctx_access = 8; /* an unsound verdict */
+	expect_violation(p, (uintptr_t)ctx, 32, "ctx_verified: insn 0",
+			 "out-of-bounds read of 8 bytes", "context", "8 bytes past its end");
 	bpfrt_prog_free(p);
 }
 
@@ -102,10 +99,10 @@ TEST(ctx_write_past_the_given_size_does_not_happen)
 	struct bpfrt_prog *p = trusted_asm("ctx_write", "stdw [%r1+8], 5\nmov %r0, 0\nexit\n");
 
 	REQUIRE(p);
-	expect_violation(p, (uintptr_t)ctx, 0, 8, "ctx_write: insn 0 (stdw [%r1+8], 5)",
+	expect_violation(p, (uintptr_t)ctx, 8, "ctx_write: insn 0 (stdw [%r1+8], 5)",
 			 "out-of-bounds write of 8 bytes");
 	CHECK(ctx[1] == 0, "the write happened");
-	CHECK(run_checked(p, (uintptr_t)ctx, 0, 16) == 0 && ctx[1] == 5);
+	CHECK(run_checked(p, (uintptr_t)ctx, 16) == 0 && ctx[1] == 5);
 	bpfrt_prog_free(p);
 }
 
@@ -118,7 +115,7 @@ TEST(stack_read_below_the_frame)
 					   "mov %r1, %r10\nsub %r1, 520\nldxdw %r0, [%r1]\nexit\n");
 
 	REQUIRE(p);
-	expect_violation(p, 0, 0, 0, "below: insn 2 (ldxdw %r0, [%r1])",
+	expect_violation(p, 0, 0, "below: insn 2 (ldxdw %r0, [%r1])",
 			 "stack read of 8 bytes at", "below the live frames", "nearest region: stack",
 			 "8 bytes before its start");
 	bpfrt_prog_free(p);
@@ -139,7 +136,7 @@ TEST(stack_of_a_returned_callee_is_dead)
 					   "exit\n");
 
 	REQUIRE(p);
-	expect_violation(p, 0, 0, 0, "dead_frame: insn 1", "stack read of 8 bytes",
+	expect_violation(p, 0, 0, "dead_frame: insn 1", "stack read of 8 bytes",
 			 "below the live frames");
 	bpfrt_prog_free(p);
 }
@@ -168,7 +165,7 @@ TEST(uninitialised_stack_reads)
 
 		if (!p)
 			continue;
-		expect_violation(p, 0, 0, 0, bad[i].name, bad[i].want,
+		expect_violation(p, 0, 0, bad[i].name, bad[i].want,
 				 "read of uninitialised stack");
 		bpfrt_prog_free(p);
 	}
@@ -190,7 +187,7 @@ TEST(initialised_stack_reads_run)
 					   "exit\n");
 
 	REQUIRE(p);
-	CHECK(run_checked(p, 0, 0, 0) == 7);
+	CHECK(run_checked(p, 0, 0) == 7);
 	bpfrt_prog_free(p);
 }
 
@@ -201,7 +198,7 @@ TEST(helper_memory_argument_past_the_stack)
 					   "mov %r1, %r10\nsub %r1, 8\nmov %r2, 16\ncall 16\nexit\n");
 
 	REQUIRE(p);
-	expect_violation(p, 0, 0, 0, "comm_past: insn 3 (call 16)",
+	expect_violation(p, 0, 0, "comm_past: insn 3 (call 16)",
 			 "get_current_comm argument 1: stack write of 16 bytes",
 			 "past the live frames");
 	bpfrt_prog_free(p);
@@ -235,14 +232,14 @@ TEST(map_value_write_past_its_end)
 	REQUIRE(obj);
 	vals = bpfrt_object_find_map(obj, "vals");
 	REQUIRE(vals);
-	CHECK(run_checked(prog_of(obj, "value_write_ok"), 0, 0, 0) == 1);
-	expect_violation(prog_of(obj, "value_write_past_end"), 0, 0, 0, "value_write_past_end: insn",
+	CHECK(run_checked(prog_of(obj, "value_write_ok"), 0, 0) == 1);
+	expect_violation(prog_of(obj, "value_write_past_end"), 0, 0, "value_write_past_end: insn",
 			 "out-of-bounds write of 8 bytes",
 			 "nearest region: map value of map 'vals'", "8 bytes past its end");
 	CHECK(bpfrt_map_lookup_elem(vals, &key, &next) == 0 && next == 0,
 	      "the write reached the next element: %" PRIu64, next);
 	/* a global (.bss) reached through lddw */
-	expect_violation(prog_of(obj, "global_write_past_end"), 0, 0, 0,
+	expect_violation(prog_of(obj, "global_write_past_end"), 0, 0,
 			 "global_write_past_end: insn", "out-of-bounds write of 1 bytes",
 			 "map value of map", "bss");
 	bpfrt_object_close(obj);
@@ -257,11 +254,11 @@ TEST(helper_memory_argument_past_a_map_value)
 	REQUIRE(obj);
 	len = bpfrt_object_global(obj, "len", &sz);
 	REQUIRE(len && sz == sizeof(*len));
-	expect_violation(prog_of(obj, "helper_reads_past_value"), 0, 0, 0,
+	expect_violation(prog_of(obj, "helper_reads_past_value"), 0, 0,
 			 "ringbuf_output argument 2: out-of-bounds read of 16 bytes",
 			 "map value of map 'vals'");
 	*len = 8;
-	CHECK(run_checked(prog_of(obj, "helper_reads_past_value"), 0, 0, 0) == 0);
+	CHECK(run_checked(prog_of(obj, "helper_reads_past_value"), 0, 0) == 0);
 	bpfrt_object_close(obj);
 }
 
@@ -270,11 +267,11 @@ TEST(ringbuf_record_used_after_submit)
 	struct bpfrt_object *obj = load_unsafe();
 
 	REQUIRE(obj);
-	CHECK(run_checked(prog_of(obj, "ringbuf_record_ok"), 0, 0, 0) == 1);
-	expect_violation(prog_of(obj, "write_after_submit"), 0, 0, 0, "write_after_submit: insn",
+	CHECK(run_checked(prog_of(obj, "ringbuf_record_ok"), 0, 0) == 1);
+	expect_violation(prog_of(obj, "write_after_submit"), 0, 0, "write_after_submit: insn",
 			 "out-of-bounds write of 8 bytes",
 			 "nearest region: released ringbuf record of map 'rb'");
-	expect_violation(prog_of(obj, "discard_after_submit"), 0, 0, 0,
+	expect_violation(prog_of(obj, "discard_after_submit"), 0, 0,
 			 "ringbuf_discard argument 1: not a live ringbuf record");
 	bpfrt_object_close(obj);
 }
@@ -287,7 +284,7 @@ TEST(tail_call_target_runs_checked)
 	REQUIRE(obj);
 	REQUIRE(bpfrt_map_update_prog(bpfrt_object_find_map(obj, "jmp"), 0,
 				      prog_of(obj, "value_write_past_end")) == 0);
-	expect_violation(prog_of(obj, "tail_call_ok"), (uintptr_t)ctx, 0, sizeof(ctx),
+	expect_violation(prog_of(obj, "tail_call_ok"), (uintptr_t)ctx, sizeof(ctx),
 			 "value_write_past_end: insn", "out-of-bounds write of 8 bytes");
 	bpfrt_object_close(obj);
 }
@@ -302,7 +299,7 @@ TEST(bpf_loop_callback_runs_checked)
 	idx = bpfrt_object_global(obj, "idx", &sz);
 	REQUIRE(idx);
 	*idx = 0; /* iteration 0 writes v[0], iteration 1 v[1]: past the value */
-	expect_violation(prog_of(obj, "loop_callback_writes_past"), 0, 0, 0,
+	expect_violation(prog_of(obj, "loop_callback_writes_past"), 0, 0,
 			 "loop_callback_writes_past: insn", "out-of-bounds write of 8 bytes",
 			 "map value of map 'vals'");
 	bpfrt_object_close(obj);
@@ -317,7 +314,7 @@ TEST(a_run_after_a_violation_starts_clean)
 	uint64_t r0 = 0;
 
 	REQUIRE(bad && good);
-	expect_violation(bad, 0, 0, 0, "bad: insn 0");
+	expect_violation(bad, 0, 0, "bad: insn 0");
 	CHECK(bpfrt_prog_run(good, BPFRT_EXEC_CHECKED, 0, 0, &r0) == 0 && r0 == 9);
 	CHECK(bpfrt_prog_run(good, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0 && r0 == 9);
 	bpfrt_prog_free(bad);

@@ -38,7 +38,7 @@ check "prog dump: an unknown program is a clear error" \
 
 helpers=$B/tests/progs/helpers.bpf.o
 maps=$B/tests/progs/maps.bpf.o
-for mode in --jit --interp; do
+for mode in --jit --interp --checked; do
 	out=$("$B/bpfrt" prog run "$helpers" --prog printk $mode 2>&1); rc=$?
 	check "prog run $mode prints the bpf_printk lines after the result" \
 		'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^retval 0 " &&
@@ -74,7 +74,7 @@ head -c 52 /dev/zero >>"$tmp/fakeptr.bin"
 # raw_tp args: args[2] = 41
 printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\051\000\000\000\000\000\000\000' >"$tmp/args.bin"
 
-for mode in --jit --interp; do
+for mode in --jit --interp --checked; do
 	out=$("$B/bpfrt" prog run "$tr" --prog xdp_rewrite --data "$tmp/frame.bin" $mode 2>&1); rc=$?
 	check "prog run $mode: XDP sees the --data packet and data_out shows its rewrite" \
 		'[ $rc -eq 0 ] && echo "$out" | head -1 | grep -q "^retval 3 (0x3), [0-9]* ns per run over 1 runs" &&

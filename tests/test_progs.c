@@ -675,7 +675,7 @@ ALL_ENGINES(tail_call_limit_counts_per_run_from_main_subprogram_and_callbacks)
 		{ "from_callback", 100, 3 },
 	};
 	struct bpfrt_object *obj = open_and_load("tailcall_count.bpf.o", jit);
-	uint64_t ctx[2] = { 0 };
+	uint64_t ctx[12] = { 0 }; /* a whole raw_tp context */
 	long *calls, *iterations;
 
 	REQUIRE(obj);
@@ -690,7 +690,7 @@ ALL_ENGINES(tail_call_limit_counts_per_run_from_main_subprogram_and_callbacks)
 
 		*calls = 0;
 		*iterations = 0;
-		r0 = run_ctx(obj, runs[i].entry, jit, ctx);
+		r0 = run_ctx(obj, runs[i].entry, jit, ctx, sizeof(ctx));
 		CHECK(*calls == 33, "%s: %ld tail calls", runs[i].entry, *calls);
 		CHECK(r0 == runs[i].r0, "%s: r0 %llu", runs[i].entry, (unsigned long long)r0);
 		CHECK(*iterations == runs[i].iterations, "%s: %ld iterations", runs[i].entry,

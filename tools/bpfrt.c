@@ -22,7 +22,7 @@ static void usage(FILE *f)
 		"  prog list OBJ               programs of a clang-built BPF object\n"
 		"  prog dump OBJ [--prog NAME] [--jited|--xlated]\n"
 		"                              the programs of an object as loaded (bpftool prog dump)\n"
-		"  prog run OBJ --prog NAME [--data FILE] [--repeat N] [--jit|--interp] [--dump-map NAME]\n"
+		"  prog run OBJ --prog NAME [--data FILE] [--repeat N] [--jit|--interp|--checked] [--dump-map NAME]\n"
 		"                              load the object, run one program (like BPF_PROG_TEST_RUN)\n"
 		"  map dump OBJ NAME [--after PROG] [--interp]\n"
 		"                              print a map's entries, optionally after one run of PROG\n"

@@ -153,7 +153,8 @@ static void hex_lines(const char *what, const void *buf, uint32_t len)
 /* One test run (bpfrt_prog_test_run_opts) of p with the packet and
  * context given (either may be NULL); what the program returned and left
  * in the packet or context goes to o. The message says what failed. */
-static int test_run(struct bpfrt_prog *p, bool jit, const void *data, size_t data_len,
+static int test_run(struct bpfrt_prog *p, enum bpfrt_exec_mode mode, const void *data,
+		    size_t data_len,
 		    const void *ctx, size_t ctx_len, long repeat, struct bpfrt_test_run_opts *o,
 		    void *data_out, void *ctx_out)
 {
@@ -164,7 +165,7 @@ static int test_run(struct bpfrt_prog *p, bool jit, const void *data, size_t dat
 	*o = (struct bpfrt_test_run_opts){
 		.sz = sizeof(*o), .data_in = data, .data_size_in = (uint32_t)data_len,
 		.ctx_in = ctx, .ctx_size_in = (uint32_t)ctx_len, .repeat = (int)repeat,
-		.mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
+		.mode = mode,
 	};
 	if (data_len > BPFRT_TEST_RUN_MAX_DATA || ctx_len > BPFRT_TEST_RUN_MAX_CTX) {
 		fprintf(stderr, "bpfrt: run failed: %s: %s of %zu bytes, at most %u\n",
@@ -201,7 +202,7 @@ static int prog_run(int argc, char **argv)
 	const char *dumps[16];
 	int ndumps = 0;
 	long repeat = 1;
-	bool jit = true;
+	bool jit = true, checked = false;
 	struct bpfrt_object *obj = NULL;
 	struct bpfrt_test_run_opts o;
 	struct bpfrt_prog *p;
@@ -227,6 +228,8 @@ static int prog_run(int argc, char **argv)
 			jit = true;
 		else if (!strcmp(argv[i], "--interp"))
 			jit = false;
+		else if (!strcmp(argv[i], "--checked"))
+			jit = false, checked = true;
 		else if (argv[i][0] != '-' && !path)
 			path = argv[i];
 		else {
@@ -236,7 +239,7 @@ static int prog_run(int argc, char **argv)
 	}
 	if (!path || !name || repeat < 1 || repeat > INT32_MAX) {
 		fprintf(stderr, "usage: bpfrt prog run OBJ --prog NAME [--data FILE] [--ctx FILE] "
-				"[--repeat N] [--jit|--interp] [--dump-map NAME]...\n");
+				"[--repeat N] [--jit|--interp|--checked] [--dump-map NAME]...\n");
 		return 2;
 	}
 	if (data_path && !(data = read_all(data_path, &data_len))) {
@@ -266,12 +269,14 @@ static int prog_run(int argc, char **argv)
 		err = -ENOENT;
 		goto out;
 	}
-	err = test_run(p, jit, data_path ? data : NULL, data_len, ctx_path ? ctx : NULL, ctx_len,
-		       repeat, &o, data_out, ctx_out);
+	err = test_run(p, jit ? BPFRT_EXEC_JIT : checked ? BPFRT_EXEC_CHECKED : BPFRT_EXEC_INTERP,
+		       data_path ? data : NULL, data_len, ctx_path ? ctx : NULL, ctx_len, repeat, &o,
+		       data_out, ctx_out);
 	if (err)
 		goto out;
 	printf("retval %" PRIu64 " (0x%" PRIx64 "), %u ns per run over %ld runs (%s)\n",
-	       o.retval, o.retval, o.duration, repeat, jit ? "jit" : "interpreter");
+	       o.retval, o.retval, o.duration, repeat,
+	       jit ? "jit" : checked ? "checking interpreter" : "interpreter");
 	if (o.data_out)
 		hex_lines("data_out", data_out, o.data_size_out);
 	if (o.ctx_out && o.ctx_size_out)
@@ -460,7 +465,8 @@ int cli_map(int argc, char **argv)
 			fprintf(stderr, "bpfrt: %s\n", bpfrt_last_error());
 			err = -ENOENT;
 		} else {
-			err = test_run(p, jit, NULL, 0, NULL, 0, 1, &o, NULL, NULL);
+			err = test_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, NULL, 0, NULL, 0, 1,
+				       &o, NULL, NULL);
 		}
 	}
 	m = err ? NULL : bpfrt_object_find_map(obj, argv[2]);

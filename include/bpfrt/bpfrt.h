@@ -39,10 +39,12 @@ enum bpfrt_exec_mode {
 	BPFRT_EXEC_JIT,
 	/* Checking interpreter: every memory access and helper argument is
 	 * validated at run time against the regions the program may touch
-	 * (its context of the verified size, its stack frames, map values,
-	 * ringbuf records, the packet); a violation aborts the run with a
-	 * report (-EFAULT, bpfrt_last_error() names the insn and address).
-	 * For fuzzing and debugging, not speed. */
+	 * (its context: the smaller of arg2, the length bpfrt_prog_run is
+	 * given, and the bytes the verifier proved it reads, at most its
+	 * kind's context; its stack frames, map values, ringbuf records, the
+	 * packet); a violation aborts the run with a report (-EFAULT,
+	 * bpfrt_last_error() names the insn and address). For fuzzing and
+	 * debugging, not speed. */
 	BPFRT_EXEC_CHECKED,
 };
 
@@ -98,12 +100,6 @@ void bpfrt_prog_free(struct bpfrt_prog *prog);
  * deeper than 256 such levels is skipped: -ELOOP, counted as a miss. */
 int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 		   uint64_t arg1, uint64_t arg2, uint64_t *retval);
-/* The same run with the size of the context at arg1 known. The checking
- * interpreter then bounds context accesses by the smaller of ctx_size and
- * what the verifier proved the program reads; the other engines ignore
- * ctx_size. */
-int bpfrt_prog_run_ctx(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
-		       uint64_t arg1, uint64_t arg2, uint32_t ctx_size, uint64_t *retval);
 /* A verified program is only run with the context it was verified for:
  * bpfrt_prog_run refuses (-EINVAL, naming the program) arg1 = 0 (the
  * verifier takes r1 to be a valid pointer, so code under `if (ctx == 0)`

@@ -5,7 +5,6 @@
 #include "core/rcu.h"
 #include "core/run.h"
 #include "helpers/helpers.h"
-#include "interp/check.h"
 #include "interp/interp.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
@@ -239,8 +238,8 @@ ctx_refused(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
 			 prog->name, (unsigned long long)arg2, prog->max_ctx_access);
 }
 
-static int prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, uint64_t arg1,
-		    uint64_t arg2, uint32_t ctx_size, uint64_t *retval)
+int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
+		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
 {
 	/* Runs nest (a helper or kfunc may run another program): the outer
 	 * run's state comes back intact whatever the inner one did, including
@@ -284,7 +283,7 @@ static int prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, ui
 		else
 			*retval = prog->jit_func(arg1, arg2);
 	} else if (mode == BPFRT_EXEC_CHECKED)
-		*retval = bpfrt_interp_run_checked(prog, arg1, arg2, ctx_size);
+		*retval = bpfrt_interp_run_checked(prog, arg1, arg2);
 	else
 		*retval = bpfrt_interp_run_nested(prog, arg1, arg2, nested);
 	bpfrt_rcu_read_unlock();
@@ -294,20 +293,6 @@ static int prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, ui
 		return report_abort(prog, &outer);
 	bpfrt_run_state = outer;
 	return 0;
-}
-
-int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
-		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
-{
-	return prog_run(prog, mode, arg1, arg2, BPFRT_CHECK_CTX_UNKNOWN, retval);
-}
-
-int bpfrt_prog_run_ctx(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
-		       uint64_t arg1, uint64_t arg2, uint32_t ctx_size, uint64_t *retval)
-{
-	if (ctx_size == BPFRT_CHECK_CTX_UNKNOWN)
-		ctx_size--; /* a size, however large */
-	return prog_run(prog, mode, arg1, arg2, ctx_size, retval);
 }
 
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start)

@@ -97,7 +97,7 @@ void bpfrt_check_set_prog(struct bpfrt_check_run *cr, const struct bpfrt_prog *p
 	uint32_t kind_size = bpfrt_verify_ctx_size(prog, cr->ctx_given, &rdonly);
 	uint32_t len = cr->ctx_given;
 
-	if (len == BPFRT_CHECK_CTX_UNKNOWN)
+	if (kind_size < len)
 		len = kind_size;
 	if (prog->verified && prog->max_ctx_access < len)
 		len = prog->max_ctx_access;
@@ -109,21 +109,15 @@ void bpfrt_check_set_prog(struct bpfrt_check_run *cr, const struct bpfrt_prog *p
 }
 
 void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
-			  uint64_t ctx, uint64_t arg2, uint32_t ctx_size)
+			  uint64_t ctx, uint64_t ctx_len)
 {
 	memset(cr, 0, sizeof(*cr));
 	cr->ctx = ctx;
-	cr->ctx_given = ctx_size;
-	if (ctx_size == BPFRT_CHECK_CTX_UNKNOWN && !prog->verified &&
-	    (prog->kind == BPFRT_PROG_UNSPEC || prog->kind == BPFRT_PROG_SYSCALL))
-		cr->ctx_given = arg2 < UINT32_MAX ? (uint32_t)arg2 : UINT32_MAX - 1;
-	if (!ctx)
-		cr->ctx_given = 0;
+	cr->ctx_given = ctx && ctx_len < UINT32_MAX ? (uint32_t)ctx_len : ctx ? UINT32_MAX : 0;
 	bpfrt_check_set_prog(cr, prog);
 	/* xdp_md: u32 data and data_end at offsets 0 and 4 (the packet
 	 * lies below 4 GiB, as the verifier's packet pointers assume) */
-	if (prog->kind == BPFRT_PROG_XDP && ctx &&
-	    (cr->ctx_given == BPFRT_CHECK_CTX_UNKNOWN || cr->ctx_given >= 8)) {
+	if (prog->kind == BPFRT_PROG_XDP && cr->ctx_given >= 8) {
 		uint32_t data, data_end;
 
 		memcpy(&data, (const void *)(uintptr_t)ctx, 4);

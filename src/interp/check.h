@@ -3,8 +3,9 @@
  * report.
  *
  * A region is added by provenance, never by guessing from an address:
- *  - the context at r1, bounded by the smaller of the run's context size
- *    and what the verifier proved the program reads (max_ctx_access);
+ *  - the context at r1, bounded by the smaller of the run's context
+ *    length (r2, as bpfrt_prog_run takes it) and what the verifier proved
+ *    the program reads (max_ctx_access), and by its kind's context;
  *  - the packet [data, data_end) the context of a packet kind (XDP) names;
  *  - each activation's BPF stack: the live frames [current frame bottom,
  *    top) of the interpreter activations running (the main one and the
@@ -61,7 +62,7 @@ struct bpfrt_check_stack {
 
 struct bpfrt_check_run {
 	uint64_t ctx;              /* r1 at entry */
-	uint32_t ctx_given;        /* context bytes the caller provides */
+	uint32_t ctx_given;        /* context bytes the caller provides (r2) */
 	struct bpfrt_check_region ctx_region, pkt_region;
 	const struct bpfrt_prog *ctx_prog; /* the program ctx_region is bounded for */
 	struct bpfrt_check_region *regions; /* map values, ringbuf records */
@@ -70,13 +71,8 @@ struct bpfrt_check_run {
 	struct bpfrt_check_stack *stack; /* innermost activation */
 };
 
-/* Context bytes unknown to the caller (bpfrt_prog_run): the verified size
- * for verified programs, r2 for unverified BPFRT_PROG_UNSPEC ones (the
- * conformance contract), else the whole context of the program's kind. */
-#define BPFRT_CHECK_CTX_UNKNOWN UINT32_MAX
-
 void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
-			  uint64_t ctx, uint64_t arg2, uint32_t ctx_size);
+			  uint64_t ctx, uint64_t ctx_len);
 void bpfrt_check_run_fini(struct bpfrt_check_run *cr);
 
 /* The context region for prog (the entry program, or a tail-call target

@@ -216,8 +216,7 @@ interp_run_checked_native(const struct bpfrt_prog *prog, uint32_t entry, const u
 	return r0;
 }
 
-uint64_t bpfrt_interp_run_checked(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2,
-				  uint32_t ctx_size)
+uint64_t bpfrt_interp_run_checked(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
 {
 	const struct bpfrt_prog *outer_prog = bpfrt_run_state.cur_prog;
 	struct bpfrt_check_run *outer_check = bpfrt_run_state.check;
@@ -225,7 +224,7 @@ uint64_t bpfrt_interp_run_checked(const struct bpfrt_prog *prog, uint64_t arg1, 
 	struct bpfrt_check_run cr;
 	uint64_t r0;
 
-	bpfrt_check_run_init(&cr, prog, arg1, arg2, ctx_size);
+	bpfrt_check_run_init(&cr, prog, arg1, arg2);
 	bpfrt_run_state.check = &cr;
 	bpfrt_run_state.cur_prog = prog;
 	r0 = interp_run_checked_native(prog, 0, args);

@@ -23,12 +23,11 @@ uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
 
 /* The checking interpreter (BPFRT_EXEC_CHECKED, interp/check.h): the
  * same run with every access and call argument checked against the
- * regions the program may touch; ctx_size is the context bytes at arg1
- * (BPFRT_CHECK_CTX_UNKNOWN when the caller does not know). A violation
- * aborts the run: bpfrt_run_state.abort_err = EFAULT with the report in
- * abort_msg. Always on a native stack. */
-uint64_t bpfrt_interp_run_checked(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2,
-				  uint32_t ctx_size);
+ * regions the program may touch; arg2 is the context's length (as
+ * bpfrt_prog_run has it). A violation aborts the run:
+ * bpfrt_run_state.abort_err = EFAULT with the report in abort_msg.
+ * Always on a native stack. */
+uint64_t bpfrt_interp_run_checked(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2);
 
 /* Runs the subprogram starting at insn `start` as a fresh activation (its
  * own stack) with r1-r5 = args and returns its r0: interpreter callbacks.
