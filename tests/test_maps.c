@@ -651,6 +651,45 @@ TEST(frozen_read_only_array_storage_is_read_only)
 	bpfrt_map_free(ro);
 }
 
+/* BPF_F_RDONLY / BPF_F_WRONLY: what user space may do (Linux: the fd's
+ * access mode); programs are not affected. */
+TEST(user_space_access_flags)
+{
+	struct bpfrt_map *ro = create(BPF_MAP_TYPE_ARRAY, 4, 8, 2, BPF_F_RDONLY);
+	struct bpfrt_map *wo = create(BPF_MAP_TYPE_ARRAY, 4, 8, 2, BPF_F_WRONLY);
+	struct bpfrt_map *roh = create(BPF_MAP_TYPE_HASH, 4, 8, 2, BPF_F_RDONLY);
+	struct bpfrt_map *rop = create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 2, BPF_F_RDONLY);
+	struct bpfrt_prog *fake = calloc(1, sizeof(*fake));
+	uint64_t v = 3, out = 0;
+	uint32_t key = 1, next;
+
+	REQUIRE(ro && wo && roh && rop && fake);
+	CHECK(bpfrt_map_update_elem(ro, &key, &v, BPF_ANY) == -EPERM);
+	CHECK(last_error_has("test_map") && last_error_has("BPF_F_RDONLY"), "%s",
+	      bpfrt_last_error());
+	CHECK(bpfrt_map_freeze(ro) == -EPERM);
+	CHECK(bpfrt_map_update_elem(roh, &key, &v, BPF_ANY) == -EPERM);
+	CHECK(bpfrt_map_delete_elem(roh, &key) == -EPERM);
+	CHECK(bpfrt_map_update_prog(rop, 0, fake) == -EPERM);
+	CHECK(bpfrt_map_delete_prog(rop, 0) == -EPERM);
+	CHECK(bpfrt_map_prog_update(ro, &key, &v, BPF_ANY) == 0);
+	CHECK(bpfrt_map_lookup_elem(ro, &key, &out) == 0 && out == 3);
+	CHECK(bpfrt_map_get_next_key(ro, NULL, &next) == 0);
+
+	CHECK(bpfrt_map_update_elem(wo, &key, &v, BPF_ANY) == 0);
+	CHECK(bpfrt_map_lookup_elem(wo, &key, &out) == -EPERM);
+	CHECK(last_error_has("test_map") && last_error_has("BPF_F_WRONLY"), "%s",
+	      bpfrt_last_error());
+	CHECK(bpfrt_map_get_next_key(wo, NULL, &next) == -EPERM);
+	CHECK(*(uint64_t *)bpfrt_map_prog_lookup(wo, &key) == 3);
+	CHECK(bpfrt_map_freeze(wo) == 0);
+	bpfrt_map_free(ro);
+	bpfrt_map_free(wo);
+	bpfrt_map_free(roh);
+	bpfrt_map_free(rop);
+	free(fake);
+}
+
 struct freeze_race {
 	struct bpfrt_map *map;
 	int stopped;        /* updates refused with -EPERM */

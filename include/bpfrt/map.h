@@ -54,6 +54,13 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 /* Waits for RCU read sections in flight, then frees. NULL is a no-op. */
 void bpfrt_map_free(struct bpfrt_map *map);
 
+/* Access flags (map_flags), as Linux: BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG
+ * make the verifier refuse programs that write / read the map's values
+ * (stores, atomics, helper arguments; map_update_elem and map_delete_elem
+ * on a BPF_F_RDONLY_PROG map). BPF_F_RDONLY / BPF_F_WRONLY do the same for
+ * user space: update, delete and freeze (RDONLY) or lookup and
+ * get_next_key (WRONLY) fail with -EPERM. */
+
 /* BPF_MAP_LOOKUP_ELEM: copies the value (every CPU's for per-CPU maps). */
 int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value);
 /* BPF_MAP_UPDATE_ELEM with BPF_ANY, BPF_NOEXIST or BPF_EXIST. */

@@ -236,12 +236,24 @@ static int report(const struct bpfrt_map *map, const char *op, int err)
 			 map->name, (int)map->type, map->max_entries, op, why);
 }
 
+/* BPF_F_WRONLY: user space may write the map, not read it (Linux: an fd
+ * without FMODE_CAN_READ). */
+static int check_host_read(const struct bpfrt_map *map, const char *op)
+{
+	if (map->map_flags & BPF_F_WRONLY)
+		return bpfrt_err(-EPERM, "map '%s': %s: the map is write-only for user space "
+				 "(BPF_F_WRONLY)", map->name, op);
+	return 0;
+}
+
 int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value)
 {
 	int err;
 
 	if (!map || !value || (!key && map->key_size))
 		return bpfrt_err(-EINVAL, "map lookup: NULL argument");
+	if ((err = check_host_read(map, "lookup")))
+		return err;
 	bpfrt_rcu_read_lock();
 	err = map->ops->sys_lookup(map, key, value);
 	bpfrt_rcu_read_unlock();
@@ -289,6 +301,9 @@ int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key)
  * either the writer sees the map frozen, or freeze waits for it. */
 int bpfrt_map_host_write_begin(struct bpfrt_map *map, const char *op)
 {
+	if (map->map_flags & BPF_F_RDONLY)
+		return bpfrt_err(-EPERM, "map '%s': %s: the map is read-only for user space "
+				 "(BPF_F_RDONLY)", map->name, op);
 	__atomic_add_fetch(&map->host_writers, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&map->frozen, __ATOMIC_SEQ_CST)) {
 		bpfrt_map_host_write_end(map);
@@ -309,6 +324,10 @@ int bpfrt_map_freeze(struct bpfrt_map *map)
 
 	if (!map)
 		return bpfrt_err(-EINVAL, "map freeze: NULL map");
+	/* Linux: freezing needs write access */
+	if (map->map_flags & BPF_F_RDONLY)
+		return bpfrt_err(-EPERM, "map '%s': freeze: the map is read-only for user space "
+				 "(BPF_F_RDONLY)", map->name);
 	if (__atomic_exchange_n(&map->frozen, 1, __ATOMIC_SEQ_CST))
 		return bpfrt_err(-EBUSY, "map '%s': freeze: already frozen", map->name);
 	while (__atomic_load_n(&map->host_writers, __ATOMIC_SEQ_CST))
@@ -330,6 +349,8 @@ int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_ke
 
 	if (!map || !next_key)
 		return bpfrt_err(-EINVAL, "map get_next_key: NULL argument");
+	if ((err = check_host_read(map, "get_next_key")))
+		return err;
 	bpfrt_rcu_read_lock();
 	err = map->ops->get_next_key(map, key, next_key);
 	bpfrt_rcu_read_unlock();

@@ -867,6 +867,12 @@ static bool map_prog_rdonly(const struct bpfrt_map *map)
 	return map && (map->map_flags & BPF_F_RDONLY_PROG);
 }
 
+/* BPF_F_WRONLY_PROG: programs may write the map, never read it. */
+static bool map_prog_wronly(const struct bpfrt_map *map)
+{
+	return map && (map->map_flags & BPF_F_WRONLY_PROG);
+}
+
 /* A map whose value is constant and directly addressable: a one-entry
  * array, frozen and read-only for programs (Linux's bpf_map_is_rdonly
  * with map_direct_value_addr). Loads from it fold; strings in it are
@@ -1006,6 +1012,9 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 			return err;
 		if (write && map_prog_rdonly(reg.map))
 			return verr(env, "write into map forbidden, value_size=%u off=%d size=%u",
+				    reg.map->value_size, reg.off + off, size);
+		if (!write && map_prog_wronly(reg.map))
+			return verr(env, "read from map forbidden, value_size=%u off=%d size=%u",
 				    reg.map->value_size, reg.off + off, size);
 		if (dst && !rodata_const(&reg, off, size, dst, sext))
 			mark_loaded(dst, size, sext);
@@ -1535,6 +1544,8 @@ static int check_helper_mem(struct venv *env, int regno, uint64_t max_size, bool
 	case PTR_TO_MAP_VALUE:
 		if (uninit && map_prog_rdonly(reg.map))
 			return verr(env, "R%d write into map forbidden", regno);
+		if (!uninit && map_prog_wronly(reg.map))
+			return verr(env, "R%d read from map forbidden", regno);
 		return check_region(env, regno, &reg, 0, size, reg.map->value_size, "map value");
 	case PTR_TO_MAP_KEY:
 		if (uninit)

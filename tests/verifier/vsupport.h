@@ -28,8 +28,8 @@ struct tmap {
 	const char *bpfrt_name;  /* the bpfrt map's name if not name */
 };
 
-/* hash, array, big, rb, progs, rodata, ro, frozen, ro4, rodata_rw, rohash:
- * see tests/verifier/corpus_asm.inc */
+/* hash, array, big, rb, progs, rodata, ro, frozen, ro4, rodata_rw, rohash,
+ * wo, wohash: see tests/verifier/corpus_asm.inc */
 extern struct tmap tmaps[];
 extern const size_t tmap_cnt;
 #define NMAPS tmap_cnt
