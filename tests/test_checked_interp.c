@@ -320,3 +320,43 @@ TEST(a_run_after_a_violation_starts_clean)
 	bpfrt_prog_free(bad);
 	bpfrt_prog_free(good);
 }
+
+/* ---- registers the verifier holds uninitialised --------------------------- */
+
+/* After a call r1-r5 are clobbered, and a callee's r6-r9 are its own
+ * (unwritten at entry). The validator refuses reads no path initialises;
+ * where only some path skips the write, the verifier refuses: in a
+ * verified program (here a trusted load marked verified, as an unsound
+ * verdict would leave it) the checking interpreter gives such registers a
+ * poison value the plain interpreter does not, so a use computes with
+ * garbage and a dereference is caught. */
+TEST(uninitialised_registers_are_poisoned_in_verified_programs)
+{
+	/* r6 is 0: the jump skips the write of r1 */
+	struct bpfrt_prog *use = trusted_asm("use_r1",
+					     "mov %r6, 0\nmov %r1, 5\ncall 7\njeq %r6, 0, +1\n"
+					     "mov %r1, 9\nmov %r0, %r1\nexit\n");
+	struct bpfrt_prog *deref = trusted_asm("deref_r1",
+					       "mov %r6, 0\nmov %r1, %r10\ncall 7\njeq %r6, 0, +1\n"
+					       "mov %r1, %r10\nldxdw %r0, [%r1-8]\nexit\n");
+	struct bpfrt_prog *callee = trusted_asm("callee_r6",
+						"mov %r6, 3\nmov %r1, 0\ncall local f\nexit\n"
+						"f:\njeq %r1, 0, +1\nmov %r6, 1\nmov %r0, %r6\nexit\n");
+	uint64_t r0 = 0, ctx[1] = { 0 };
+	const uint64_t c = (uintptr_t)ctx; /* verified programs get a context */
+
+	REQUIRE(use && deref && callee);
+	use->verified = deref->verified = callee->verified = true;
+	CHECK(bpfrt_prog_run(use, BPFRT_EXEC_INTERP, c, 8, &r0) == 0 && r0 == 5);
+	CHECK(run_checked(use, c, 8) == 0xbadc0ffee0ddf00dull);
+	expect_violation(deref, c, 8, "deref_r1: insn 5 (ldxdw %r0, [%r1-8])",
+			 "out-of-bounds read of 8 bytes at 0xbadc0ffee0ddf005");
+	CHECK(bpfrt_prog_run(callee, BPFRT_EXEC_INTERP, c, 8, &r0) == 0 && r0 == 3);
+	CHECK(run_checked(callee, c, 8) == 0xbadc0ffee0ddf00dull);
+	/* unverified (trusted) programs keep the plain interpreter's registers */
+	use->verified = false;
+	CHECK(run_checked(use, c, 8) == 5);
+	bpfrt_prog_free(use);
+	bpfrt_prog_free(deref);
+	bpfrt_prog_free(callee);
+}

@@ -30,6 +30,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What the checking interpreter puts in registers the verifier holds
+ * uninitialised (non-canonical: no host address). */
+#define BPFRT_CHECK_POISON 0xbadc0ffee0ddf00dull
+
 enum bpfrt_check_access {
 	BPFRT_CHECK_READ = 1,
 	BPFRT_CHECK_WRITE = 2,

@@ -115,6 +115,15 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 		goto check_failed;                                             \
 	}                                                                      \
 } while (0)
+/* a BPF-to-BPF call must enter a subprogram at its first insn */
+#define CHECK_CALL_TARGET(t) do {                                              \
+	uint64_t t_ = (uint64_t)((t) - prog->insns);                           \
+	if (unlikely(t_ >= prog->insn_cnt ||                                   \
+		     prog->subprogs[prog->insn_subprog[t_]].start != t_)) {    \
+		bpfrt_check_control(prog, insn, "call to no subprogram start"); \
+		goto check_failed;                                             \
+	}                                                                      \
+} while (0)
 #define CHECK_MEM(addr, size, access) do {                                     \
 	if (unlikely(!bpfrt_check_access(cr, prog, insn, (addr), (size), (access)))) \
 		goto check_failed;                                             \
@@ -127,6 +136,17 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 	if (unlikely(!bpfrt_check_call_done(cr, prog, insn, (h), &reg[BPF_R1], \
 					    reg[BPF_R0])))                     \
 		goto check_failed;                                             \
+	CHECK_CLOBBER(BPF_R1, BPF_R5);                                         \
+} while (0)
+/* Registers the verifier holds uninitialised here (caller-saved ones
+ * after a call, a callee's or tail-call target's own at entry) get a
+ * poison value (a non-canonical address) in verified programs, so a
+ * program wrongly allowed to use one computes with garbage or is caught
+ * dereferencing it instead of seeing what the plain interpreter left. */
+#define CHECK_CLOBBER(first, last) do {                                        \
+	if (prog->verified)                                                    \
+		for (int r_ = (first); r_ <= (last); r_++)                     \
+			reg[r_] = BPFRT_CHECK_POISON;                          \
 } while (0)
 #define CHECK_LDDW() do {                                                      \
 	if (unlikely(!bpfrt_check_lddw(cr, prog, insn)))                       \
@@ -143,9 +163,11 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 #define CHECK_SWITCH_PROG() bpfrt_check_set_prog(cr, prog)
 #else
 #define CHECK_PC() do { } while (0)
+#define CHECK_CALL_TARGET(t) do { } while (0)
 #define CHECK_MEM(addr, size, access) do { } while (0)
 #define CHECK_CALL(h) do { } while (0)
 #define CHECK_CALL_DONE(h) do { } while (0)
+#define CHECK_CLOBBER(first, last) do { } while (0)
 #define CHECK_LDDW() do { } while (0)
 #define CHECK_FRAME_ENTER() do { } while (0)
 #define CHECK_FRAME_RETURN() do { } while (0)
@@ -417,10 +439,14 @@ jmp_call:
 	}
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
 		const struct bpf_insn *target = insn + IMM + 1;
-		uint32_t caller = prog->insn_subprog[insn - prog->insns];
-		uint32_t callee = prog->insn_subprog[target - prog->insns];
-		uint64_t callee_fp = fp - prog->subprogs[caller].stack_depth;
+		uint32_t caller, callee;
+		uint64_t callee_fp;
 		struct interp_frame *f;
+
+		CHECK_CALL_TARGET(target);
+		caller = prog->insn_subprog[insn - prog->insns];
+		callee = prog->insn_subprog[target - prog->insns];
+		callee_fp = fp - prog->subprogs[caller].stack_depth;
 
 		/* The validator bounds depth and frame sizes; re-check the
 		 * two facts whose violation would corrupt native memory. */
@@ -442,6 +468,8 @@ jmp_call:
 		reg[BPF_R10] = fp;
 		insn = target;
 		CHECK_FRAME_ENTER();
+		CHECK_CLOBBER(BPF_R0, BPF_R0);
+		CHECK_CLOBBER(BPF_R6, BPF_R9);
 		DISPATCH();
 	}
 	goto bad_opcode; /* kfunc calls are not supported */
@@ -478,6 +506,7 @@ jmp_exit:
 		if (unlikely(f->prog != prog)) /* a tail call replaced the callee */
 			INTERP_SWITCH_PROG(f->prog);
 		CHECK_FRAME_RETURN();
+		CHECK_CLOBBER(BPF_R1, BPF_R5);
 		DISPATCH();
 	}
 
@@ -503,6 +532,7 @@ tail_call: {
 	    target->stack_depth > fp - (uint64_t)(uintptr_t)stack ||
 	    depth + target->subprogs[0].call_depth > BPFRT_MAX_CALL_FRAMES) {
 		reg[BPF_R0] = (uint64_t)-ENOENT;
+		CHECK_CLOBBER(BPF_R1, BPF_R5);
 		NEXT();
 	}
 	bpfrt_run_state.tail_call_cnt++;
@@ -510,6 +540,8 @@ tail_call: {
 	reg[BPF_R2] = 0;
 	insn = prog->insns;
 	CHECK_FRAME_ENTER();
+	CHECK_CLOBBER(BPF_R0, BPF_R0);
+	CHECK_CLOBBER(BPF_R3, BPF_R9);
 	DISPATCH();
 }
 
@@ -542,8 +574,10 @@ check_failed:
 #undef INTERP_SWITCH_PROG
 #undef CHECK_PC
 #undef CHECK_MEM
+#undef CHECK_CALL_TARGET
 #undef CHECK_CALL
 #undef CHECK_CALL_DONE
+#undef CHECK_CLOBBER
 #undef CHECK_LDDW
 #undef CHECK_FRAME_ENTER
 #undef CHECK_FRAME_RETURN
