@@ -13,6 +13,7 @@
 #include "bpfrt/bpfrt.h"
 
 #include <elf.h>
+#include <linux/btf.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -248,6 +249,140 @@ TEST(btf_renamed_away_or_broken)
 	memset(im.buf + shdr(&im, (unsigned)btf)->sh_offset, 0xa5, 4); /* magic */
 	EXPECT_FAIL(img_write(&im, im.len), -EINVAL, ".BTF is malformed");
 	img_free(&im);
+}
+
+/* The raw .BTF section of an image, with each type's place by id. */
+struct btf_img {
+	char *types, *strs;
+	uint32_t n;            /* ids 1..n-1 */
+	uint32_t off[4096];
+};
+
+static uint32_t btf_extra(const struct btf_type *t)
+{
+	uint32_t vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT: case BTF_KIND_VAR: case BTF_KIND_DECL_TAG: return 4;
+	case BTF_KIND_ARRAY: return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT: case BTF_KIND_UNION: return vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM: return vlen * sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO: return vlen * sizeof(struct btf_param);
+	case BTF_KIND_DATASEC: return vlen * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_ENUM64: return vlen * 12;
+	default: return 0;
+	}
+}
+
+static bool btf_img_parse(struct img *im, struct btf_img *b)
+{
+	int sec = find_sec(im, ".BTF");
+	struct btf_header *h;
+	uint32_t pos = 0;
+
+	if (sec < 0)
+		return false;
+	h = (struct btf_header *)(im->buf + shdr(im, (unsigned)sec)->sh_offset);
+	b->types = (char *)h + h->hdr_len + h->type_off;
+	b->strs = (char *)h + h->hdr_len + h->str_off;
+	for (b->n = 1; pos < h->type_len && b->n < 4096; b->n++) {
+		b->off[b->n] = pos;
+		pos += sizeof(struct btf_type) +
+		       btf_extra((struct btf_type *)(b->types + pos));
+	}
+	return pos == h->type_len;
+}
+
+static struct btf_type *btf_at(struct btf_img *b, uint32_t id)
+{
+	return id && id < b->n ? (struct btf_type *)(b->types + b->off[id]) : NULL;
+}
+
+/* The definition (struct) of the first map in .maps and its name. */
+static struct btf_type *first_map_def(struct btf_img *b, const char **name)
+{
+	for (uint32_t id = 1; id < b->n; id++) {
+		struct btf_type *t = btf_at(b, id), *var;
+
+		if (BTF_INFO_KIND(t->info) != BTF_KIND_DATASEC || strcmp(b->strs + t->name_off, ".maps"))
+			continue;
+		var = btf_at(b, ((struct btf_var_secinfo *)(t + 1))->type);
+		if (!var)
+			return NULL;
+		*name = b->strs + var->name_off;
+		return btf_at(b, var->type);
+	}
+	return NULL;
+}
+
+static uint32_t member_type(struct btf_img *b, struct btf_type *def, const char *name)
+{
+	struct btf_member *m = (struct btf_member *)(def + 1);
+
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(def->info); i++)
+		if (!strcmp(b->strs + m[i].name_off, name))
+			return m[i].type;
+	return 0;
+}
+
+static void set_type(struct btf_type *t, uint32_t kind, uint32_t to)
+{
+	t->info = kind << 24; /* vlen 0, kind_flag 0 */
+	t->type = to;
+}
+
+/* A map definition whose BTF type chain comes back to itself: refused
+ * quickly (it used to be followed for ever), naming the map and field. */
+TEST(btf_type_cycles_in_a_map_definition)
+{
+	enum { SELF, PAIR, VIA_TYPEDEF, VIA_PTR } kinds[] = { SELF, PAIR, VIA_TYPEDEF, VIA_PTR };
+
+	alarm(60); /* a hang fails the test instead of stopping the suite */
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct btf_img *b = calloc(1, sizeof(*b));
+		struct btf_type *def;
+		const char *map = NULL;
+		uint32_t type, max, key;
+		struct img im;
+		char want[64];
+
+		REQUIRE(b && img_read(&im, "maps.bpf.o") && btf_img_parse(&im, b));
+		def = first_map_def(b, &map);
+		REQUIRE(def && map);
+		type = member_type(b, def, "type");
+		max = member_type(b, def, "max_entries");
+		key = member_type(b, def, "key");
+		REQUIRE(btf_at(b, type) && btf_at(b, max) && btf_at(b, key));
+		snprintf(want, sizeof(want), "map %s: %sfield '%s'", map,
+			 kinds[i] == VIA_PTR ? "bad or unknown " : "",
+			 kinds[i] == VIA_TYPEDEF ? "key" : "type");
+		switch (kinds[i]) {
+		case SELF:           /* type: const -> itself */
+			set_type(btf_at(b, type), BTF_KIND_CONST, type);
+			EXPECT_FAIL(img_write(&im, im.len), -ELOOP, want, "loops");
+			break;
+		case PAIR:           /* type: volatile -> const -> volatile */
+			set_type(btf_at(b, type), BTF_KIND_VOLATILE, max);
+			set_type(btf_at(b, max), BTF_KIND_CONST, type);
+			EXPECT_FAIL(img_write(&im, im.len), -ELOOP, want, "loops");
+			break;
+		case VIA_TYPEDEF: {  /* key: pointer to a typedef of itself */
+			uint32_t td = btf_at(b, key)->type;
+
+			REQUIRE(BTF_INFO_KIND(btf_at(b, td)->info) == BTF_KIND_TYPEDEF);
+			btf_at(b, td)->type = td;
+			EXPECT_FAIL(img_write(&im, im.len), -ELOOP, want, "loops");
+			break;
+		}
+		case VIA_PTR:        /* type: pointer to itself, not to an array */
+			btf_at(b, type)->type = type;
+			EXPECT_FAIL(img_write(&im, im.len), -EINVAL, want);
+			break;
+		}
+		img_free(&im);
+		free(b);
+	}
+	alarm(0);
 }
 
 TEST(unsupported_relocation)

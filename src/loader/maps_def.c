@@ -5,33 +5,45 @@
 #include "core/error.h"
 
 #include <bpf/btf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const struct btf_type *skip_mods(const struct btf *btf, uint32_t id, uint32_t *res_id)
+/* Longest typedef/modifier chain followed, as libbpf's MAX_RESOLVE_DEPTH:
+ * BTF is not checked for cycles when parsed, and a chain that loops
+ * would be followed for ever. */
+#define BTF_CHAIN_MAX 32
+
+/* The type id refers to with typedefs and modifiers (const, volatile,
+ * restrict, type tags) skipped; NULL if a type is missing, NULL with
+ * *loops set if the chain is longer than BTF_CHAIN_MAX (a cycle). */
+static const struct btf_type *skip_mods(const struct btf *btf, uint32_t id, bool *loops)
 {
 	const struct btf_type *t = btf__type_by_id(btf, id);
 
-	while (t && (btf_is_mod(t) || btf_is_typedef(t))) {
+	for (int depth = 0; t && (btf_is_mod(t) || btf_is_typedef(t)); depth++) {
+		if (depth == BTF_CHAIN_MAX) {
+			*loops = true;
+			return NULL;
+		}
 		id = t->type;
 		t = btf__type_by_id(btf, id);
 	}
-	if (res_id)
-		*res_id = id;
 	return t;
 }
 
 /* __uint(name, N) is `int (*name)[N]`: N is the array's element count. */
 static int member_uint(const struct btf *btf, const struct btf_member *m, uint32_t *val)
 {
-	const struct btf_type *t = skip_mods(btf, m->type, NULL);
+	bool loops = false;
+	const struct btf_type *t = skip_mods(btf, m->type, &loops);
 	const struct btf_type *arr;
 
 	if (!t || !btf_is_ptr(t))
-		return -EINVAL;
-	arr = skip_mods(btf, t->type, NULL);
+		return loops ? -ELOOP : -EINVAL;
+	arr = skip_mods(btf, t->type, &loops);
 	if (!arr || !btf_is_array(arr))
-		return -EINVAL;
+		return loops ? -ELOOP : -EINVAL;
 	*val = btf_array(arr)->nelems;
 	return 0;
 }
@@ -39,11 +51,15 @@ static int member_uint(const struct btf *btf, const struct btf_member *m, uint32
 /* __type(name, T) is `T *name`: the size of T. */
 static int member_type_size(const struct btf *btf, const struct btf_member *m, uint32_t *size)
 {
-	const struct btf_type *t = skip_mods(btf, m->type, NULL);
+	bool loops = false;
+	const struct btf_type *t = skip_mods(btf, m->type, &loops);
 	int64_t sz;
 
 	if (!t || !btf_is_ptr(t))
-		return -EINVAL;
+		return loops ? -ELOOP : -EINVAL;
+	/* libbpf gives up on longer chains too, but says only -EINVAL */
+	if (!skip_mods(btf, t->type, &loops) && loops)
+		return -ELOOP;
 	sz = btf__resolve_size(btf, t->type);
 	if (sz < 0 || sz > UINT32_MAX)
 		return -EINVAL;
@@ -54,9 +70,14 @@ static int member_type_size(const struct btf *btf, const struct btf_member *m, u
 static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t type_id,
 			 struct obj_map *m)
 {
-	const struct btf_type *t = skip_mods(obj->btf, type_id, NULL);
+	bool loops = false;
+	const struct btf_type *t = skip_mods(obj->btf, type_id, &loops);
 	const struct btf_member *mem;
 
+	if (loops)
+		return bpfrt_err(-ELOOP, "%s: map %s: the BTF type chain of its definition "
+				 "(type id %u) loops or is longer than %d", obj->name, name,
+				 type_id, BTF_CHAIN_MAX);
 	if (!t || !btf_is_struct(t))
 		return bpfrt_err(-EINVAL, "%s: map %s: definition in .maps is not a struct",
 				 obj->name, name);
@@ -87,6 +108,10 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			err = !strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ? 0 : -EOPNOTSUPP;
 		else
 			err = -EINVAL;
+		if (err == -ELOOP)
+			return bpfrt_err(err, "%s: map %s: field '%s': its BTF type chain (type "
+					 "id %u) loops or is longer than %d", obj->name, name, mn,
+					 mem->type, BTF_CHAIN_MAX);
 		if (err == -EOPNOTSUPP)
 			return bpfrt_err(err, "%s: map %s: field '%s' is not supported yet",
 					 obj->name, name, mn);
