@@ -360,3 +360,48 @@ TEST(uninitialised_registers_are_poisoned_in_verified_programs)
 	bpfrt_prog_free(deref);
 	bpfrt_prog_free(callee);
 }
+
+/* bpf_loop(1, <not a subprogram handle>, 0, 0): in the interpreter a
+ * callback is always a tagged insn index; an untagged one would be called
+ * as native code (here: address 0x1000). */
+TEST(forged_callback_is_not_called)
+{
+	struct bpfrt_prog *p = trusted_asm("forged_cb",
+					   "mov %r1, 1\nlddw %r2, 0x1000\nmov %r3, 0\nmov %r4, 0\n"
+					   "call 181\nexit\n");
+
+	REQUIRE(p);
+	expect_violation(p, 0, 0, "forged_cb: insn 5 (call 181)",
+			 "loop argument 2: not a subprogram of the program (0x1000)");
+	bpfrt_prog_free(p);
+}
+
+TEST(stack_write_above_the_frame)
+{
+	struct bpfrt_prog *p = trusted_asm("above", "mov %r1, %r10\nstdw [%r1+0], 1\nmov %r0, 0\nexit\n");
+
+	REQUIRE(p);
+	expect_violation(p, 0, 0, "above: insn 1");
+	bpfrt_prog_free(p);
+}
+
+/* The XDP packet is [data, data_end): before data is still the packet's
+ * page, past data_end the guard page. */
+TEST(packet_reads_outside_data_and_data_end)
+{
+	struct bpfrt_object *obj = load_unsafe();
+	unsigned char pkt[16] = { 0 };
+	const char *names[] = { "xdp_read_before_data", "xdp_read_past_end" };
+
+	REQUIRE(obj);
+	for (int i = 0; i < 2; i++) {
+		struct bpfrt_test_run_opts o = { .sz = sizeof(o), .data_in = pkt,
+						 .data_size_in = sizeof(pkt),
+						 .mode = BPFRT_EXEC_CHECKED };
+		int err = bpfrt_prog_test_run_opts(prog_of(obj, names[i]), &o);
+
+		CHECK(err == -EFAULT && strstr(bpfrt_last_error(), "packet"), "%s: %d %s",
+		      names[i], err, bpfrt_last_error());
+	}
+	bpfrt_object_close(obj);
+}

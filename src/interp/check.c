@@ -380,6 +380,16 @@ static struct bpfrt_map *known_map(const struct bpfrt_prog *prog, uint64_t ptr)
 	return NULL;
 }
 
+/* Is v the interpreter's handle of one of prog's subprograms (what
+ * lddw BPF_PSEUDO_FUNC leaves in a register)? */
+static bool callback_of(const struct bpfrt_prog *prog, uint64_t v)
+{
+	uint64_t start = v & ~BPFRT_CALLBACK_INTERP_TAG;
+
+	return (v & BPFRT_CALLBACK_INTERP_TAG) && start < prog->insn_cnt &&
+	       prog->subprogs[prog->insn_subprog[start]].start == start;
+}
+
 /* The map argument of the call (the first CONST_MAP_PTR), or NULL. */
 static struct bpfrt_map *call_map(const struct bpfrt_prog *prog, const struct bpfrt_helper *h,
 				  const uint64_t *args)
@@ -492,6 +502,13 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 		case BPFRT_ARG_PTR_TO_CONST_STR:
 			if (!check_str(cr, prog, insn, v, who))
 				return false;
+			break;
+		case BPFRT_ARG_PTR_TO_FUNC:
+			/* the interpreter's callbacks are tagged insn indexes:
+			 * an untagged value would be called as native code */
+			if (!callback_of(prog, v))
+				return bad_arg(cr, prog, insn, who,
+					       "not a subprogram of the program", v);
 			break;
 		default:
 			break;

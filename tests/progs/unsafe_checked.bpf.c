@@ -138,3 +138,21 @@ int loop_callback_writes_past(void *ctx)
 {
 	return bpf_loop(2, write_past, NULL, 0);
 }
+
+/* The packet is [data, data_end): a read before data (still the packet's
+ * page) and one past data_end, with idx 0 and len 16 as the test sets. */
+SEC("xdp")
+int xdp_read_before_data(struct xdp_md *ctx)
+{
+	unsigned char *d = (unsigned char *)(long)ctx->data;
+
+	return *(volatile unsigned char *)(d - 1 - idx);
+}
+
+SEC("xdp")
+int xdp_read_past_end(struct xdp_md *ctx)
+{
+	unsigned char *d = (unsigned char *)(long)ctx->data;
+
+	return *(volatile unsigned char *)(d + len);
+}
