@@ -245,6 +245,18 @@ TEST(map_value_write_past_its_end)
 	bpfrt_object_close(obj);
 }
 
+TEST(read_of_a_write_only_map_value)
+{
+	struct bpfrt_object *obj = load_unsafe();
+
+	REQUIRE(obj);
+	CHECK(run_checked(prog_of(obj, "write_only_map_write_ok"), 0, 0) == 1);
+	expect_violation(prog_of(obj, "write_only_map_read"), 0, 0, "write_only_map_read: insn",
+			 "read of write-only map value of 8 bytes",
+			 "nearest region: map value of map 'wronly'");
+	bpfrt_object_close(obj);
+}
+
 TEST(helper_memory_argument_past_a_map_value)
 {
 	struct bpfrt_object *obj = load_unsafe();

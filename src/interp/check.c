@@ -40,12 +40,15 @@ static bool region_holds(const struct bpfrt_check_region *r, uint64_t addr, uint
 static void region_add(struct bpfrt_check_run *cr, uint64_t start, uint64_t size, uint8_t kind,
 		       bool writable, const struct bpfrt_map *map)
 {
+	bool readable = !map || !(map->map_flags & BPF_F_WRONLY_PROG);
+
 	struct bpfrt_check_region *r;
 
 	for (uint32_t i = cr->region_cnt; i-- > 0;) {
 		r = &cr->regions[i];
 		if (r->start == start && r->end == start + size && r->kind == kind && !r->released) {
 			r->writable = writable;
+			r->readable = readable;
 			return;
 		}
 	}
@@ -61,7 +64,8 @@ static void region_add(struct bpfrt_check_run *cr, uint64_t start, uint64_t size
 		cr->region_cap = cap;
 	}
 	cr->regions[cr->region_cnt++] = (struct bpfrt_check_region){
-		.start = start, .end = start + size, .kind = kind, .writable = writable, .map = map,
+		.start = start, .end = start + size, .kind = kind, .writable = writable,
+		.readable = readable, .map = map,
 	};
 }
 
@@ -104,7 +108,7 @@ void bpfrt_check_set_prog(struct bpfrt_check_run *cr, const struct bpfrt_prog *p
 	cr->ctx_prog = prog;
 	cr->ctx_region = (struct bpfrt_check_region){
 		.start = cr->ctx, .end = cr->ctx + len, .kind = BPFRT_REGION_CTX,
-		.writable = !rdonly,
+		.writable = !rdonly, .readable = true,
 	};
 }
 
@@ -125,7 +129,7 @@ void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *p
 		if (data <= data_end)
 			cr->pkt_region = (struct bpfrt_check_region){
 				.start = data, .end = data_end, .kind = BPFRT_REGION_PACKET,
-				.writable = true,
+				.writable = true, .readable = true,
 			};
 	}
 }
@@ -342,6 +346,11 @@ static bool check_range(struct bpfrt_check_run *cr, const struct bpfrt_prog *pro
 	}
 	if ((access & BPFRT_CHECK_WRITE) && !r->writable) {
 		snprintf(what, sizeof(what), "%s%s of read-only %s", who, access_name(access),
+			 region_names[r->kind]);
+		return violation(cr, prog, insn, what, addr, size);
+	}
+	if ((access & BPFRT_CHECK_READ) && !r->readable) {
+		snprintf(what, sizeof(what), "%s%s of write-only %s", who, access_name(access),
 			 region_names[r->kind]);
 		return violation(cr, prog, insn, what, addr, size);
 	}

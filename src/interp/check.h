@@ -52,6 +52,7 @@ struct bpfrt_check_region {
 	uint64_t start, end;       /* [start, end) */
 	uint8_t kind;              /* enum bpfrt_check_region_kind */
 	bool writable;
+	bool readable;             /* false: a BPF_F_WRONLY_PROG map's value */
 	bool released;             /* a ringbuf record after submit/discard: kept for the report */
 	const struct bpfrt_map *map;
 };

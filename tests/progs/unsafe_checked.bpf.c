@@ -27,6 +27,15 @@ struct {
 	__type(value, __u32);
 } jmp SEC(".maps");
 
+/* Programs may only write it (BPF_F_WRONLY_PROG). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_WRONLY_PROG);
+	__type(key, __u32);
+	__type(value, __u64);
+} wronly SEC(".maps");
+
 /* The test sets these; volatile so that clang cannot fold the indexes. */
 volatile __u32 idx = 1;
 volatile __u32 len = 16;
@@ -112,6 +121,29 @@ int discard_after_submit(void *ctx)
 	bpf_ringbuf_submit(r, 0);
 	bpf_ringbuf_discard(r, 0);
 	return 1;
+}
+
+SEC("syscall")
+int write_only_map_write_ok(void *ctx)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&wronly, &k);
+
+	if (!v)
+		return 0;
+	*v = 3;
+	return 1;
+}
+
+SEC("syscall")
+int write_only_map_read(void *ctx)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&wronly, &k);
+
+	if (!v)
+		return 0;
+	return *(volatile __u64 *)v;
 }
 
 /* Slot 0 of jmp: the tail-call target runs checked too. */
