@@ -7,6 +7,7 @@
 #include "testlib.h"
 #include "prog_support.h"
 #include "bpfrt/bpfrt.h"
+#include "bpfrt/tracepoint.h"
 #include "core/prog.h"
 
 #include <errno.h>
@@ -416,4 +417,46 @@ TEST(packet_reads_outside_data_and_data_end)
 		      names[i], err, bpfrt_last_error());
 	}
 	bpfrt_object_close(obj);
+}
+
+/* A host kfunc handed the context may read all of it (the verifier counts
+ * it as reading the kind's whole context): a trusted raw_tp program
+ * passing a context shorter than that is caught at the call. */
+static uint64_t ctx_reader(uint64_t ctx, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	const uint64_t *args = (const uint64_t *)(uintptr_t)ctx;
+
+	return args[BPFRT_TP_MAX_ARGS - 1];
+}
+
+TEST(kfunc_given_a_short_context)
+{
+	static const struct bpfrt_helper reader = {
+		.name = "ci_ctx_reader", .fn = ctx_reader, .args = { BPFRT_ARG_PTR_TO_CTX },
+	};
+	int kid = bpfrt_kfunc_id(reader.name) >= 0 ? bpfrt_kfunc_id(reader.name)
+						    : bpfrt_kfunc_register(reader.name, &reader);
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "to_kfunc",
+					  .kind = BPFRT_PROG_RAW_TRACEPOINT };
+	uint64_t ctx[BPFRT_TP_MAX_ARGS] = { 0 }, r0 = 0;
+	struct bpfrt_prog *p = NULL;
+	struct bpf_insn *insns;
+	char text[64];
+	size_t n;
+
+	REQUIRE(kid >= BPFRT_KFUNC_ID_BASE, "%s", bpfrt_last_error());
+	ctx[BPFRT_TP_MAX_ARGS - 1] = 42;
+	snprintf(text, sizeof(text), "call %d\nexit\n", kid);
+	REQUIRE(bpfrt_asm(text, &insns, &n) == 0);
+	REQUIRE(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());
+	free(insns);
+	/* verified: the run must give the whole context */
+	CHECK(bpfrt_prog_ctx_access(p) == sizeof(ctx));
+	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_CHECKED, (uintptr_t)ctx, 8, &r0) == -EINVAL);
+	CHECK(run_checked(p, (uintptr_t)ctx, sizeof(ctx)) == 42);
+	p->verified = false; /* as a trusted load: the checking interpreter's to catch */
+	expect_violation(p, (uintptr_t)ctx, 8, "to_kfunc: insn 0",
+			 "ci_ctx_reader argument 1: out-of-bounds read", "nearest region: context");
+	CHECK(run_checked(p, (uintptr_t)ctx, sizeof(ctx)) == 42);
+	bpfrt_prog_free(p);
 }

@@ -469,6 +469,16 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 		case BPFRT_ARG_PTR_TO_CTX:
 			if (v != cr->ctx || !cr->ctx)
 				return bad_arg(cr, prog, insn, who, "not the context", v);
+			/* a host kfunc may read all of its kind's context (the
+			 * verifier counts it so; bpfrt's helpers read none) */
+			if (h >= prog->helpers + BPFRT_KFUNC_ID_BASE &&
+			    h < prog->helpers + BPFRT_MAX_HELPER_ID &&
+			    !check_range(cr, prog, insn, v,
+					 prog->verified ? prog->ctx_size
+							: bpfrt_verify_ctx_size(prog, cr->ctx_given,
+										NULL),
+					 BPFRT_CHECK_READ, who))
+				return false;
 			break;
 		case BPFRT_ARG_CONST_MAP_PTR:
 			map = known_map(prog, v);
