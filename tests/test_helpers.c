@@ -334,7 +334,11 @@ TEST(probe_read_str_lengths_and_faults)
 			memset(dst, 0xaa, sizeof(dst));
 			CHECK(CALL(m, id, (uintptr_t)dst, 16, (uintptr_t)"hello", 0, 0) == 6,
 			      "%s id %d", mode_names[m], id);
-			CHECK(!strcmp(dst, "hello") && (uint8_t)dst[6] == 0xaa);
+			/* NUL-padded to size: the verifier counts all 16 as written */
+			CHECK(!strcmp(dst, "hello"));
+			for (int i = 5; i < 16; i++)
+				CHECK(dst[i] == 0, "%s id %d: byte %d after the string", mode_names[m],
+				      id, i);
 			/* cut: size - 1 bytes and a NUL, returns size */
 			memset(dst, 0xaa, sizeof(dst));
 			CHECK(CALL(m, id, (uintptr_t)dst, 4, (uintptr_t)"hello", 0, 0) == 4);
@@ -363,6 +367,29 @@ TEST(probe_read_str_lengths_and_faults)
 		}
 	}
 	munmap(page, (size_t)pg);
+}
+
+/* bpf_snprintf's buffer is an uninitialised-memory argument: every byte
+ * of it is written, the string NUL-padded and the whole buffer zeroed on
+ * an error, so nothing the stack held before stays readable. */
+TEST(snprintf_pads_buffer_and_zeroes_it_on_error)
+{
+	FOR_EACH_MODE(m) {
+		char dst[16];
+
+		memset(dst, 0xaa, sizeof(dst));
+		CHECK(CALL(m, BPF_FUNC_snprintf, (uintptr_t)dst, 16, (uintptr_t)"hi", 0, 0) == 3,
+		      "%s", mode_names[m]);
+		CHECK(!strcmp(dst, "hi"));
+		for (int i = 2; i < 16; i++)
+			CHECK(dst[i] == 0, "%s: byte %d after the string", mode_names[m], i);
+		/* data_len not a multiple of 8: -EINVAL */
+		memset(dst, 0xaa, sizeof(dst));
+		CHECK((int64_t)CALL(m, BPF_FUNC_snprintf, (uintptr_t)dst, 16, (uintptr_t)"hi",
+				    (uintptr_t)dst, 3) == -EINVAL, "%s", mode_names[m]);
+		for (int i = 0; i < 16; i++)
+			CHECK(dst[i] == 0, "%s: byte %d after an error", mode_names[m], i);
+	}
 }
 
 /* ---- trace_printk --------------------------------------------------------- */

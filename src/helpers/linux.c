@@ -190,7 +190,8 @@ static uint64_t bpf_trace_vprintk(uint64_t fmt, uint64_t fmt_size, uint64_t data
 }
 
 /* bpf_snprintf(str, str_size, fmt, data, data_len): returns the length
- * including the NUL, as Linux. */
+ * including the NUL, as Linux. str is NUL-padded to str_size (zeroed on
+ * an error): the verifier counts all of it as written. */
 static uint64_t bpf_snprintf(uint64_t str, uint64_t str_size, uint64_t fmt,
 			     uint64_t data, uint64_t data_len)
 {
@@ -198,14 +199,14 @@ static uint64_t bpf_snprintf(uint64_t str, uint64_t str_size, uint64_t fmt,
 	/* fmt is a read-only string constant: read up to its NUL */
 	long n = format_data_args(msg, fmt, BPFRT_TRACE_FMT_STRING, data, data_len);
 
-	if (n < 0)
-		return (uint64_t)n;
 	if (str_size) {
-		size_t cp = (size_t)n < str_size - 1 ? (size_t)n : str_size - 1;
+		size_t cp = n < 0 ? 0 : (size_t)n < str_size - 1 ? (size_t)n : str_size - 1;
 
 		memcpy(PTR(str), msg, cp);
-		((char *)PTR(str))[cp] = 0;
+		memset((char *)PTR(str) + cp, 0, str_size - cp);
 	}
+	if (n < 0)
+		return (uint64_t)n;
 	return (uint64_t)n + 1;
 }
 

@@ -115,7 +115,9 @@ long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
 	/* Small steps that never cross a page: a string ending just before
 	 * an unmapped page must not fail because the next page is
 	 * unreadable. The bounce buffer keeps bytes after the NUL out of
-	 * dst, which holds exactly the string. */
+	 * dst, which holds the string, NUL-padded to size: the verifier
+	 * counts the whole buffer as written (ARG_PTR_TO_UNINIT_MEM), so no
+	 * byte of it may keep what the stack held before. */
 	while (done < size - 1) {
 		uintptr_t a = (uintptr_t)src + done;
 		size_t chunk = PROBE_PAGE - (a & (PROBE_PAGE - 1));
@@ -133,8 +135,11 @@ long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
 		}
 		nul = memchr(bounce, 0, (size_t)r);
 		if (nul) {
+			size_t len = done + (size_t)(nul - bounce) + 1;
+
 			memcpy(out + done, bounce, (size_t)(nul - bounce) + 1);
-			return (long)(done + (size_t)(nul - bounce)) + 1;
+			memset(out + len, 0, size - len);
+			return (long)len;
 		}
 		memcpy(out + done, bounce, (size_t)r);
 		done += (size_t)r;

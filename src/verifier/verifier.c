@@ -843,15 +843,22 @@ static int stack_read_fixed(struct venv *env, struct vframe *fr, int64_t lo, uin
 }
 
 /* Variable-offset stack access: reads need every byte of the range
- * initialised, writes turn the range into plain data. */
+ * initialised. A write may miss any byte of the range, so it initialises
+ * none: uninitialised bytes stay so (a later read of them would read
+ * stale host stack), initialised ones become plain data and spills in the
+ * range are destroyed. */
 static int stack_access_var(struct venv *env, struct vframe *fr, int64_t lo, int64_t hi,
 			    bool write, struct vreg *dst, uint32_t size, bool sext)
 {
 	for (int64_t a = lo; a < hi; a++) {
+		uint8_t *t = slot_byte(fr, a);
+
 		if (write) {
-			destroy_spill(slot_of(fr, a));
-			*slot_byte(fr, a) = STACK_MISC;
-		} else if (*slot_byte(fr, a) == STACK_INVALID) {
+			if (*t == STACK_SPILL)
+				destroy_spill(slot_of(fr, a));
+			if (*t != STACK_INVALID)
+				*t = STACK_MISC;
+		} else if (*t == STACK_INVALID) {
 			return verr(env, "invalid variable-offset read from stack: byte %lld "
 				    "is uninitialized", (long long)a);
 		}
@@ -1513,9 +1520,14 @@ struct call_args {
 	int func_regno;         /* register holding the callback */
 };
 
-/* A helper reads (or, uninit, writes) [reg, reg + size) with size in
- * [min_size, max_size]. */
-static int check_helper_mem(struct venv *env, int regno, uint64_t max_size, bool uninit)
+/* A helper reads (or, uninit, writes) [reg, reg + size) with size up to
+ * max_size (exactly max_size if exact). A helper writing the stack
+ * initialises only what it surely writes: a constant size at a constant
+ * offset writes exactly that range; otherwise (variable size or offset)
+ * it may write less, so the range must be initialised beforehand, as
+ * Linux requires (check_mem_size_reg drops raw mode for variable sizes). */
+static int check_helper_mem(struct venv *env, int regno, uint64_t max_size, bool uninit,
+			    bool exact)
 {
 	struct vreg reg = *reg_at(env, regno);
 	uint32_t size = (uint32_t)max_size;
@@ -1533,12 +1545,18 @@ static int check_helper_mem(struct venv *env, int regno, uint64_t max_size, bool
 
 		if (!fr)
 			return err;
-		if (uninit)
-			return stack_access_var(env, fr, lo, hi, true, NULL, 0, false);
+		if (uninit && exact && tnum_is_const(reg.var_off))
+			return stack_write_fixed(env, fr, lo, size, NULL);
 		for (int64_t a = lo; a < hi; a++)
 			if (*slot_byte(fr, a) == STACK_INVALID)
-				return verr(env, "invalid indirect read from stack R%d off %lld+%lld "
-					    "size %u", regno, (long long)lo, (long long)(a - lo), size);
+				return verr(env, uninit ? "invalid indirect write to stack R%d off "
+					    "%lld+%lld size %u: the helper may write fewer bytes "
+					    "(variable size or offset), so the range must be "
+					    "initialized first" : "invalid indirect read from stack "
+					    "R%d off %lld+%lld size %u", regno, (long long)lo,
+					    (long long)(a - lo), size);
+		if (uninit)
+			return stack_access_var(env, fr, lo, hi, true, NULL, 0, false);
 		return 0;
 	}
 	case PTR_TO_MAP_VALUE:
@@ -1652,7 +1670,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			return verr(env, "invalid map_ptr to access map->%s",
 				    t == BPFRT_ARG_PTR_TO_MAP_KEY ? "key" : "value");
 		return check_helper_mem(env, regno, t == BPFRT_ARG_PTR_TO_MAP_KEY ?
-					ca->map->key_size : ca->map->value_size, false);
+					ca->map->key_size : ca->map->value_size, false, true);
 	case BPFRT_ARG_PTR_TO_MEM:
 	case BPFRT_ARG_PTR_TO_UNINIT_MEM: {
 		enum bpfrt_arg_type next = arg < 4 ? h->args[arg + 1] : BPFRT_ARG_NONE;
@@ -1667,7 +1685,8 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			return err;
 		if (vreg_is_zero(r) && max == 0)
 			return 0; /* (NULL, 0) */
-		return check_helper_mem(env, regno, max, t == BPFRT_ARG_PTR_TO_UNINIT_MEM);
+		return check_helper_mem(env, regno, max, t == BPFRT_ARG_PTR_TO_UNINIT_MEM,
+					vreg_is_const(reg_at(env, regno + 1)));
 	}
 	case BPFRT_ARG_CONST_SIZE:
 	case BPFRT_ARG_CONST_SIZE_OR_ZERO: {
@@ -1706,7 +1725,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		ca->release_ref = r->ref_obj_id;
 		return 0;
 	case BPFRT_ARG_PTR_TO_LONG:
-		return check_helper_mem(env, regno, 8, true);
+		return check_helper_mem(env, regno, 8, true, true);
 	case BPFRT_ARG_PTR_TO_CONST_STR: {
 		const char *base;
 		int64_t at;
