@@ -1043,13 +1043,16 @@ static uint64_t host_mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_
 	return a + 2 * b + 3 * c + 4 * d + 5 * e;
 }
 
-static uint64_t host_sum(uint64_t vals, uint64_t n, uint64_t r3, uint64_t r4, uint64_t r5)
+/* host_sum(vals, size): the u32s of a buffer the verifier checked (a
+ * memory argument and its size in bytes, not a pointer passed as a number:
+ * that would leak its address). */
+static uint64_t host_sum(uint64_t vals, uint64_t size, uint64_t r3, uint64_t r4, uint64_t r5)
 {
 	const uint32_t *v = (const uint32_t *)(uintptr_t)vals;
 	int sum = 0;
 
 	host_calls++;
-	for (int i = 0; i < (int)n; i++)
+	for (int i = 0; i < (int)(size / 4); i++)
 		sum += (int)v[i];
 	return (uint64_t)(int64_t)sum;
 }
@@ -1063,7 +1066,7 @@ static void register_kfuncs(void)
 	};
 	static const struct bpfrt_helper sum = {
 		.name = "host_sum", .fn = host_sum,
-		.args = { BPFRT_ARG_ANYTHING, BPFRT_ARG_ANYTHING },
+		.args = { BPFRT_ARG_PTR_TO_MEM, BPFRT_ARG_CONST_SIZE },
 	};
 
 	CHECK(bpfrt_kfunc_register("host_mix", &mix) >= BPFRT_KFUNC_ID_BASE, "%s",

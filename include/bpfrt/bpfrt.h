@@ -69,6 +69,13 @@ struct bpfrt_prog_load_opts {
  * exceeds 64 bytes, as in Linux; the flags force them off or on. */
 #define BPFRT_F_DISABLE_PRIVATE_STACK (1u << 0) /* Linux's BPF_F_DISABLE_PRIVATE_STACK */
 #define BPFRT_F_PRIVATE_STACK         (1u << 1) /* force a private stack */
+/* Trusted programs only: lets pointer values become data (stored into
+ * maps, records or the context, passed to helpers as values, returned,
+ * compared, subtracted), as privileged Linux (allow_ptr_leaks) does. By
+ * default the verifier applies unprivileged Linux's rule and rejects
+ * every such leak: maps may be shared with other processes, and a leaked
+ * pointer hands out the host's address layout. */
+#define BPFRT_F_ALLOW_PTR_LEAKS       (1u << 2)
 
 /* Validates, verifies if asked, and (optionally) JIT-compiles insns; the
  * program keeps its own copy of the instructions. Returns 0 and *prog, or

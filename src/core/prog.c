@@ -153,13 +153,14 @@ void bpfrt_prog_free(struct bpfrt_prog *prog)
 int bpfrt_prog_set_flags(struct bpfrt_prog *prog, uint32_t flags)
 {
 	const uint32_t both = BPFRT_F_DISABLE_PRIVATE_STACK | BPFRT_F_PRIVATE_STACK;
+	const uint32_t known = both | BPFRT_F_ALLOW_PTR_LEAKS;
 
 	if (!prog)
 		return bpfrt_err(-EINVAL, "prog_set_flags: NULL program");
 	if (prog->insns)
 		return bpfrt_err(-EBUSY, "%s: flags are set before load", prog->name);
-	if (flags & ~both)
-		return bpfrt_err(-EINVAL, "%s: unknown load flags 0x%x", prog->name, flags & ~both);
+	if (flags & ~known)
+		return bpfrt_err(-EINVAL, "%s: unknown load flags 0x%x", prog->name, flags & ~known);
 	if ((flags & both) == both)
 		return bpfrt_err(-EINVAL, "%s: private stack both forced on and disabled", prog->name);
 	prog->load_flags = flags;

@@ -340,6 +340,45 @@ static bool is_ptr(const struct vreg *r)
 	return r->type != NOT_INIT && r->type != SCALAR;
 }
 
+/* Pointer leaks: the one rule, checked wherever a value leaves the typed
+ * world. A pointer's value (or any part of it) must never become data
+ * that the program or anyone else can read as a number: stored into a map
+ * value, ringbuf record, context or packet; passed to a helper as a plain
+ * value or inside memory the helper reads; returned; exchanged by an
+ * atomic; compared (a branch reveals its bits); subtracted from another
+ * pointer; copied in part (mov32, movsx, a partial fill); or left in stack
+ * bytes that become plain data (a partial overwrite of its spill, a
+ * variable-offset write over it, the end of the frame it points into).
+ * Maps are shared with other processes, so any of these would hand out
+ * the host's address layout. This is Linux's rule without allow_ptr_leaks
+ * (unprivileged); programs loaded with BPFRT_F_ALLOW_PTR_LEAKS are trusted
+ * as privileged Linux trusts its programs and may leak. Returns 0 if val
+ * is no pointer or leaks are allowed, else rejects with the message fmt
+ * (which names the destination). */
+static bool ptr_leaks_allowed(const struct venv *env)
+{
+	return env->prog->load_flags & BPFRT_F_ALLOW_PTR_LEAKS;
+}
+
+static int check_ptr_leak(struct venv *env, const struct vreg *val, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int check_ptr_leak(struct venv *env, const struct vreg *val, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (!is_ptr(val) || ptr_leaks_allowed(env))
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(env->msg, sizeof(env->msg), fmt, ap);
+	va_end(ap);
+	n = strlen(env->msg);
+	snprintf(env->msg + n, sizeof(env->msg) - n,
+		 " (the value is a %s pointer; only programs loaded with "
+		 "BPFRT_F_ALLOW_PTR_LEAKS may leak pointers)", reg_type_str(val));
+	return -EACCES;
+}
+
 static uint32_t frame_slots_for(struct venv *env, uint32_t subprog)
 {
 	return (env->prog->subprogs[subprog].stack_depth + 7) / 8;
@@ -743,6 +782,16 @@ static struct vslot *slot_of(struct vframe *fr, int64_t at)
 	return &fr->slots[(uint32_t)((-at - 1) / 8)];
 }
 
+/* The spilled pointer byte `at` of the frame is part of, or NULL. */
+static const struct vreg *spilled_ptr_at(struct vframe *fr, int64_t at)
+{
+	struct vslot *s = slot_of(fr, at);
+
+	if (!slot_has_spill(s) || !is_ptr(&s->spilled) || *slot_byte(fr, at) != STACK_SPILL)
+		return NULL;
+	return &s->spilled;
+}
+
 static void destroy_spill(struct vslot *s)
 {
 	for (int k = 0; k < 8; k++)
@@ -764,10 +813,28 @@ static int stack_write_fixed(struct venv *env, struct vframe *fr, int64_t lo, ui
 {
 	struct vslot *s = slot_of(fr, lo);
 	uint32_t bo = (uint32_t)(lo - (-(int64_t)((-lo - 1) / 8 + 1) * 8)); /* byte in slot */
+	int err;
 
+	/* only a write of its whole slot replaces a spilled pointer: a
+	 * narrower one would leave its other bytes behind as data */
+	for (int64_t a = lo; a < lo + size; a++) {
+		const struct vreg *p = spilled_ptr_at(fr, a);
+		int64_t slot_lo = a & ~7ll;
+
+		if (p && (slot_lo < lo || slot_lo + 8 > lo + size) &&
+		    (err = check_ptr_leak(env, p, "attempt to corrupt spilled pointer on "
+					       "stack: %u-byte write at off %lld", size,
+					       (long long)lo)))
+			return err;
+	}
 	if (value && is_ptr(value)) {
 		if (size != 8)
 			return verr(env, "invalid size of register spill");
+		/* it would outlive the frame it points into (and then be a
+		 * number: its address), as Linux */
+		if (value->type == PTR_TO_STACK && fr != cur_frame(env))
+			return verr(env, "cannot spill pointers to stack into stack frame of the "
+				    "caller");
 		if (lo % 8)
 			return verr(env, "misaligned stack access off %lld for a pointer spill",
 				    (long long)lo);
@@ -822,6 +889,12 @@ static int stack_read_fixed(struct venv *env, struct vframe *fr, int64_t lo, uin
 			return 0;
 		}
 	}
+	/* part of a spilled pointer is never a number, trusted or not (as
+	 * Linux, privileged or not) */
+	for (int64_t a = lo; a < lo + size; a++)
+		if (spilled_ptr_at(fr, a))
+			return verr(env, "invalid size of register fill: %u-byte read at stack off "
+				    "%lld of a spilled pointer", size, (long long)lo);
 	for (int64_t a = lo; a < lo + size; a++) {
 		uint8_t t = *slot_byte(fr, a);
 
@@ -852,7 +925,15 @@ static int stack_access_var(struct venv *env, struct vframe *fr, int64_t lo, int
 {
 	for (int64_t a = lo; a < hi; a++) {
 		uint8_t *t = slot_byte(fr, a);
+		const struct vreg *p = spilled_ptr_at(fr, a);
+		int err;
 
+		if (p && (err = check_ptr_leak(env, p, write ?
+			"spilled pointer at stack off %lld in range of variable-offset stack "
+			"write (a partial overwrite leaves its other bytes as data)" :
+			"variable-offset read from stack leaks the spilled pointer at off %lld",
+			(long long)(a & ~7ll))))
+			return err;
 		if (write) {
 			if (*t == STACK_SPILL)
 				destroy_spill(slot_of(fr, a));
@@ -1007,8 +1088,14 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 
 		if (!fr)
 			return err;
-		if (!tnum_is_const(reg.var_off))
+		if (!tnum_is_const(reg.var_off)) {
+			/* a variable-offset store is plain data, never a spill */
+			if (write && value && (err = check_ptr_leak(env, value, "variable-offset "
+					"store through R%d leaks addr into stack (it is kept as data)",
+					regno)))
+				return err;
 			return stack_access_var(env, fr, lo, hi, write, dst, size, sext);
+		}
 		if (write)
 			return stack_write_fixed(env, fr, lo, size, value);
 		return stack_read_fixed(env, fr, lo, size, dst, sext);
@@ -1071,6 +1158,7 @@ static int do_store(struct venv *env, const struct bpf_insn *insn)
 	uint32_t size = bpf_size_bytes(insn_size(insn));
 	struct vreg imm;
 	const struct vreg *value;
+	const char *dest = NULL;
 	int err;
 
 	if ((err = check_reg_init(env, insn->dst_reg)))
@@ -1089,8 +1177,25 @@ static int do_store(struct venv *env, const struct bpf_insn *insn)
 			vreg_coerce(&imm, size);
 		value = &imm;
 	}
-	if (reg_at(env, insn->dst_reg)->type == PTR_TO_CTX && value->type != SCALAR)
-		return verr(env, "R%d leaks addr into ctx", insn->src_reg);
+	switch (reg_at(env, insn->dst_reg)->type) {
+	case PTR_TO_STACK: /* a spill: the pointer stays typed */
+		break;
+	case PTR_TO_MAP_VALUE:
+		dest = "map";
+		break;
+	case PTR_TO_CTX:
+		dest = "ctx";
+		break;
+	case PTR_TO_PACKET:
+		dest = "packet";
+		break;
+	default:
+		dest = "mem";
+		break;
+	}
+	if (dest && (err = check_ptr_leak(env, value, "R%d leaks addr into %s", insn->src_reg,
+					  dest)))
+		return err;
 	return check_mem_access(env, insn->dst_reg, insn->off, size, true, value, NULL, false);
 }
 
@@ -1110,15 +1215,17 @@ static int do_atomic(struct venv *env, const struct bpf_insn *insn)
 	    base->type != PTR_TO_MEM)
 		return verr(env, "BPF_ATOMIC stores into R%d %s is not allowed", insn->dst_reg,
 			    reg_type_str(base));
-	if (reg_at(env, insn->src_reg)->type != SCALAR)
-		return verr(env, "R%d leaks addr into mem", insn->src_reg);
-	if (insn->imm == BPF_CMPXCHG && reg_at(env, BPF_R0)->type != SCALAR)
-		return verr(env, "R0 leaks addr into mem");
+	if ((err = check_ptr_leak(env, reg_at(env, insn->src_reg), "R%d leaks addr into mem",
+				  insn->src_reg)))
+		return err;
+	if (insn->imm == BPF_CMPXCHG &&
+	    (err = check_ptr_leak(env, reg_at(env, BPF_R0), "R0 leaks addr into mem")))
+		return err;
 	/* the old value is read (must be initialised), then data is written */
 	err = check_mem_access(env, insn->dst_reg, insn->off, size, false, NULL, &old, false);
-	if (!err && old.type != SCALAR)
-		err = verr(env, "BPF_ATOMIC on a spilled pointer at R%d off=%d", insn->dst_reg,
-			   insn->off);
+	if (!err)
+		err = check_ptr_leak(env, &old, "leaking pointer from stack: BPF_ATOMIC on the "
+				     "spilled pointer at R%d off=%d", insn->dst_reg, insn->off);
 	if (!err)
 		err = check_mem_access(env, insn->dst_reg, insn->off, size, true, NULL, NULL, false);
 	if (err)
@@ -1227,6 +1334,9 @@ static int do_alu(struct venv *env, const struct bpf_insn *insn)
 		src = *reg_at(env, insn->src_reg);
 		if (insn->off) { /* movsx */
 			if (src.type != SCALAR) {
+				if ((err = check_ptr_leak(env, &src, "R%d sign-extension part of "
+							  "pointer", insn->src_reg)))
+					return err;
 				vreg_mark_unknown(dst);
 				if (!is64)
 					vreg_zext32(dst);
@@ -1239,6 +1349,9 @@ static int do_alu(struct venv *env, const struct bpf_insn *insn)
 		}
 		if (!is64) {
 			if (src.type != SCALAR) {
+				if ((err = check_ptr_leak(env, &src, "R%d partial copy of pointer",
+							  insn->src_reg)))
+					return err;
 				vreg_mark_unknown(dst); /* a pointer's low half is a number */
 			} else {
 				*dst = src;
@@ -1258,9 +1371,12 @@ static int do_alu(struct venv *env, const struct bpf_insn *insn)
 	if ((err = check_reg_init(env, insn->dst_reg)))
 		return err;
 	if (op == BPF_NEG || op == BPF_END) {
-		if (dst->type != SCALAR)
-			return verr(env, "R%d pointer arithmetic with %s prohibited", insn->dst_reg,
-				    op == BPF_NEG ? "neg" : "bswap");
+		if (dst->type != SCALAR) {
+			if ((err = check_ptr_leak(env, dst, "R%d pointer arithmetic with %s prohibited",
+						  insn->dst_reg, op == BPF_NEG ? "neg" : "bswap")))
+				return err;
+			vreg_mark_unknown(dst); /* a number made of a pointer */
+		}
 		return vscalar_alu(env, insn, dst, NULL, is64);
 	}
 	if (x) {
@@ -1296,6 +1412,13 @@ static int do_alu(struct venv *env, const struct bpf_insn *insn)
 			    dst->type == PTR_TO_PACKET_END || src.type == PTR_TO_PACKET_END)
 				return verr(env, "R%d pointer -= pointer of another kind prohibited",
 					    insn->dst_reg);
+			/* two packet pointers differ by an offset into one packet,
+			 * which says nothing of the address layout; any other
+			 * difference does (two map values, two elements) */
+			if (dst->type != PTR_TO_PACKET &&
+			    (err = check_ptr_leak(env, dst, "R%d pointer -= pointer prohibited",
+						  insn->dst_reg)))
+				return err;
 			vreg_mark_unknown(dst);
 			return 0;
 		}
@@ -1486,6 +1609,19 @@ static int do_cond_jmp(struct venv *env, const struct bpf_insn *insn, uint32_t *
 		apply_refined(env->cur, insn, x, &fd, &fs);
 		return 0;
 	}
+	/* a pointer may only be null-checked or compared with a packet
+	 * pointer: any other comparison reveals bits of its address */
+	if (!(!is32 && (op == BPF_JEQ || op == BPF_JNE) &&
+	      (((dst->flags & PTR_MAYBE_NULL) && vreg_is_zero(&src)) ||
+	       (x && (src.flags & PTR_MAYBE_NULL) && vreg_is_zero(dst)))) &&
+	    !(!is32 && x && (dst->type == PTR_TO_PACKET || dst->type == PTR_TO_PACKET_END) &&
+	      (src.type == PTR_TO_PACKET || src.type == PTR_TO_PACKET_END))) {
+		bool d = is_ptr(dst);
+
+		if ((err = check_ptr_leak(env, d ? dst : &src, "R%d pointer comparison prohibited",
+					  d ? insn->dst_reg : insn->src_reg)))
+			return err;
+	}
 	other = push_branch(env, target);
 	if (!other)
 		return -ENOMEM;
@@ -1547,6 +1683,15 @@ static int check_helper_mem(struct venv *env, int regno, uint64_t max_size, bool
 			return err;
 		if (uninit && exact && tnum_is_const(reg.var_off))
 			return stack_write_fixed(env, fr, lo, size, NULL);
+		for (int64_t a = lo; a < hi; a++) {
+			const struct vreg *p = spilled_ptr_at(fr, a);
+
+			if (!uninit && p &&
+			    (err = check_ptr_leak(env, p, "R%d leaks addr into helper function: "
+						  "it reads the spilled pointer at stack off %lld",
+						  regno, (long long)(a & ~7ll))))
+				return err;
+		}
 		for (int64_t a = lo; a < hi; a++)
 			if (*slot_byte(fr, a) == STACK_INVALID)
 				return verr(env, uninit ? "invalid indirect write to stack R%d off "
@@ -1641,6 +1786,9 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		return verr(env, "R%d !read_ok", regno);
 	switch (t) {
 	case BPFRT_ARG_ANYTHING:
+		if ((err = check_ptr_leak(env, r, "R%d leaks addr into helper function %s", regno,
+					  h->name ? h->name : "")))
+			return err;
 		if (r->type == PTR_TO_STACK) {
 			/* the helper may touch the frame anywhere: keep it whole */
 			struct vframe *fr = env->cur->frames[r->frameno];
@@ -1922,6 +2070,49 @@ static void set_helper_result(struct venv *env, const struct bpfrt_helper *h,
 	}
 }
 
+/* Which of trace_printk's value arguments (r3-r5) its format reads
+ * through rather than prints (%s, %pks, %pus, %pi4, %pI4, %pi6, %pI6):
+ * a pointer there is no leak. None when the format is not in a constant
+ * map. */
+static void printk_derefs(struct venv *env, bool deref[3])
+{
+	const struct vreg *f = reg_at(env, BPF_R1), *len = reg_at(env, BPF_R2);
+	const char *p, *end;
+	int64_t at;
+	int arg = 0;
+
+	deref[0] = deref[1] = deref[2] = false;
+	if (f->type != PTR_TO_MAP_VALUE || !map_is_const(f->map) || !tnum_is_const(f->var_off) ||
+	    len->type != SCALAR || !vreg_is_const(len) || !bpfrt_map_value_ptr(f->map, 0))
+		return;
+	at = (int64_t)f->off + (int64_t)f->var_off.value;
+	if (at < 0 || at >= f->map->value_size)
+		return;
+	p = (const char *)bpfrt_map_value_ptr(f->map, 0) + at;
+	end = p + (len->var_off.value < f->map->value_size - (uint64_t)at ?
+		   len->var_off.value : f->map->value_size - (uint64_t)at);
+	while (p < end && *p && arg < 3) {
+		if (*p++ != '%')
+			continue;
+		if (p < end && *p == '%') {
+			p++;
+			continue;
+		}
+		while (p < end && *p && strchr("-+ #0123456789.lhzjt", *p))
+			p++;
+		if (p >= end || !*p)
+			break;
+		if (*p == 's')
+			deref[arg] = true;
+		else if (*p == 'p' && p + 2 < end &&
+			 (((p[1] == 'k' || p[1] == 'u') && p[2] == 's') ||
+			  ((p[1] == 'i' || p[1] == 'I') && (p[2] == '4' || p[2] == '6'))))
+			deref[arg] = true;
+		arg++;
+		p++;
+	}
+}
+
 /* Returns 1 if the walk continues in a callback (env->insn set). */
 static int do_helper_call(struct venv *env, int32_t id)
 {
@@ -1933,6 +2124,19 @@ static int do_helper_call(struct venv *env, int32_t id)
 	for (int a = 0; a < 5; a++)
 		if ((err = check_arg(env, h, id, a, &ca)))
 			return err;
+	/* trace_printk's optional arguments (r3-r5) are undeclared, as in
+	 * Linux, but printed: no pointer among them, unless the format reads
+	 * through it */
+	if (id == BPF_FUNC_trace_printk) {
+		bool deref[3];
+
+		printk_derefs(env, deref);
+		for (int r = BPF_R3; r <= BPF_R5; r++)
+			if (!deref[r - BPF_R3] &&
+			    (err = check_ptr_leak(env, reg_at(env, r), "R%d leaks addr into helper "
+						  "function trace_printk (its format prints it)", r)))
+				return err;
+	}
 	if (h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL && !ca.map)
 		return verr(env, "helper %d returns a map value but takes no map", id);
 	if (h->ret == BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL && ca.alloc_size < 0)
@@ -2003,20 +2207,23 @@ static int do_call(struct venv *env, const struct bpf_insn *insn)
 static int check_return_value(struct venv *env)
 {
 	const struct vreg *r0 = reg_at(env, BPF_R0);
+	int err;
 
 	if (r0->type == NOT_INIT)
 		return verr(env, "R0 !read_ok (the program returns an uninitialized value)");
-	if (r0->type != SCALAR)
-		return verr(env, "R0 leaks addr as return value (%s)", reg_type_str(r0));
+	if ((err = check_ptr_leak(env, r0, "R0 leaks addr as return value")))
+		return err;
 	if ((env->prog->kind == BPFRT_PROG_FENTRY || env->prog->kind == BPFRT_PROG_FEXIT) &&
-	    (r0->umin != 0 || r0->umax != 0))
+	    (r0->type != SCALAR || r0->umin != 0 || r0->umax != 0))
 		return verr(env, "At program exit the register R0 has value (%lld; %llu) "
 			    "should have been in [0, 0]", (long long)r0->smin,
 			    (unsigned long long)r0->umax);
 	return 0;
 }
 
-/* Pointers into a frame that is going away become plain numbers. */
+/* Pointers into a frame that is going away become plain numbers. No
+ * outer frame holds a spill of one (stack_write_fixed: no stack pointer is
+ * spilled into a caller's frame) and r0 may not be one (do_exit). */
 static void forget_frame_pointers(struct vstate *st, uint32_t frameno)
 {
 	for_each_reg(st, r, {

@@ -13,7 +13,7 @@ __u64 runs;
 __u32 depth_seen;
 
 extern __u64 host_mix(__u64 a, __u64 b, __u64 c, __u64 d, __u64 e) __ksym;
-extern int host_sum(const __u32 *vals, int n) __ksym;
+extern int host_sum(const __u32 *vals, int size) __ksym; /* size in bytes */
 
 static __noinline __u64 leaf(__u64 x)
 {
@@ -52,6 +52,6 @@ int call_kfuncs(void *ctx)
 {
 	__u32 vals[4] = { 1, 20, 300, (__u32)input };
 
-	output = host_mix(1, 2, 3, 4, 5) * 1000 + host_sum(vals, 4);
-	return host_sum(vals, 3);
+	output = host_mix(1, 2, 3, 4, 5) * 1000 + host_sum(vals, sizeof(vals));
+	return host_sum(vals, 3 * sizeof(vals[0]));
 }

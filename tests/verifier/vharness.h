@@ -27,6 +27,7 @@ struct vcase {
 	int64_t ret;              /* expected r0 of an accepted program, or RET_ANY */
 	enum linux_verdict lx;
 	const char *why;          /* for a Linux difference */
+	uint32_t flags;           /* BPFRT_F_* load flags (e.g. BPFRT_F_ALLOW_PTR_LEAKS) */
 };
 
 #endif

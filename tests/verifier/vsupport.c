@@ -160,6 +160,7 @@ int load_case(const struct vcase *c, const struct built *b, bool jit,
 
 	snprintf(prog->name, sizeof(prog->name), "%s", c->name);
 	prog->kind = c->kind;
+	prog->load_flags = c->flags;
 	if (b->ref_cnt) {
 		prog->map_refs = malloc(sizeof(b->refs));
 		memcpy(prog->map_refs, b->refs, sizeof(b->refs));
