@@ -804,3 +804,220 @@ TEST(unload_frees_every_threads_stack)
 	CHECK(short_thread(prog) == NULL);
 	bpfrt_prog_free(prog);
 }
+
+/* ---- the verifier's stack bound on private stacks -------------------- */
+
+/* Every route by which a verified program reaches its stack stays inside
+ * the size its private stack was allocated for. A stack is sized so that
+ * the deepest byte of the verified chain lies on the low guard page's
+ * edge: a bound one byte too small faults at once (the run fails with
+ * EFAULT, "private stack overflow"). Each program touches the deepest
+ * byte a route lets it reach without touching it directly, so that only
+ * the route's own accounting can cover it; each is verified (its frames
+ * tightened to what the walk saw) and run three times in each engine. */
+
+static uint64_t bound_ctx[64]; /* pt_regs-sized context; [0] is an offset */
+
+static struct bpfrt_prog *load_verified_insns(const char *name, const struct bpf_insn *insns,
+					      size_t cnt, bool jit, uint32_t flags)
+{
+	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
+					     .verify = true, .kind = BPFRT_PROG_KPROBE,
+					     .flags = flags | BPFRT_F_PRIVATE_STACK };
+	struct bpfrt_prog *prog = NULL;
+	int err = bpfrt_prog_load(insns, cnt, &opts, &prog);
+
+	if (err)
+		tl_fail(__FILE__, __LINE__, "load %s: %d %s", name, err, bpfrt_last_error());
+	return prog;
+}
+
+static struct bpfrt_prog *load_verified(const char *name, const char *text, bool jit,
+					uint32_t flags)
+{
+	struct bpf_insn *insns = NULL;
+	struct bpfrt_prog *prog;
+	size_t cnt = 0;
+
+	if (bpfrt_asm(text, &insns, &cnt)) {
+		tl_fail(__FILE__, __LINE__, "asm %s: %s", name, bpfrt_last_error());
+		return NULL;
+	}
+	prog = load_verified_insns(name, insns, cnt, jit, flags);
+	free(insns);
+	return prog;
+}
+
+static void run_in_bounds(struct bpfrt_prog *prog, bool jit, uint64_t want, uint32_t min_depth)
+{
+	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
+	struct bpfrt_privstack_info info;
+
+	if (!prog)
+		return;
+	CHECK(bpfrt_prog_stack_depth(prog) >= min_depth, "%s: verified depth %u < %u",
+	      bpfrt_prog_name(prog), bpfrt_prog_stack_depth(prog), min_depth);
+	for (int i = 0; i < 3; i++) {
+		uint64_t r0 = 0;
+		int err = bpfrt_prog_run(prog, mode, (uintptr_t)bound_ctx, sizeof(bound_ctx), &r0);
+
+		CHECK(err == 0 && r0 == want, "%s run %d: err %d r0 %llu %s", bpfrt_prog_name(prog),
+		      i, err, (unsigned long long)r0, bpfrt_last_error());
+	}
+	CHECK(!bpfrt_prog_privstack_info(prog, &info) && info.enabled && !info.faults,
+	      "%s: faults %llu", bpfrt_prog_name(prog), (unsigned long long)info.faults);
+	bpfrt_prog_free(prog);
+}
+
+/* A helper writing the stack (probe_read_kernel of 256 bytes from NULL
+ * zeroes them): its range counts, not only the program's own accesses. */
+BOTH_ENGINES(stack_bound_covers_helper_memory_arguments)
+{
+	run_in_bounds(load_verified("helper_mem",
+		"mov %r1, %r10\nadd %r1, -256\nmov %r2, 256\nmov %r3, 0\ncall 113\n"
+		"ldxdw %r0, [%r10-8]\nexit\n", jit, 0), jit, 0, 256);
+}
+
+/* A variable-offset store counts its lowest possible byte: ctx[0] = 0
+ * makes it the deepest. */
+BOTH_ENGINES(stack_bound_covers_variable_offsets)
+{
+	bound_ctx[0] = 0;
+	run_in_bounds(load_verified("var_off",
+		"ldxdw %r2, [%r1+0]\nand %r2, 248\nmov %r3, %r10\nadd %r3, -256\nadd %r3, %r2\n"
+		"stdw [%r3], 7\nmov %r0, 7\nexit\n", jit, 0), jit, 7, 256);
+}
+
+/* A callee writing its caller's frame through a pointer counts for the
+ * caller's frame (main touches its own stack only through f); the
+ * callee's own frame lies below it. */
+BOTH_ENGINES(stack_bound_covers_callee_access_to_caller_frames)
+{
+	run_in_bounds(load_verified("callee",
+		"mov %r1, %r10\nadd %r1, -128\ncall local f\nexit\n"
+		"f:\nstdw [%r1], 5\nstdw [%r10-64], 1\nldxdw %r0, [%r1]\nexit\n", jit, 0),
+		jit, 5, 128 + 64);
+}
+
+/* A bpf_loop callback writing its caller's frame through its context
+ * counts for the caller's frame. */
+BOTH_ENGINES(stack_bound_covers_callback_access_to_caller_frames)
+{
+	static const struct bpf_insn insns[] = {
+		MOV64_IMM(BPF_R1, 4),
+		LDDW_FUNC(BPF_R2, 6),                   /* -> 8 */
+		MOV64_REG(BPF_R3, BPF_R10),
+		ALU64_IMM(BPF_ADD, BPF_R3, -256),
+		MOV64_IMM(BPF_R4, 0),
+		CALL_HELPER(BPF_FUNC_loop),
+		EXIT(),
+		/* 8: cb(i, ctx) */
+		ST(BPF_DW, BPF_R2, 0, 9),
+		ST(BPF_DW, BPF_R10, -64, 1),
+		MOV64_IMM(BPF_R0, 0),
+		EXIT(),
+	};
+
+	run_in_bounds(load_verified_insns("callback", insns, ARRAY_LEN(insns), jit, 0), jit, 4,
+		      256);
+}
+
+/* Host helpers that get a stack pointer without a size: one writing 256
+ * bytes below it. */
+#define HELPER_ANY_PTR    497
+#define HELPER_STACK_PTR  496
+
+static uint64_t write_below(uint64_t p, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	memset((char *)(uintptr_t)p - 256, 0x5a, 256);
+	return 1;
+}
+
+/* BPFRT_ARG_ANYTHING takes a stack pointer only from a trusted program
+ * (BPFRT_F_ALLOW_PTR_LEAKS), and then the helper may touch the whole
+ * frame: the frame is kept whole. */
+BOTH_ENGINES(stack_bound_keeps_frame_of_pointer_passed_as_value)
+{
+	static const struct bpfrt_helper h = {
+		.name = "write_below_any", .fn = write_below, .ret = BPFRT_RET_INTEGER,
+		.args = { BPFRT_ARG_ANYTHING },
+	};
+	static const char text[] = "mov %r1, %r10\nadd %r1, -8\ncall 497\nexit\n";
+	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .verify = true,
+					     .kind = BPFRT_PROG_KPROBE };
+	struct bpf_insn *insns = NULL;
+	struct bpfrt_prog *p = NULL;
+	size_t cnt = 0;
+
+	REQUIRE(!bpfrt_helper_register(HELPER_ANY_PTR, &h), "%s", bpfrt_last_error());
+	REQUIRE(!bpfrt_asm(text, &insns, &cnt));
+	CHECK(bpfrt_prog_load(insns, cnt, &opts, &p) == -EACCES &&
+	      strstr(bpfrt_last_error(), "leaks addr into helper function"), "%s",
+	      bpfrt_last_error());
+	free(insns);
+	run_in_bounds(load_verified("any_ptr", text, jit, BPFRT_F_ALLOW_PTR_LEAKS), jit, 1, 256 + 8);
+	bpfrt_helper_unregister(HELPER_ANY_PTR);
+}
+
+/* BPFRT_ARG_PTR_TO_STACK_OR_NULL for a helper with no callback to hand
+ * it to: the helper may touch the whole frame (the walk, which only saw
+ * the pointer made, tightened the frame to nothing: the helper's write
+ * then landed in the guard page). */
+BOTH_ENGINES(stack_bound_keeps_frame_of_stack_pointer_argument)
+{
+	static const struct bpfrt_helper h = {
+		.name = "write_below_stack", .fn = write_below, .ret = BPFRT_RET_INTEGER,
+		.args = { BPFRT_ARG_PTR_TO_STACK_OR_NULL },
+	};
+
+	REQUIRE(!bpfrt_helper_register(HELPER_STACK_PTR, &h), "%s", bpfrt_last_error());
+	run_in_bounds(load_verified("stack_ptr", "mov %r1, %r10\nadd %r1, -8\ncall 496\nexit\n",
+				    jit, 0), jit, 1, 256 + 8);
+	bpfrt_helper_unregister(HELPER_STACK_PTR);
+}
+
+/* A tail call to a deeper program: the JIT target claims a private stack
+ * of its own depth; the interpreter, which runs the target in the
+ * caller's frame, refuses a target that does not fit (the call falls
+ * through). Either way no byte past the caller's stack is touched. */
+BOTH_ENGINES(tail_call_to_deeper_private_stack_program)
+{
+	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
+	struct bpfrt_privstack_info ia_info, ib_info;
+	struct bpfrt_map *map = NULL;
+	struct bpfrt_prog *a, *b;
+	uint64_t ctx = 0, r0 = 0;
+
+	REQUIRE(!bpfrt_map_create(BPF_MAP_TYPE_PROG_ARRAY, "jmp_deep", 4, 4, 1, NULL, &map));
+	{
+		const struct bpf_insn ia[] = {
+			ST(BPF_DW, BPF_R10, -16, 1),
+			LDDW(BPF_R2, (uintptr_t)map),
+			MOV64_IMM(BPF_R3, 0),
+			CALL_HELPER(BPF_FUNC_tail_call),
+			MOV64_IMM(BPF_R0, 1),
+			EXIT(),
+		};
+		const struct bpf_insn ib[] = {
+			ST(BPF_DW, BPF_R10, -512, 2),
+			LDX(BPF_DW, BPF_R0, BPF_R10, -512),
+			EXIT(),
+		};
+
+		a = load_priv("tail_shallow", ia, ARRAY_LEN(ia), jit);
+		b = load_priv("tail_deep", ib, ARRAY_LEN(ib), jit);
+	}
+	REQUIRE(a && b);
+	CHECK(bpfrt_prog_stack_depth(a) == 16 && bpfrt_prog_stack_depth(b) == 512, "%u %u",
+	      bpfrt_prog_stack_depth(a), bpfrt_prog_stack_depth(b));
+	REQUIRE(!bpfrt_map_update_prog(map, 0, b), "%s", bpfrt_last_error());
+	for (int i = 0; i < 3; i++)
+		CHECK(!bpfrt_prog_run(a, mode, (uintptr_t)&ctx, 0, &r0) && r0 == (jit ? 2u : 1u),
+		      "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
+	CHECK(!bpfrt_prog_privstack_info(a, &ia_info) && !ia_info.faults);
+	CHECK(!bpfrt_prog_privstack_info(b, &ib_info) && !ib_info.faults);
+	CHECK(bpfrt_prog_misses(a) == 0 && bpfrt_prog_misses(b) == 0);
+	bpfrt_map_free(map);
+	bpfrt_prog_free(a);
+	bpfrt_prog_free(b);
+}

@@ -267,7 +267,8 @@ typedef uint64_t (*bpfrt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3,
 /* Argument and return kinds, as the verifier will need them. */
 enum bpfrt_arg_type {
 	BPFRT_ARG_NONE = 0,      /* argument unused */
-	BPFRT_ARG_ANYTHING,      /* any scalar or pointer */
+	BPFRT_ARG_ANYTHING,      /* any scalar; a pointer only with BPFRT_F_ALLOW_PTR_LEAKS
+				  * (the helper may then touch a stack pointer's whole frame) */
 	BPFRT_ARG_PTR_TO_CTX,
 	BPFRT_ARG_PTR_TO_MEM,    /* followed by a BPFRT_ARG_CONST_SIZE */
 	BPFRT_ARG_PTR_TO_UNINIT_MEM,
@@ -277,7 +278,9 @@ enum bpfrt_arg_type {
 	BPFRT_ARG_PTR_TO_MAP_KEY,
 	BPFRT_ARG_PTR_TO_MAP_VALUE,
 	BPFRT_ARG_PTR_TO_FUNC,
-	BPFRT_ARG_PTR_TO_STACK_OR_NULL,
+	BPFRT_ARG_PTR_TO_STACK_OR_NULL, /* a callback's context (bpf_loop); for a helper
+					 * without a callback argument before it, the
+					 * helper may touch the whole frame */
 	BPFRT_ARG_PTR_TO_RINGBUF_MEM,
 	BPFRT_ARG_PTR_TO_LONG,   /* 8 writable bytes (an output u64) */
 	BPFRT_ARG_PTR_TO_CONST_STR, /* NUL-terminated string in a read-only map */

@@ -1862,6 +1862,14 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			return 0;
 		if (r->type != PTR_TO_STACK)
 			return verr(env, "R%d type=%s expected=fp", regno, reg_type_str(r));
+		if (ca->func_regno < 0) {
+			/* no size, and no callback to hand it to (whose accesses
+			 * the walk checks and counts): the helper itself may touch
+			 * the frame anywhere, so keep it whole */
+			struct vframe *fr = env->cur->frames[r->frameno];
+
+			note_stack_use(env, r->frameno, -(int32_t)fr->nslots * 8);
+		}
 		return 0;
 	case BPFRT_ARG_PTR_TO_RINGBUF_MEM:
 		if (r->type != PTR_TO_MEM || (r->flags & PTR_MAYBE_NULL) || !r->ref_obj_id)
