@@ -60,6 +60,15 @@ out=$("$B/bpfrt" map dump "$maps" hash 2>&1); rc=$?
 check "map dump without --after: the map as loaded (empty)" \
 	'[ $rc -eq 0 ] && echo "$out" | grep -q "0 entries"'
 
+out=$(BPFRT_MAP_MEMORY_LIMIT=4k "$B/bpfrt" map dump "$maps" hash 2>&1); rc=$?
+check "BPFRT_MAP_MEMORY_LIMIT=4k: a map past the limit fails the load, named" \
+	'[ $rc -eq 1 ] && echo "$out" | grep -q "map [a-z_]*.*would exceed the map memory limit of 4096 bytes"'
+out=$(BPFRT_MAP_MEMORY_LIMIT=64m "$B/bpfrt" map dump "$maps" hash 2>&1); rc=$?
+check "BPFRT_MAP_MEMORY_LIMIT=64m: the object loads" '[ $rc -eq 0 ]'
+out=$(BPFRT_MAP_MEMORY_LIMIT=lots "$B/bpfrt" map dump "$maps" hash 2>&1); rc=$?
+check "BPFRT_MAP_MEMORY_LIMIT that is not a size: a warning, the default limit" \
+	'[ $rc -eq 0 ] && echo "$out" | grep -q "BPFRT_MAP_MEMORY_LIMIT=.lots. is not a size"'
+
 # ---- prog run: the test-run context (bpfrt_prog_test_run_opts) ----
 tr=$B/tests/progs/test_run.bpf.o
 tmp=$(mktemp -d) || exit 1

@@ -734,6 +734,79 @@ TEST(freeze_waits_for_host_writers)
 	bpfrt_map_free(r.map);
 }
 
+/* ---- map memory limit -------------------------------------------------------- */
+
+static int create_named(enum bpf_map_type type, const char *name, uint32_t key_size,
+			uint32_t value_size, uint32_t max_entries, struct bpfrt_map **map)
+{
+	*map = NULL;
+	return bpfrt_map_create(type, name, key_size, value_size, max_entries, NULL, map);
+}
+
+TEST(map_memory_is_bounded_per_process)
+{
+	uint64_t prev = bpfrt_map_memory_limit(), used0 = bpfrt_map_memory_used();
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	struct bpfrt_map *a = NULL, *b = NULL;
+
+	if (!getenv("BPFRT_MAP_MEMORY_LIMIT"))
+		CHECK(prev == (uint64_t)pages * (uint64_t)psize / 2, "default limit %llu",
+		      (unsigned long long)prev);
+	REQUIRE(bpfrt_set_map_memory_limit(used0 + (1u << 20)) == 0);
+	CHECK(bpfrt_map_memory_limit() == used0 + (1u << 20));
+
+	/* 2 MiB of values: past the limit, refused naming the map */
+	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "two_mib", 4, 1024, 2048, &a) == -ENOMEM && !a);
+	CHECK(strstr(bpfrt_last_error(), "two_mib") && strstr(bpfrt_last_error(), "limit"), "%s",
+	      bpfrt_last_error());
+	CHECK(create_named(BPF_MAP_TYPE_HASH, "big_hash", 4, 8, 1u << 20, &a) == -ENOMEM);
+	CHECK(strstr(bpfrt_last_error(), "big_hash"), "%s", bpfrt_last_error());
+	CHECK(create_named(BPF_MAP_TYPE_RINGBUF, "big_ring", 0, 0, 2u << 20, &a) == -ENOMEM);
+	CHECK(create_named(BPF_MAP_TYPE_PROG_ARRAY, "big_progs", 4, 4, 1u << 18, &a) == -ENOMEM);
+	CHECK(create_named(BPF_MAP_TYPE_PERCPU_ARRAY, "big_pcpu", 4, 8,
+			   (1u << 20) / 8, &a) == -ENOMEM || bpfrt_num_possible_cpus() == 1);
+	bpfrt_map_free(a);
+	a = NULL;
+	CHECK(bpfrt_map_memory_used() == used0, "a refused map holds no memory");
+
+	/* what is held counts until it is freed */
+	REQUIRE(create_named(BPF_MAP_TYPE_ARRAY, "half", 4, 1024, 512, &a) == 0);
+	CHECK(bpfrt_map_memory_used() >= used0 + (512u << 10));
+	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "other_half", 4, 1024, 512, &b) == -ENOMEM);
+	bpfrt_map_free(a);
+	CHECK(bpfrt_map_memory_used() == used0);
+	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "other_half", 4, 1024, 512, &b) == 0);
+	bpfrt_map_free(b);
+
+	/* 0: no limit */
+	REQUIRE(bpfrt_set_map_memory_limit(0) == 0);
+	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "two_mib", 4, 1024, 2048, &a) == 0);
+	bpfrt_map_free(a);
+	CHECK(bpfrt_map_memory_used() == used0);
+	bpfrt_set_map_memory_limit(prev);
+}
+
+/* Sizes no limit allows: refused before any memory is asked for. */
+TEST(maps_of_absurd_size_are_refused_by_name)
+{
+	uint64_t prev = bpfrt_map_memory_limit();
+	struct bpfrt_map *m = NULL;
+
+	REQUIRE(bpfrt_set_map_memory_limit(0) == 0);
+	CHECK(create_named(BPF_MAP_TYPE_PROG_ARRAY, "huge_progs", 4, 4, UINT32_MAX, &m) == -ENOMEM);
+	CHECK(strstr(bpfrt_last_error(), "huge_progs") && strstr(bpfrt_last_error(), "too large"),
+	      "%s", bpfrt_last_error());
+	CHECK(create_named(BPF_MAP_TYPE_PROG_ARRAY, "huge_progs", 4, 4, 1u << 29, &m) == -ENOMEM);
+	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "huge_array", 4, 4096, 1u << 20, &m) == -ENOMEM);
+	CHECK(strstr(bpfrt_last_error(), "huge_array"), "%s", bpfrt_last_error());
+	CHECK(create_named(BPF_MAP_TYPE_PERCPU_ARRAY, "huge_pcpu", 4, 4096, 1u << 20, &m) ==
+	      -ENOMEM);
+	CHECK(create_named(BPF_MAP_TYPE_HASH, "huge_hash", 4, 4096, 1u << 31, &m) == -E2BIG);
+	CHECK(strstr(bpfrt_last_error(), "huge_hash"), "%s", bpfrt_last_error());
+	CHECK(m == NULL);
+	bpfrt_set_map_memory_limit(prev);
+}
+
 /* ---- ring buffer ----------------------------------------------------------------- */
 
 struct rec_log {

@@ -46,11 +46,27 @@ struct bpfrt_map_create_opts {
  * cut to BPFRT_NAME_LEN - 1 characters. Memory is allocated up front from
  * max_entries (hash maps preallocate their elements as Linux does by
  * default). Returns 0 and *map, or -EINVAL (bad sizes or flags), -E2BIG
- * (key or value too large), -ENOMEM. */
+ * (key or value too large), -ENOMEM (out of memory, or past the map
+ * memory limit below). */
 int bpfrt_map_create(enum bpf_map_type type, const char *name,
 		     uint32_t key_size, uint32_t value_size, uint32_t max_entries,
 		     const struct bpfrt_map_create_opts *opts,
 		     struct bpfrt_map **map);
+/* Map memory is bounded per process: every map's storage (values, hash
+ * elements and buckets, ring pages, prog array slots) counts from
+ * creation to bpfrt_map_free, and a creation that would take the total
+ * past the limit fails with -ENOMEM and a message naming the map (one
+ * whose own size is out of reach fails with -E2BIG or -ENOMEM before).
+ * The default limit is half the physical memory (1 GiB if unknown); the
+ * environment variable BPFRT_MAP_MEMORY_LIMIT, read at the first map
+ * creation, sets it in bytes or with a k/m/g/t suffix (powers of 1024),
+ * and bpfrt_set_map_memory_limit() replaces it at any time (maps that
+ * already exist stay). 0 means no limit. */
+int bpfrt_set_map_memory_limit(uint64_t bytes);
+uint64_t bpfrt_map_memory_limit(void);
+/* Bytes the live maps hold now. */
+uint64_t bpfrt_map_memory_used(void);
+
 /* Waits for RCU read sections in flight, then frees. NULL is a no-op. */
 void bpfrt_map_free(struct bpfrt_map *map);
 

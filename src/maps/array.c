@@ -62,11 +62,34 @@ static bool storage_protectable(const struct bpfrt_map *attr)
 	return attr->type == BPF_MAP_TYPE_ARRAY && (attr->map_flags & BPF_F_RDONLY_PROG);
 }
 
+/* Bytes of one CPU's values (all of them for plain arrays). */
+static uint64_t array_region(const struct bpfrt_map *attr)
+{
+	return (uint64_t)attr->max_entries * BPFRT_ROUND_UP(attr->value_size, 8);
+}
+
+static int array_mem_size(const struct bpfrt_map *attr, uint64_t *bytes)
+{
+	uint64_t region = array_region(attr);
+
+	/* Linux refuses arrays of 4 GiB and more the same way. */
+	if (region >= UINT32_MAX)
+		return bpfrt_err(-ENOMEM, "array map '%s': %u entries of %u bytes is too "
+				 "large", attr->name, attr->max_entries,
+				 BPFRT_ROUND_UP(attr->value_size, 8));
+	if (attr->type == BPF_MAP_TYPE_PERCPU_ARRAY)
+		region = BPFRT_ROUND_UP(region, 64) * (uint64_t)bpfrt_map_nr_cpus();
+	else if (storage_protectable(attr))
+		region = BPFRT_ROUND_UP(region, (uint64_t)sysconf(_SC_PAGESIZE));
+	*bytes = sizeof(struct array_map) + region;
+	return 0;
+}
+
 static int array_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 {
 	bool percpu = attr->type == BPF_MAP_TYPE_PERCPU_ARRAY;
 	struct array_map *array;
-	uint64_t region;
+	uint64_t region = array_region(attr);  /* < 4 GiB: array_mem_size */
 
 	array = calloc(1, sizeof(*array));
 	if (!array)
@@ -74,14 +97,6 @@ static int array_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 	array->map = *attr;
 	array->elem_size = BPFRT_ROUND_UP(attr->value_size, 8);
 	array->nr_cpus = percpu ? bpfrt_map_nr_cpus() : 1;
-	region = (uint64_t)attr->max_entries * array->elem_size;
-	/* Linux refuses arrays of 4 GiB and more the same way. */
-	if (region >= UINT32_MAX) {
-		free(array);
-		return bpfrt_err(-ENOMEM, "array map '%s': %u entries of %u bytes is too "
-				 "large", attr->name, attr->max_entries,
-				 BPFRT_ROUND_UP(attr->value_size, 8));
-	}
 	array->cpu_stride = percpu ? BPFRT_ROUND_UP(region, 64) : region;
 	if (storage_protectable(attr)) {
 		/* Whole pages of their own, made read-only when frozen. */
@@ -278,6 +293,7 @@ int bpfrt_array_get_next_key(struct bpfrt_map *map, const void *key, void *next_
 
 const struct bpfrt_map_ops bpfrt_array_map_ops = {
 	.alloc_check = bpfrt_array_alloc_check,
+	.mem_size = array_mem_size,
 	.alloc = array_alloc,
 	.free = array_free,
 	.freeze = array_freeze,
@@ -292,6 +308,7 @@ const struct bpfrt_map_ops bpfrt_array_map_ops = {
 
 const struct bpfrt_map_ops bpfrt_percpu_array_map_ops = {
 	.alloc_check = bpfrt_array_alloc_check,
+	.mem_size = array_mem_size,
 	.alloc = array_alloc,
 	.free = array_free,
 	.sys_lookup = array_sys_lookup,

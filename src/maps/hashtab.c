@@ -800,36 +800,60 @@ static void htab_free(struct bpfrt_map *map)
 	free(htab);
 }
 
+/* The element pool and per-CPU values of a map of attr's shape. */
+struct htab_geometry {
+	uint64_t n_elems, elem_size, value_round, pcpu_stride;
+};
+
+static void htab_geometry(const struct bpfrt_map *attr, struct htab_geometry *g)
+{
+	bool percpu = bpfrt_map_is_percpu(attr->type);
+	uint64_t nr_cpus = (uint64_t)bpfrt_map_nr_cpus();
+
+	g->value_round = BPFRT_ROUND_UP(attr->value_size, 8);
+	g->elem_size = sizeof(struct htab_elem) + BPFRT_ROUND_UP(attr->key_size, 8) +
+		       (percpu ? 0 : g->value_round);
+	g->n_elems = (uint64_t)attr->max_entries + (uint64_t)HTAB_SLACK_PER_CPU * nr_cpus;
+	g->pcpu_stride = percpu ? BPFRT_ROUND_UP(g->n_elems * g->value_round, 64) : 0;
+}
+
+static int htab_mem_size(const struct bpfrt_map *attr, uint64_t *bytes)
+{
+	uint64_t nr_cpus = (uint64_t)bpfrt_map_nr_cpus();
+	struct htab_geometry g;
+
+	htab_geometry(attr, &g);
+	if (g.n_elems > UINT32_MAX || g.n_elems * g.elem_size > (1ull << 40) ||
+	    g.pcpu_stride * nr_cpus > (1ull << 40))
+		return bpfrt_err(-E2BIG, "hash map '%s': %u entries need too much memory",
+				 attr->name, attr->max_entries);
+	*bytes = sizeof(struct htab) + round_up_pow2(attr->max_entries) * sizeof(struct bucket) +
+		 g.n_elems * g.elem_size + g.pcpu_stride * nr_cpus;
+	return 0;
+}
+
 static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 {
 	struct htab *htab = calloc(1, sizeof(*htab));
-	uint64_t n_elems, pool_bytes;
+	struct htab_geometry g;
 
 	if (!htab)
 		return -ENOMEM;
+	htab_geometry(attr, &g);  /* bounded: htab_mem_size */
 	htab->map = *attr;
 	htab->percpu = bpfrt_map_is_percpu(attr->type);
 	htab->lru = attr->type == BPF_MAP_TYPE_LRU_HASH;
 	htab->nr_cpus = bpfrt_map_nr_cpus();
 	htab->key_round = BPFRT_ROUND_UP(attr->key_size, 8);
-	htab->value_round = BPFRT_ROUND_UP(attr->value_size, 8);
+	htab->value_round = (uint32_t)g.value_round;
 	htab->seed = (attr->map_flags & BPF_F_ZERO_SEED) ? 0 : random_seed();
 	htab->n_buckets = round_up_pow2(attr->max_entries);
-	htab->elem_size = sizeof(struct htab_elem) + htab->key_round +
-			  (htab->percpu ? 0 : htab->value_round);
-	n_elems = (uint64_t)attr->max_entries + (uint64_t)HTAB_SLACK_PER_CPU * htab->nr_cpus;
-	pool_bytes = n_elems * htab->elem_size;
-	if (n_elems > UINT32_MAX || pool_bytes > (1ull << 40) ||
-	    (htab->percpu && n_elems * htab->value_round * htab->nr_cpus > (1ull << 40))) {
-		free(htab);
-		return bpfrt_err(-E2BIG, "hash map '%s': %u entries need too much memory",
-				 attr->name, attr->max_entries);
-	}
-	htab->n_elems = (uint32_t)n_elems;
+	htab->elem_size = g.elem_size;
+	htab->n_elems = (uint32_t)g.n_elems;
 	htab->buckets = calloc(htab->n_buckets, sizeof(*htab->buckets));
 	htab->elems = calloc(htab->n_elems, htab->elem_size);
 	if (htab->percpu) {
-		htab->pcpu_stride = BPFRT_ROUND_UP((size_t)htab->n_elems * htab->value_round, 64);
+		htab->pcpu_stride = g.pcpu_stride;
 		htab->pcpu_values = calloc(htab->nr_cpus, htab->pcpu_stride);
 	}
 	if (!htab->buckets || !htab->elems || (htab->percpu && !htab->pcpu_values)) {
@@ -851,6 +875,7 @@ static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 
 #define HTAB_OPS								\
 	.alloc_check = htab_alloc_check,					\
+	.mem_size = htab_mem_size,						\
 	.alloc = htab_alloc,							\
 	.free = htab_free,							\
 	.sys_lookup = htab_sys_lookup,						\

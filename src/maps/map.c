@@ -100,6 +100,99 @@ bool bpfrt_map_is_percpu(enum bpf_map_type type)
 	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 }
 
+/* ---- map memory limit ----------------------------------------------------- */
+
+/* Bytes of every live map together, and the most they may take (0: no
+ * limit). The limit is read from BPFRT_MAP_MEMORY_LIMIT at first use;
+ * bpfrt_set_map_memory_limit() replaces it. */
+static uint64_t mem_used;
+static uint64_t mem_limit;
+static pthread_once_t mem_limit_once = PTHREAD_ONCE_INIT;
+
+/* "123", "64k", "512M", "2g" (powers of 1024); false if not a size. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+static void init_mem_limit(void)
+{
+	const char *env = getenv("BPFRT_MAP_MEMORY_LIMIT");
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t v;
+
+	mem_limit = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 2 : 1ull << 30;
+	if (!env)
+		return;
+	if (parse_size(env, &v))
+		mem_limit = v;
+	else
+		fprintf(stderr, "bpfrt: BPFRT_MAP_MEMORY_LIMIT='%s' is not a size (bytes, "
+			"or with k/m/g/t); the limit stays %llu bytes\n", env,
+			(unsigned long long)mem_limit);
+}
+
+int bpfrt_set_map_memory_limit(uint64_t bytes)
+{
+	pthread_once(&mem_limit_once, init_mem_limit);
+	__atomic_store_n(&mem_limit, bytes, __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint64_t bpfrt_map_memory_limit(void)
+{
+	pthread_once(&mem_limit_once, init_mem_limit);
+	return __atomic_load_n(&mem_limit, __ATOMIC_RELAXED);
+}
+
+uint64_t bpfrt_map_memory_used(void)
+{
+	return __atomic_load_n(&mem_used, __ATOMIC_RELAXED);
+}
+
+static int mem_charge(const char *name, uint64_t bytes)
+{
+	uint64_t limit = bpfrt_map_memory_limit();
+	uint64_t used = __atomic_load_n(&mem_used, __ATOMIC_RELAXED);
+
+	do {
+		if (limit && (bytes > limit || used > limit - bytes))
+			return bpfrt_err(-ENOMEM, "map '%s': %llu bytes would exceed the map memory "
+					 "limit of %llu bytes (%llu in use; raise it with "
+					 "BPFRT_MAP_MEMORY_LIMIT or bpfrt_set_map_memory_limit)",
+					 name, (unsigned long long)bytes,
+					 (unsigned long long)limit, (unsigned long long)used);
+	} while (!__atomic_compare_exchange_n(&mem_used, &used, used + bytes, false,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return 0;
+}
+
+static void mem_uncharge(uint64_t bytes)
+{
+	__atomic_sub_fetch(&mem_used, bytes, __ATOMIC_RELAXED);
+}
+
 /* ---- creation -------------------------------------------------------------- */
 
 /* Linux's rule (bpf_obj_name_cpy) for the characters; longer names are
@@ -177,11 +270,16 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 	err = check_common_flags(attr.map_flags);
 	if (!err)
 		err = ops->alloc_check(&attr);
+	if (!err)
+		err = ops->mem_size(&attr, &attr.mem_charged);
+	if (!err)
+		err = mem_charge(attr.name, attr.mem_charged);
 	if (err)
 		return err;
 	err = ops->alloc(&attr, map);
 	if (err) {
 		*map = NULL;
+		mem_uncharge(attr.mem_charged);
 		return err == -ENOMEM ? bpfrt_err(err, "map '%s': out of memory for %u entries",
 						 attr.name, max_entries) : err;
 	}
@@ -190,13 +288,17 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 
 void bpfrt_map_free(struct bpfrt_map *map)
 {
+	uint64_t charged;
+
 	if (!map)
 		return;
 	/* A program that finished with the map may still be in its read
 	 * section on another thread. */
 	if (!bpfrt_rcu_in_read_section())
 		bpfrt_rcu_synchronize();
+	charged = map->mem_charged;
 	map->ops->free(map);
+	mem_uncharge(charged);
 }
 
 /* ---- user-space element API ----------------------------------------------- */

@@ -21,6 +21,10 @@ struct bpfrt_map;
 struct bpfrt_map_ops {
 	/* Checks sizes and flags (after the common checks); -errno. */
 	int (*alloc_check)(const struct bpfrt_map *attr);
+	/* Bytes the map will hold (charged against the process's map memory
+	 * limit before alloc); -errno with a message naming the map when the
+	 * size cannot be had at all. */
+	int (*mem_size)(const struct bpfrt_map *attr, uint64_t *bytes);
 	/* Allocates the kind's object, copying the common part from attr. */
 	int (*alloc)(const struct bpfrt_map *attr, struct bpfrt_map **map);
 	void (*free)(struct bpfrt_map *map);
@@ -56,6 +60,8 @@ struct bpfrt_map {
 	uint32_t frozen;
 	/* Host writes in progress; freeze waits until they are done. */
 	uint32_t host_writers;
+	/* Bytes charged against the map memory limit (given back at free). */
+	uint64_t mem_charged;
 };
 
 /* Frozen and not writable by programs: nothing can change the map any

@@ -58,6 +58,19 @@ static int prog_array_alloc_check(const struct bpfrt_map *attr)
 	return bpfrt_array_alloc_check(attr);
 }
 
+/* A slot per entry, capped as arrays are (Linux allocates prog arrays
+ * as arrays of pointers). */
+static int prog_array_mem_size(const struct bpfrt_map *attr, uint64_t *bytes)
+{
+	uint64_t slots = (uint64_t)attr->max_entries * sizeof(struct bpfrt_prog *);
+
+	if (slots >= UINT32_MAX)
+		return bpfrt_err(-ENOMEM, "prog array '%s': %u entries is too large",
+				 attr->name, attr->max_entries);
+	*bytes = sizeof(struct prog_array) + slots;
+	return 0;
+}
+
 static int prog_array_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 {
 	struct prog_array *array = calloc(1, sizeof(*array));
@@ -269,6 +282,7 @@ static long prog_array_delete(struct bpfrt_map *map, const void *key)
 
 const struct bpfrt_map_ops bpfrt_prog_array_map_ops = {
 	.alloc_check = prog_array_alloc_check,
+	.mem_size = prog_array_mem_size,
 	.alloc = prog_array_alloc,
 	.free = prog_array_free,
 	.sys_lookup = prog_array_sys_lookup,

@@ -111,6 +111,13 @@ static void *map_ring_memory(size_t meta, size_t data)
 	return base;
 }
 
+/* The data pages are mapped twice but exist once. */
+static int ringbuf_mem_size(const struct bpfrt_map *attr, uint64_t *bytes)
+{
+	*bytes = BPFRT_ROUND_UP(sizeof(struct ringbuf), page_size()) + (uint64_t)attr->max_entries;
+	return 0;
+}
+
 static int ringbuf_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 {
 	size_t meta = BPFRT_ROUND_UP(sizeof(struct ringbuf), page_size());
@@ -393,6 +400,7 @@ static long ringbuf_delete(struct bpfrt_map *map, const void *key)
 
 const struct bpfrt_map_ops bpfrt_ringbuf_map_ops = {
 	.alloc_check = ringbuf_alloc_check,
+	.mem_size = ringbuf_mem_size,
 	.alloc = ringbuf_alloc,
 	.free = ringbuf_free,
 	.sys_lookup = ringbuf_sys_lookup,
