@@ -215,6 +215,39 @@ TEST(first_slot_program_owns_the_array)
 	bpfrt_prog_free(sys);
 }
 
+/* A program of an object that is opened but not loaded has no verdict
+ * yet: in a slot it would be taken for a trusted one (no context check)
+ * and keep its place when its load then verifies it as reading 48 bytes
+ * behind dispatch's 16. A slot takes loaded programs only. */
+TEST(slot_refuses_a_program_not_loaded_yet)
+{
+	struct bpfrt_object *obj = load_compat(false), *later = NULL;
+	struct bpfrt_map *jmp;
+	struct bpfrt_prog *arg5;
+	int err;
+
+	if (!obj)
+		return;
+	jmp = bpfrt_object_find_map(obj, "jmp");
+	REQUIRE(jmp);
+	REQUIRE(!bpfrt_object_open(tl_prog_path("ctx_compat.bpf.o"), NULL, &later), "%s",
+		bpfrt_last_error());
+	arg5 = prog_of(later, "read_arg5");
+	REQUIRE(arg5);
+	err = bpfrt_map_update_prog(jmp, 0, arg5);
+	CHECK(err == -EINVAL && names("read_arg5", "'jmp'", "not loaded"), "%d %s", err,
+	      bpfrt_last_error());
+	CHECK(bpfrt_prog_array_get(jmp, 0) == NULL, "the unloaded program is in the slot");
+	bpfrt_map_delete_prog(jmp, 0);
+	/* loaded, it is what it was verified as: refused by its reach */
+	REQUIRE(!bpfrt_object_load(later, &(struct bpfrt_object_load_opts){ .sz = sizeof(
+		struct bpfrt_object_load_opts) }), "%s", bpfrt_last_error());
+	CHECK(bpfrt_map_update_prog(jmp, 0, arg5) == -EINVAL && strstr(bpfrt_last_error(), "48"),
+	      "%s", bpfrt_last_error());
+	bpfrt_object_close(later);
+	bpfrt_object_close(obj);
+}
+
 TEST(trusted_owner_gives_verified_targets_no_context)
 {
 	static const struct bpf_insn ret3[] = { MOV64_IMM(0, 3), EXIT() };

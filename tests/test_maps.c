@@ -16,6 +16,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A zeroed program with code (a slot takes loaded programs only): trusted
+ * and of no kind, so any slot takes it (which programs a slot takes:
+ * test_ctx_compat). Never run. */
+static struct bpfrt_prog *fake_prog(void)
+{
+	static struct bpf_insn code[1];
+	struct bpfrt_prog *p = calloc(1, sizeof(*p));
+
+	if (p) {
+		p->insns = code;
+		p->insn_cnt = 1;
+	}
+	return p;
+}
+
 static struct bpfrt_map *create(enum bpf_map_type type, uint32_t key_size,
 				uint32_t value_size, uint32_t max_entries, uint32_t flags)
 {
@@ -542,9 +557,7 @@ TEST(prog_array_slots)
 {
 	struct bpfrt_map *map = create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0);
 	struct bpfrt_map *arr = create(BPF_MAP_TYPE_ARRAY, 4, 4, 4, 0);
-	/* Zeroed programs: trusted and of no kind, so any slot takes them
-	 * (which programs a slot takes: test_ctx_compat). */
-	struct bpfrt_prog *p1 = calloc(1, sizeof(*p1)), *p2 = calloc(1, sizeof(*p2));
+	struct bpfrt_prog *p1 = fake_prog(), *p2 = fake_prog();
 	uint32_t key = 1, next, val = 0;
 
 	REQUIRE(map && arr);
@@ -589,7 +602,7 @@ TEST(freeze_refuses_host_writes)
 	struct bpfrt_map *arr = create(BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
 	struct bpfrt_map *hash = create(BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
 	struct bpfrt_map *progs = create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0);
-	struct bpfrt_prog *fake = calloc(1, sizeof(*fake));  /* trusted, of no kind */
+	struct bpfrt_prog *fake = fake_prog();
 	uint64_t v = 7, out = 0;
 	uint32_t key = 1;
 
@@ -659,7 +672,7 @@ TEST(user_space_access_flags)
 	struct bpfrt_map *wo = create(BPF_MAP_TYPE_ARRAY, 4, 8, 2, BPF_F_WRONLY);
 	struct bpfrt_map *roh = create(BPF_MAP_TYPE_HASH, 4, 8, 2, BPF_F_RDONLY);
 	struct bpfrt_map *rop = create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 2, BPF_F_RDONLY);
-	struct bpfrt_prog *fake = calloc(1, sizeof(*fake));
+	struct bpfrt_prog *fake = fake_prog();
 	uint64_t v = 3, out = 0;
 	uint32_t key = 1, next;
 

@@ -363,12 +363,14 @@ TEST(lru_hash_concurrent_inserts_stay_bounded)
 
 #define FAKE_MAGIC 0x5eedf00dcafe1234ull
 
-/* A zeroed program (trusted, of no kind: every slot takes it) that only
- * the workers look into. */
+/* A zeroed program with code (trusted, of no kind: every slot takes it;
+ * slots take loaded programs only) that only the workers look into. */
 struct fake_prog {
 	struct bpfrt_prog prog;
 	uint64_t magic;
 };
+
+static struct bpf_insn fake_code[1];
 
 static void *tail_caller(void *arg)
 {
@@ -404,6 +406,8 @@ TEST(prog_array_swap_under_tail_calls)
 		struct fake_prog *next = calloc(1, sizeof(*next));
 
 		REQUIRE(next);
+		next->prog.insns = fake_code;
+		next->prog.insn_cnt = 1;
 		next->magic = FAKE_MAGIC;
 		CHECK(bpfrt_map_update_prog(map, 0, (struct bpfrt_prog *)next) == 0);
 		/* The update waited for a grace period: nobody runs cur. */
