@@ -298,8 +298,10 @@ static struct btf_type *btf_at(struct btf_img *b, uint32_t id)
 	return id && id < b->n ? (struct btf_type *)(b->types + b->off[id]) : NULL;
 }
 
-/* The definition (struct) of the first map in .maps and its name. */
-static struct btf_type *first_map_def(struct btf_img *b, const char **name)
+/* The definition (struct) of the first map in .maps, its name and its
+ * variable. */
+static struct btf_type *first_map_def(struct btf_img *b, const char **name,
+				      struct btf_type **var_out)
 {
 	for (uint32_t id = 1; id < b->n; id++) {
 		struct btf_type *t = btf_at(b, id), *var;
@@ -310,6 +312,7 @@ static struct btf_type *first_map_def(struct btf_img *b, const char **name)
 		if (!var)
 			return NULL;
 		*name = b->strs + var->name_off;
+		*var_out = var;
 		return btf_at(b, var->type);
 	}
 	return NULL;
@@ -335,20 +338,21 @@ static void set_type(struct btf_type *t, uint32_t kind, uint32_t to)
  * quickly (it used to be followed for ever), naming the map and field. */
 TEST(btf_type_cycles_in_a_map_definition)
 {
-	enum { SELF, PAIR, VIA_TYPEDEF, VIA_PTR } kinds[] = { SELF, PAIR, VIA_TYPEDEF, VIA_PTR };
+	enum { SELF, PAIR, VIA_TYPEDEF, VIA_PTR, DEF } kinds[] = { SELF, PAIR, VIA_TYPEDEF,
+								VIA_PTR, DEF };
 
 	alarm(60); /* a hang fails the test instead of stopping the suite */
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct btf_img *b = calloc(1, sizeof(*b));
-		struct btf_type *def;
+		struct btf_type *def, *var = NULL;
 		const char *map = NULL;
 		uint32_t type, max, key;
 		struct img im;
 		char want[64];
 
 		REQUIRE(b && img_read(&im, "maps.bpf.o") && btf_img_parse(&im, b));
-		def = first_map_def(b, &map);
-		REQUIRE(def && map);
+		def = first_map_def(b, &map, &var);
+		REQUIRE(def && map && var);
 		type = member_type(b, def, "type");
 		max = member_type(b, def, "max_entries");
 		key = member_type(b, def, "key");
@@ -374,6 +378,13 @@ TEST(btf_type_cycles_in_a_map_definition)
 			EXPECT_FAIL(img_write(&im, im.len), -ELOOP, want, "loops");
 			break;
 		}
+		case DEF:            /* the map variable's type: a const of itself */
+			set_type(btf_at(b, type), BTF_KIND_CONST, type);
+			var->type = type;
+			snprintf(want, sizeof(want), "map %s: the BTF type chain of its definition",
+				 map);
+			EXPECT_FAIL(img_write(&im, im.len), -ELOOP, want, "loops");
+			break;
 		case VIA_PTR:        /* type: pointer to itself, not to an array */
 			btf_at(b, type)->type = type;
 			EXPECT_FAIL(img_write(&im, im.len), -EINVAL, want);
