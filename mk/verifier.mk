@@ -19,4 +19,7 @@ all: $(VERIFIER_C_PROGS)
 $(BUILD)/tests/test_verifier_attach: $(BUILD)/tests/host/tramp_funcs_clang.o
 
 # What the verifier tests share (maps, assembling, contexts, Linux's verdict).
-$(BUILD)/tests/test_verifier $(BUILD)/tests/test_verifier_fuzz: $(BUILD)/tests/verifier/vsupport.o
+$(BUILD)/tests/test_verifier: $(BUILD)/tests/verifier/vsupport.o
+# and the fuzzers' program generator (tests/verifier/vgen.c).
+$(BUILD)/tests/test_verifier_fuzz $(BUILD)/tests/test_verifier_linux_diff: \
+	$(BUILD)/tests/verifier/vsupport.o $(BUILD)/tests/verifier/vgen.o
