@@ -1215,6 +1215,20 @@ static int do_atomic(struct venv *env, const struct bpf_insn *insn)
 	    base->type != PTR_TO_MEM)
 		return verr(env, "BPF_ATOMIC stores into R%d %s is not allowed", insn->dst_reg,
 			    reg_type_str(base));
+	/* Natural alignment, as Linux requires of atomics everywhere: a
+	 * misaligned lock-prefixed op is a split (bus) lock on x86-64 and
+	 * faults on arm64 and riscv64. Stack, map values and ringbuf records
+	 * start 8-aligned, so the offset decides. */
+	{
+		struct tnum at = tnum_add(base->var_off,
+					  tnum_const((uint64_t)((int64_t)base->off + insn->off)));
+
+		if ((at.value | at.mask) & (size - 1))
+			return verr(env, "misaligned %saccess off %d+%d size %u",
+				    base->type == PTR_TO_STACK ? "stack " :
+				    base->type == PTR_TO_MAP_VALUE ? "value " : "", base->off,
+				    insn->off, size);
+	}
 	if ((err = check_ptr_leak(env, reg_at(env, insn->src_reg), "R%d leaks addr into mem",
 				  insn->src_reg)))
 		return err;
