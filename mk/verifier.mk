@@ -1,7 +1,11 @@
-# Verifier fuzzing. libFuzzer is not available with this
-# toolchain, so the fuzz target is the random/mutated program generator in
-# tests/test_verifier_fuzz.c run for longer under ASan+UBSan:
+# Verifier fuzzing. libFuzzer is not available with this toolchain, so the
+# fuzz target is tests/test_verifier_fuzz.c (programs from the generator in
+# tests/verifier/vgen.c: every instruction, kind, context and helper
+# prototype; accepted ones run in the checking interpreter and the JIT) run
+# for longer under ASan+UBSan (BPFRT_FUZZ_SEED=N|time picks the seed):
 #   make fuzz-verifier [FUZZ_SECONDS=300]
+# The kernel-differential check (root) runs longer by hand:
+#   BPFRT_DIFF_SECONDS=600 build/tests/test_verifier_linux_diff
 FUZZ_SECONDS ?= 300
 
 .PHONY: fuzz-verifier

@@ -154,7 +154,7 @@ static void print_stats(const struct stats *s, double secs, uint64_t seed)
 		helpers_gen += s->helper_gen[id];
 		helpers_acc += s->helper_acc[id];
 	}
-	printf("\n# helpers: %d registered, %d called, %d in accepted programs; not accepted:",
+	printf("\n# helpers: %d registered, %d ids called (mutations included), %d in accepted programs; not accepted:",
 	       helpers_reg, helpers_gen, helpers_acc);
 	for (uint32_t id = 0; id < BPFRT_MAX_HELPER_ID; id++) {
 		const struct bpfrt_helper *h = bpfrt_helper_get(id);
@@ -336,7 +336,7 @@ TEST(fuzz_random_and_mutated_programs_are_safe)
 							      : strtoull(seed_env, NULL, 0);
 	/* a fixed count by default (repeatable); fewer under qemu-user */
 	uint64_t max = count_env ? strtoull(count_env, NULL, 0) : secs_env ? UINT64_MAX
-		       : getenv("BPFRT_CROSS_QEMU") ? 3000 : TL_ASAN ? 20000 : 40000;
+		       : getenv("BPFRT_CROSS_QEMU") ? 2000 : TL_ASAN ? 10000 : 30000;
 	double secs = secs_env ? atof(secs_env) : 1e9, el = 0;
 	struct stats *s = calloc(1, sizeof(*s));
 	struct vg_prog *p = calloc(1, sizeof(*p));

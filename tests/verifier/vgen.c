@@ -1260,6 +1260,8 @@ static void cond_jump(struct gen *g)
 	} else {
 		int s = need_scalar(g);
 
+		if (s == d && fz(8))
+			s = need_scalar(g); /* mostly two registers */
 		emit(g, I((j32 ? BPF_JMP32 : BPF_JMP) | op | BPF_X, d, s, 0, 0));
 	}
 }
@@ -1516,7 +1518,7 @@ void vg_mutate(struct vg_prog *p)
 		switch (fz(8)) {
 		case 0: in->off = (int16_t)(in->off + (int)fz(17) - 8); break;
 		case 1: in->imm = (int32_t)fz_next(); break;
-		case 2: in->imm = in->imm + (int32_t)fz(9) - 4; break;
+		case 2: in->imm = (int32_t)((uint32_t)in->imm + fz(9) - 4); break;
 		case 3: in->dst_reg = (uint8_t)fz(11); break;
 		case 4: in->src_reg = (uint8_t)fz(11); break;
 		case 5: in->code ^= (uint8_t)(1u << fz(8)); break; /* class, source, size, mode, op */
