@@ -18,6 +18,8 @@
 #include "maps/map.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 BPFRT_DECLARE_TRACEPOINT(cc_one, long a);
@@ -245,6 +247,75 @@ TEST(slot_refuses_a_program_not_loaded_yet)
 	CHECK(bpfrt_map_update_prog(jmp, 0, arg5) == -EINVAL && strstr(bpfrt_last_error(), "48"),
 	      "%s", bpfrt_last_error());
 	bpfrt_object_close(later);
+	bpfrt_object_close(obj);
+}
+
+/* Before its load is complete a program has no verdict: a run of it
+ * would run unverified code (here: with no code at all). */
+TEST(a_program_not_loaded_does_not_run)
+{
+	struct bpfrt_object *later = NULL;
+	struct bpfrt_prog *arg1;
+	uint64_t args[2] = { 1, 2 }, r0 = 0;
+
+	REQUIRE(!bpfrt_object_open(tl_prog_path("ctx_compat.bpf.o"), NULL, &later), "%s",
+		bpfrt_last_error());
+	arg1 = prog_of(later, "read_arg1");
+	REQUIRE(arg1);
+	CHECK(bpfrt_prog_run(arg1, BPFRT_EXEC_INTERP, (uintptr_t)args, sizeof(args), &r0) ==
+	      -EINVAL && names("read_arg1", "not loaded", "prog_run"), "%s", bpfrt_last_error());
+	REQUIRE(!bpfrt_object_load(later, NULL), "%s", bpfrt_last_error());
+	CHECK(!bpfrt_prog_run(arg1, BPFRT_EXEC_INTERP, (uintptr_t)args, sizeof(args), &r0) &&
+	      r0 == 2, "%s", bpfrt_last_error());
+	bpfrt_object_close(later);
+}
+
+/* Nor while its load is verifying it: verified and the reach are set at
+ * the end, and a slot filled in between took read_arg5 for trusted. A
+ * thread offers it to dispatch's array for the whole load (a race: 3000
+ * loads caught it on the old code within the first run). */
+struct offer {
+	struct bpfrt_map *jmp;
+	struct bpfrt_prog *prog;
+	_Atomic bool done;
+	_Atomic int taken;
+};
+
+static void *offer_slot(void *arg)
+{
+	struct offer *o = arg;
+
+	while (!atomic_load(&o->done))
+		if (!bpfrt_map_update_prog(o->jmp, 0, o->prog))
+			atomic_fetch_add(&o->taken, 1);
+	return NULL;
+}
+
+TEST(slot_refuses_a_program_being_loaded)
+{
+	struct bpfrt_object *obj = load_compat(false);
+	int taken = 0;
+
+	if (!obj)
+		return;
+	for (int round = 0; round < 3000 && !taken; round++) {
+		struct offer o = { .jmp = bpfrt_object_find_map(obj, "jmp") };
+		struct bpfrt_object *later = NULL;
+		pthread_t t;
+
+		REQUIRE(o.jmp);
+		REQUIRE(!bpfrt_object_open(tl_prog_path("ctx_compat.bpf.o"), NULL, &later));
+		o.prog = prog_of(later, "read_arg5");
+		REQUIRE(o.prog && !pthread_create(&t, NULL, offer_slot, &o));
+		CHECK(!bpfrt_object_load(later, NULL), "%s", bpfrt_last_error());
+		atomic_store(&o.done, true);
+		pthread_join(t, NULL);
+		taken = atomic_load(&o.taken);
+		bpfrt_map_delete_prog(o.jmp, 0);
+		bpfrt_object_close(later);
+	}
+	CHECK(!taken, "read_arg5 (48 bytes of context) went into a 16-byte array %d times "
+	      "while it was loaded", taken);
 	bpfrt_object_close(obj);
 }
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A zeroed program with code (a slot takes loaded programs only): trusted
+/* A zeroed program with code, marked loaded (a slot takes loaded programs only): trusted
  * and of no kind, so any slot takes it (which programs a slot takes:
  * test_ctx_compat). Never run. */
 static struct bpfrt_prog *fake_prog(void)
@@ -27,6 +27,7 @@ static struct bpfrt_prog *fake_prog(void)
 	if (p) {
 		p->insns = code;
 		p->insn_cnt = 1;
+		p->loaded = true;
 	}
 	return p;
 }

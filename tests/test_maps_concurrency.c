@@ -408,6 +408,7 @@ TEST(prog_array_swap_under_tail_calls)
 		REQUIRE(next);
 		next->prog.insns = fake_code;
 		next->prog.insn_cnt = 1;
+		next->prog.loaded = true;
 		next->magic = FAKE_MAGIC;
 		CHECK(bpfrt_map_update_prog(map, 0, (struct bpfrt_prog *)next) == 0);
 		/* The update waited for a grace period: nobody runs cur. */

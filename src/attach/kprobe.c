@@ -1347,7 +1347,7 @@ int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t add
 			return bpfrt_err(-EINVAL, "kprobe_attach: opts->sz not set");
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	}
-	if (!prog->insns)
+	if (!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE))
 		return bpfrt_err(-EINVAL, "kprobe_attach: %s is not loaded", prog->name);
 	if (o.retprobe && o.offset)
 		return bpfrt_err(-EINVAL, "kretprobe: offset must be 0");

@@ -230,7 +230,9 @@ int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *o
 	*link = NULL;
 	if (opts && opts->sz < sizeof(size_t))
 		return bpfrt_err(-EINVAL, "prog_attach: opts->sz not set");
-	if (!prog->insns)
+	/* not before its load is complete: verified and the context reach
+	 * are only final then */
+	if (!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE))
 		return bpfrt_err(-EINVAL, "prog_attach: %s is not loaded", prog->name);
 	kind = opts && opts->kind ? (unsigned int)opts->kind : (unsigned int)prog->kind;
 	target = opts && opts->target ? opts->target : prog->attach_target;

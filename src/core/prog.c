@@ -68,11 +68,14 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 	}
 	if (err)
 		bpfrt_prog_unprepare(prog);
+	else
+		__atomic_store_n(&prog->loaded, true, __ATOMIC_RELEASE);
 	return err;
 }
 
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
 {
+	__atomic_store_n(&prog->loaded, false, __ATOMIC_RELEASE);
 	bpfrt_privstack_prog_fini(prog);
 	bpfrt_execmem_free(prog->jit_mem);
 	free(prog->jit_insn_off);
@@ -252,6 +255,8 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
 
 	if (!prog || !retval)
 		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
+	if (__builtin_expect(!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE), 0))
+		return bpfrt_err(-EINVAL, "prog_run: %s is not loaded", prog->name);
 	if (mode == BPFRT_EXEC_DEFAULT)
 		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 	if (mode == BPFRT_EXEC_JIT && !prog->jit_func)

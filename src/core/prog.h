@@ -57,6 +57,10 @@ struct bpfrt_prog {
 	 * set verify_opts (only for the call) to have it verify; it then
 	 * records verified, the context bytes read and tighter frames. */
 	struct bpfrt_verify_opts *verify_opts;
+	/* bpfrt_prog_prepare succeeded (set last, release; cleared first by
+	 * unprepare): before, verified and the context reach are not final,
+	 * and runs, attach and prog array slots refuse the program. */
+	bool loaded;
 	bool verified;
 	uint32_t max_ctx_access; /* context bytes it reads, or a tail-call target may */
 	uint32_t ctx_size;       /* context bytes r1 was verified as */

@@ -195,9 +195,10 @@ int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog
 	if (idx >= map->max_entries)
 		return bpfrt_err(-E2BIG, "prog array '%s': index %u out of range (max_entries %u)",
 				 map->name, idx, map->max_entries);
-	/* as Linux takes only loaded programs' fds: one not loaded yet has
-	 * no verdict, and would pass for trusted until its load verifies it */
-	if (!prog->insns)
+	/* as Linux takes only loaded programs' fds: one not loaded yet (or
+	 * still being verified) has no verdict, and would pass for trusted
+	 * until its load verifies it */
+	if (!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE))
 		return bpfrt_err(-EINVAL, "prog array '%s' slot %u: %s is not loaded", map->name,
 				 idx, prog->name);
 	/* a frozen array refuses before the program could claim it */
