@@ -699,6 +699,36 @@ ALL_ENGINES(tail_call_limit_counts_per_run_from_main_subprogram_and_callbacks)
 	bpfrt_object_close(obj);
 }
 
+/* A taken tail call from a subprogram returns the target's r0 to the
+ * subprogram's caller (what the verifier models), a failed one goes on in
+ * the subprogram. */
+ALL_ENGINES(tail_call_from_subprog_returns_to_its_caller)
+{
+	struct bpfrt_object *obj = load_tailcalls(jit);
+	uint64_t args[12] = { 5, 37 }; /* a whole raw_tp context */
+	uint32_t *slot;
+	long *visits;
+	uint64_t r0;
+
+	REQUIRE(obj);
+	slot = GLOBAL(obj, "sub_slot", uint32_t);
+	visits = global(obj, "visits", 4 * sizeof(long));
+	REQUIRE(slot && visits);
+	/* stage2 returns 5 + 37; the caller adds its kept 37 * 3 */
+	r0 = run_ctx(obj, "sub_tail_entry", jit, args, sizeof(args));
+	if (no_tail_calls(obj)) {
+		bpfrt_object_close(obj);
+		SKIP(JIT_TAIL_SKIP);
+	}
+	CHECK(r0 == 42 + 111, "r0 %llu", (unsigned long long)r0);
+	CHECK(visits[2] == 1, "stage2 ran %ld times", visits[2]);
+	*slot = 5; /* empty: the subprogram returns 1000 */
+	r0 = run_ctx(obj, "sub_tail_entry", jit, args, sizeof(args));
+	CHECK(r0 == 1000 + 111, "r0 %llu", (unsigned long long)r0);
+	CHECK(visits[2] == 1, "stage2 ran %ld times", visits[2]);
+	bpfrt_object_close(obj);
+}
+
 /* ---- helpers.bpf.c ------------------------------------------------------ */
 
 static uint64_t now_ns(clockid_t clock)

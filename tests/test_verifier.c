@@ -941,7 +941,8 @@ TEST(c_corpus_verdicts_runs_and_linux)
 {
 	static const char *const files[] = { "vmaps", "vringbuf", "vstack", "vctx", "vpacket",
 					     "vhelpers", "vloops",
-					     "vsext", "vleak", "vmapflags" };
+					     "vsext", "vleak", "vmapflags",
+					     "vtailcall" };
 	bool root = geteuid() == 0;
 	int checked = 0, rejects = 0, lx_same = 0, lx_diff = 0, lx_skip = 0;
 

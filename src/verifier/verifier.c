@@ -2135,7 +2135,10 @@ static void printk_derefs(struct venv *env, bool deref[3])
 	}
 }
 
-/* Returns 1 if the walk continues in a callback (env->insn set). */
+static int tail_call_success(struct venv *env);
+
+/* Returns 1 if the walk continues in a callback or, after a tail call, in
+ * the caller (env->insn set), 2 if this path is done. */
 static int do_helper_call(struct venv *env, int32_t id)
 {
 	const struct bpfrt_helper *h = &env->prog->helpers[id];
@@ -2205,6 +2208,8 @@ static int do_helper_call(struct venv *env, int32_t id)
 		return err;
 	clobber_caller_saved(env);
 	set_helper_result(env, h, &ca, ref);
+	if (h->fn == bpfrt_helper_tail_call && env->cur->curframe)
+		return tail_call_success(env);
 	return 0;
 }
 
@@ -2316,6 +2321,68 @@ static int do_exit(struct venv *env)
 	*reg_at(env, BPF_R0) = r0;
 	env->insn++;
 	return 0;
+}
+
+/* A helper that may run other code (a tail call's target) may move the
+ * packet: no packet pointer survives it. Registers become unreadable,
+ * spilled copies unreadable stack bytes (never numbers: they were
+ * addresses). */
+static void invalidate_packet_pointers(struct vstate *st)
+{
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		struct vframe *fr = st->frames[f];
+
+		for (int i = 0; i < BPF_NREGS; i++)
+			if (fr->regs[i].type == PTR_TO_PACKET || fr->regs[i].type == PTR_TO_PACKET_END)
+				mark_not_init(&fr->regs[i]);
+		for (uint32_t k = 0; k < fr->nslots; k++) {
+			struct vslot *sl = &fr->slots[k];
+
+			if (!slot_has_spill(sl) || (sl->spilled.type != PTR_TO_PACKET &&
+						    sl->spilled.type != PTR_TO_PACKET_END))
+				continue;
+			for (int b = 0; b < 8; b++)
+				if (sl->type[b] == STACK_SPILL)
+					sl->type[b] = STACK_INVALID;
+			sl->spill_size = 0;
+			sl->spill_off = 0;
+			mark_not_init(&sl->spilled);
+		}
+	}
+}
+
+/* bpf_tail_call from a subprogram (frame > 0). When it fails the
+ * subprogram goes on after the call (r0 unknown: bpfrt's -ENOENT). When
+ * it succeeds the target replaces the subprogram's frame, and the
+ * target's exit returns to the subprogram's caller: the interpreter pops
+ * the saved caller frame (r6-r9, fp), the JITs tear the frame down and
+ * jump, so the target returns to the call's return address. The caller
+ * then resumes with r0 = whatever the target returned, r1-r5 undefined,
+ * r6-r9 and its stack as they were (the target gets only the context),
+ * and no packet pointer (the target may have moved the packet). That is
+ * an exit of this frame with r0 unknown (as Linux models it). A callback
+ * cannot take it: its return value must be in [0, 1] and the target's is
+ * any number (Linux rejects it the same way). References cannot be held
+ * here (checked with the arguments), so none leaks on either path.
+ * Returns as do_helper_call. */
+static int tail_call_success(struct venv *env)
+{
+	int err;
+
+	if (cur_frame(env)->in_callback)
+		return verr(env, "tail_call in a callback: when it succeeds the callback returns "
+			    "the target's r0, which need not be in [0, 1]");
+	if (!push_branch(env, env->insn + 1)) /* the call failed */
+		return -ENOMEM;
+	if (env->log_level)
+		vlog(env, "%u: tail call taken: frame %u returns to its caller\n", env->insn,
+		     env->cur->curframe);
+	invalidate_packet_pointers(env->cur);
+	vreg_mark_unknown(reg_at(env, BPF_R0));
+	err = do_exit(env);
+	if (err < 0)
+		return err;
+	return err ? 2 : 1;
 }
 
 /* ---- pruning ---------------------------------------------------------------------------- */
@@ -2916,6 +2983,59 @@ static int do_check(struct venv *env)
 
 /* ---- entry ------------------------------------------------------------------------------------ */
 
+/* Bytes of the frames below a subprogram that tail-calls: at most this
+ * many. A successful tail call frees only the frame of the subprogram
+ * making it, its callers' frames stay (on the native stack, for the JITs),
+ * so with up to BPFRT_MAX_TAIL_CALLS calls in a chain they add up; Linux
+ * caps them at 256 bytes the same way (frames rounded up to 16 bytes, as
+ * its JIT does). The interpreter also refuses at run time a tail call
+ * whose target does not fit the frame's remaining stack. */
+#define TAIL_CALL_CALLER_STACK_MAX 256
+
+static int check_tail_call_stack(struct venv *env)
+{
+	const struct bpfrt_prog *prog = env->prog;
+	uint32_t *below = calloc(prog->subprog_cnt, sizeof(*below));
+	int err = 0;
+
+	if (!below)
+		return -ENOMEM;
+	/* below[s]: the deepest stack of the frames under s on any call chain
+	 * (local calls and callbacks; the call graph is acyclic and at most
+	 * BPFRT_MAX_CALL_FRAMES deep, so that many rounds reach the fixed
+	 * point) */
+	for (int round = 0; round <= BPFRT_MAX_CALL_FRAMES; round++)
+		for (uint32_t sp = 0; sp < prog->subprog_cnt; sp++) {
+			uint32_t mine = below[sp] + ((env->max_stack[sp] + 15) & ~15u);
+
+			for (uint32_t pc = prog->subprogs[sp].start; pc < prog->subprogs[sp].end; pc++) {
+				int c = bpfrt_insn_callee(prog, pc);
+
+				if (c > 0 && below[c] < mine)
+					below[c] = mine;
+				if (insn_is_lddw(&prog->insns[pc]))
+					pc++;
+			}
+		}
+	for (uint32_t sp = 1; sp < prog->subprog_cnt && !err; sp++)
+		for (uint32_t pc = prog->subprogs[sp].start; pc < prog->subprogs[sp].end; pc++) {
+			const struct bpf_insn *insn = &prog->insns[pc];
+
+			if (insn_is_helper_call(insn) && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+			    prog->helpers[insn->imm].fn == bpfrt_helper_tail_call &&
+			    below[sp] >= TAIL_CALL_CALLER_STACK_MAX) {
+				env->insn = pc;
+				err = verr(env, "tail_calls are not allowed when call stack of previous "
+					   "frames is %u bytes. Too large", below[sp]);
+				break;
+			}
+			if (insn_is_lddw(insn))
+				pc++;
+		}
+	free(below);
+	return err;
+}
+
 /* Frames no deeper than the walk showed they need; chain depths follow. */
 static void record_stack_depths(struct venv *env)
 {
@@ -3044,6 +3164,8 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 		err = env_init(&env, prog, opts);
 		if (!err)
 			err = do_check(&env);
+		if (!err)
+			err = check_tail_call_stack(&env);
 		processed = env.processed;
 		if (err != -EAGAIN)
 			break;

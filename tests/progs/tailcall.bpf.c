@@ -67,3 +67,25 @@ int loop_entry(struct bpf_raw_tracepoint_args *ctx)
 	fallthrough_rc = bpf_tail_call(ctx, &jmp_table, 3);
 	return 99;
 }
+
+/* A tail call from a subprogram: when it is taken the target replaces the
+ * subprogram, and the target's exit returns to the subprogram's caller
+ * with the target's r0; the caller's own registers and stack are kept. */
+__u32 sub_slot = 2;
+
+static __attribute__((noinline)) int sub_tail(struct bpf_raw_tracepoint_args *ctx)
+{
+	fallthrough_rc = bpf_tail_call(ctx, &jmp_table, sub_slot);
+	/* only if the tail call failed; not a constant, which clang would
+	 * fold into the caller as if the subprogram always returned */
+	return ctx->args[0] + 995;
+}
+
+SEC("raw_tp/bpfrt_chain")
+int sub_tail_entry(struct bpf_raw_tracepoint_args *ctx)
+{
+	volatile long kept = ctx->args[1] * 3;  /* on the caller's stack */
+	long r = sub_tail(ctx);
+
+	return r + kept;
+}

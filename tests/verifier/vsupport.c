@@ -27,6 +27,7 @@ struct tmap tmaps[] = {
 	{ "rohash", BPF_MAP_TYPE_HASH, 4, 8, 16, NULL, -1, BPF_F_RDONLY_PROG, false },
 	{ "wo", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1, BPF_F_WRONLY_PROG, false },
 	{ "wohash", BPF_MAP_TYPE_HASH, 4, 8, 16, NULL, -1, BPF_F_WRONLY_PROG, false },
+	{ "xdp_progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, NULL, -1 },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";
