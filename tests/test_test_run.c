@@ -437,6 +437,77 @@ BOTH_ENGINES(unspec_and_syscall_contexts)
 	bpfrt_object_close(obj);
 }
 
+/* ctx_size_out is the size of ctx_out, with no "0: large enough"
+ * convention (that is data_size_out's alone, as in Linux's
+ * bpf_ctx_finish/bpf_test_finish): a 16-byte context into an 8-byte
+ * ctx_out gets 8 bytes and -ENOSPC, ctx_size_out 0 gets nothing; nothing
+ * past the buffer is ever written (the guard bytes after it). */
+BOTH_ENGINES(ctx_out_smaller_than_the_context_is_never_overrun)
+{
+	struct bpf_insn *insns;
+	size_t n;
+	struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .jit = jit, .verify = true,
+					   .ctx_size = 16 };
+	struct bpfrt_test_run_opts o = opts_for(jit);
+	struct bpfrt_prog *p;
+	struct bpfrt_object *obj;
+	uint64_t ctx[2] = { 1, 41 };
+	uint8_t buf[24];
+	struct xdp_md md;
+	uint8_t in[60], dout[60];
+	static const uint8_t guard[16] = { 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5,
+					   0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5 };
+
+	REQUIRE(bpfrt_asm("ldxdw %r0, [%r1+8]\nadd %r0, 1\nstxdw [%r1+0], %r0\nexit\n",
+			  &insns, &n) == 0, "%s", bpfrt_last_error());
+	REQUIRE(bpfrt_prog_load(insns, n, &lo, &p) == 0, "%s", bpfrt_last_error());
+	free(insns);
+	o.ctx_in = ctx;
+	o.ctx_size_in = sizeof(ctx);
+
+	memset(buf, 0xa5, sizeof(buf));
+	o.ctx_out = buf;
+	o.ctx_size_out = 0;
+	CHECK(bpfrt_prog_test_run_opts(p, &o) == -ENOSPC && has("ctx_out too small"), "%s",
+	      bpfrt_last_error());
+	CHECK(o.retval == 42 && o.ctx_size_out == 16, "retval %llu ctx_size_out %u",
+	      (unsigned long long)o.retval, o.ctx_size_out);
+	CHECK(!memcmp(buf, guard, 16), "ctx_size_out 0: ctx_out was written");
+
+	memset(buf, 0xa5, sizeof(buf));
+	o.ctx_size_out = 8;
+	CHECK(bpfrt_prog_test_run_opts(p, &o) == -ENOSPC, "%s", bpfrt_last_error());
+	CHECK(o.ctx_size_out == 16);
+	CHECK(*(uint64_t *)buf == 42, "the 8 bytes that fit");
+	CHECK(!memcmp(buf + 8, guard, 16), "ctx_out of 8 bytes was written past its end");
+
+	memset(buf, 0xa5, sizeof(buf));
+	o.ctx_size_out = 16;
+	CHECK(bpfrt_prog_test_run_opts(p, &o) == 0, "%s", bpfrt_last_error());
+	CHECK(!memcmp(buf + 16, guard, 8) && ((uint64_t *)buf)[1] == 41);
+	bpfrt_prog_free(p);
+
+	/* XDP: the same for the xdp_md; data_size_out 0 still means large
+	 * enough for the packet */
+	obj = load(jit);
+	REQUIRE(obj);
+	o = opts_for(jit);
+	frame(in, 0x0800);
+	o.data_in = in;
+	o.data_size_in = 60;
+	o.data_out = dout;
+	o.data_size_out = 0;
+	memset(buf, 0xa5, sizeof(buf));
+	o.ctx_out = buf;
+	o.ctx_size_out = 0;
+	CHECK(bpfrt_prog_test_run_opts(prog(obj, "xdp_rewrite"), &o) == -ENOSPC, "%s",
+	      bpfrt_last_error());
+	CHECK(o.ctx_size_out == sizeof(md) && !memcmp(buf, guard, 16) &&
+	      !memcmp(buf + 8, guard, 16), "xdp ctx_out of 0 bytes was written");
+	CHECK(o.data_size_out == 60, "data_size_out %u", o.data_size_out);
+	bpfrt_object_close(obj);
+}
+
 /* Every program of the object, each kind with its default input. */
 BOTH_ENGINES(every_kind_runs_with_its_default_context)
 {

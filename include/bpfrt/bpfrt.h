@@ -145,9 +145,11 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
  *    ctx_size bytes (a copy: the caller's buffer is not written); no
  *    data_in. ctx_out gets the context after the run.
  * repeat 0 runs once; duration is the mean wall time of one run in ns.
- * data_size_out/ctx_size_out are, as in Linux, the buffer sizes in (0:
- * large enough) and the full lengths out; a buffer too small gets what
- * fits and -ENOSPC. Repetitions run on the same packet and context.
+ * data_size_out/ctx_size_out are, as in Linux, the buffer sizes in and
+ * the full lengths out; a buffer too small gets what fits and -ENOSPC.
+ * data_size_out 0 means large enough (Linux's old behaviour); ctx_size_out
+ * has no such convention: ctx_out with ctx_size_out 0 gets nothing and
+ * -ENOSPC. Repetitions run on the same packet and context.
  * Programs that were not verified (trusted loads) need ctx_in or data_in
  * of their own contract. Returns 0 or -errno with bpfrt_last_error(). */
 #define BPFRT_TEST_RUN_MAX_DATA 65535u /* the verifier's largest packet offset */
@@ -162,7 +164,7 @@ struct bpfrt_test_run_opts {
 	const void *ctx_in;
 	void *ctx_out;
 	uint32_t ctx_size_in;
-	uint32_t ctx_size_out;  /* in: size of ctx_out (0: large enough); out: context length */
+	uint32_t ctx_size_out;  /* in: size of ctx_out (0: nothing copied); out: context length */
 	uint64_t retval;        /* out: r0 of the last run (Linux: its low 32 bits) */
 	int repeat;             /* runs; 0 = 1 */
 	uint32_t duration;      /* out: mean ns per run */

@@ -316,19 +316,24 @@ static int sized_ctx(const struct bpfrt_prog *prog, const struct bpfrt_test_run_
 	return 0;
 }
 
-/* Copies len bytes to a caller buffer of *cap bytes (0: large enough), as
- * Linux's bpf_test_finish: what fits, -ENOSPC if not all, *cap = len. */
-static int copy_out(void *dst, uint32_t *cap, const void *src, uint32_t len)
+/* Copies len bytes to a caller buffer of *cap bytes, as Linux's
+ * bpf_test_finish (packet) and bpf_ctx_finish (context): what fits,
+ * -ENOSPC if not all, *cap = len. Only the packet buffer keeps the old
+ * "0: large enough" convention (zero_unbounded); a context buffer of 0
+ * bytes gets nothing, so a small ctx_out is never written past its end. */
+static int copy_out(void *dst, uint32_t *cap, const void *src, uint32_t len,
+		    bool zero_unbounded)
 {
 	uint32_t n = len;
 	int err = 0;
 
 	if (dst) {
-		if (*cap && *cap < len) {
+		if ((*cap || !zero_unbounded) && *cap < len) {
 			n = *cap;
 			err = -ENOSPC;
 		}
-		memcpy(dst, src, n);
+		if (n)
+			memcpy(dst, src, n);
 	}
 	*cap = len;
 	return err;
@@ -419,21 +424,21 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 						       : (uint32_t)((t1 - t0) / repeat);
 	if (packet) {
 		out_err = copy_out(o->data_out, &o->data_size_out,
-				   pkt.data ? pkt.data : o->data_in, o->data_size_in);
+				   pkt.data ? pkt.data : o->data_in, o->data_size_in, true);
 		if (prog->kind == BPFRT_PROG_XDP) {
 			/* offsets, as Linux reports an xdp_md back */
 			md.data = 0;
 			md.data_end = o->data_size_in;
 			md.data_meta = 0;
-			err = copy_out(o->ctx_out, &o->ctx_size_out, &md, sizeof(md));
+			err = copy_out(o->ctx_out, &o->ctx_size_out, &md, sizeof(md), false);
 		} else {
 			struct __sk_buff out;
 
 			skb_ctx_out(&out, &skb);
-			err = copy_out(o->ctx_out, &o->ctx_size_out, &out, sizeof(out));
+			err = copy_out(o->ctx_out, &o->ctx_size_out, &out, sizeof(out), false);
 		}
 	} else if (!kind_is_tracing(prog->kind)) {
-		err = copy_out(o->ctx_out, &o->ctx_size_out, ctx, ctx_len);
+		err = copy_out(o->ctx_out, &o->ctx_size_out, ctx, ctx_len, false);
 	}
 	if (out_err)
 		err = out_err;
