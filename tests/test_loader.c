@@ -139,6 +139,8 @@ TEST(globals_subprograms_kfuncs_jit)
 	run_globals(true);
 }
 
+/* One load attempt per object, as libbpf's bpf_object__load: a second
+ * call after a success is refused, naming the object. */
 TEST(double_load_is_refused)
 {
 	struct bpfrt_object *obj;
@@ -146,7 +148,32 @@ TEST(double_load_is_refused)
 	register_kfuncs();
 	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &obj) == 0);
 	CHECK(bpfrt_object_load(obj, NULL) == 0, "%s", bpfrt_last_error());
-	CHECK(bpfrt_object_load(obj, NULL) == -EBUSY);
+	CHECK(bpfrt_object_load(obj, NULL) == -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "load can't be attempted twice") &&
+	      strstr(bpfrt_last_error(), bpfrt_object_name(obj)), "%s", bpfrt_last_error());
+	bpfrt_object_close(obj);
+}
+
+/* ... and after a failure too: programs loaded before the failing one may
+ * be in prog array slots or attached by then, and a retry would re-verify
+ * and re-link them under their users. The object is opened again instead. */
+TEST(load_after_a_failed_load_is_refused)
+{
+	struct bpfrt_object *obj;
+
+	register_kfuncs();
+	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &obj) == 0);
+	CHECK(bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
+		.sz = sizeof(struct bpfrt_object_load_opts), .prog_flags = 0x40000000u }) == -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "unknown load flags"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_object_load(obj, NULL) == -EINVAL, "a failed load was retried");
+	CHECK(strstr(bpfrt_last_error(), "load can't be attempted twice") &&
+	      strstr(bpfrt_last_error(), bpfrt_object_name(obj)), "%s", bpfrt_last_error());
+	CHECK(bpfrt_object_find_map(obj, ".bss") == NULL, "the refused retry created maps");
+	bpfrt_object_close(obj);
+
+	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &obj) == 0);
+	CHECK(bpfrt_object_load(obj, NULL) == 0, "%s", bpfrt_last_error());
 	bpfrt_object_close(obj);
 }
 

@@ -692,15 +692,17 @@ TEST(damaged_sections)
 	}
 }
 
-/* A failed load can be retried once the cause is gone: nothing of the
- * first attempt is left over (maps recreated, links redone). */
-TEST(load_retried_after_failure)
+/* A failed load is not retried on the same object (one attempt per
+ * object, as libbpf): the retry is refused naming the object and creates
+ * nothing; the object opened again loads once the cause is gone. */
+TEST(load_after_failure_is_refused_and_a_reopened_object_loads)
 {
 	struct img im;
 	struct bpfrt_object *obj;
 	struct bpfrt_prog *p;
 	uint64_t r0 = 0;
 	char *at;
+	const char *path;
 	long *hits;
 
 	REQUIRE(img_read(&im, "globals.bpf.o"));
@@ -709,11 +711,19 @@ TEST(load_retried_after_failure)
 	REQUIRE(at);
 	for (; at; at = memmem(at, im.len - (size_t)(at - im.buf), "host_add", 8))
 		memcpy(at, "host_bq3", 8);
-	REQUIRE(bpfrt_object_open(img_write(&im, im.len), NULL, &obj) == 0);
+	path = img_write(&im, im.len);
+	REQUIRE(bpfrt_object_open(path, NULL, &obj) == 0);
 	CHECK(bpfrt_object_load(obj, NULL) == -ENOENT);
 	CHECK(strstr(bpfrt_last_error(), "host_bq3"), "%s", bpfrt_last_error());
 	CHECK(bpfrt_object_find_map(obj, ".bss") == NULL);
 	register_kfunc("host_bq3");
+	CHECK(bpfrt_object_load(obj, NULL) == -EINVAL, "a failed load was retried");
+	CHECK(strstr(bpfrt_last_error(), "load can't be attempted twice") &&
+	      strstr(bpfrt_last_error(), bpfrt_object_name(obj)), "%s", bpfrt_last_error());
+	CHECK(bpfrt_object_find_map(obj, ".bss") == NULL);
+	bpfrt_object_close(obj);
+
+	REQUIRE(bpfrt_object_open(path, NULL, &obj) == 0);
 	REQUIRE(bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
 		.sz = sizeof(struct bpfrt_object_load_opts), .jit = true }) == 0,
 		"%s", bpfrt_last_error());

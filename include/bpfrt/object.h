@@ -49,6 +49,10 @@ struct bpfrt_object_load_opts {
 
 int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
 		      struct bpfrt_object **obj);
+/* Creates the maps, links, verifies (unless trusted) and prepares every
+ * program. One attempt per object, as libbpf: any later call, after a
+ * success or a failure, is refused (-EINVAL naming the object); after a
+ * failure, close the object and open it again. */
 int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_opts *opts);
 void bpfrt_object_close(struct bpfrt_object *obj);
 

@@ -340,8 +340,16 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 	bpfrt_err_clear();
 	if (!obj)
 		return bpfrt_err(-EINVAL, "object_load: NULL object");
-	if (obj->loaded)
-		return bpfrt_err(-EBUSY, "%s: already loaded", obj->name);
+	/* One attempt per object, as libbpf's bpf_object__load: after a
+	 * failure, programs loaded before the failing one may already sit in
+	 * prog array slots or be attached by another thread, and a retry would
+	 * re-verify and re-link them under those users. The exchange also
+	 * refuses a second, concurrent call. */
+	if (__atomic_exchange_n(&obj->load_attempted, true, __ATOMIC_ACQ_REL))
+		return bpfrt_err(-EINVAL, "object '%s': load can't be attempted twice (the first "
+				 "attempt %s; open the object again to retry)", obj->name,
+				 __atomic_load_n(&obj->loaded, __ATOMIC_ACQUIRE) ? "succeeded"
+										 : "failed or is under way");
 	err = create_maps(obj);
 	for (size_t i = 0; !err && i < obj->prog_cnt; i++) {
 		struct bpfrt_prog *prog = obj->progs[i].prog;
@@ -382,7 +390,7 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		}
 		return err;
 	}
-	obj->loaded = true;
+	__atomic_store_n(&obj->loaded, true, __ATOMIC_RELEASE);
 	return 0;
 }
 

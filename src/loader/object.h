@@ -69,6 +69,7 @@ struct bpfrt_object {
 	struct obj_map *maps;
 	size_t map_cnt;
 	bool loaded;
+	bool load_attempted; /* set (atomically) by the first bpfrt_object_load */
 };
 
 /* Maps from BTF (.maps) and legacy (maps) sections; loader/maps_def.c. */
