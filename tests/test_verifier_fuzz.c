@@ -321,8 +321,7 @@ static void minimize(const struct vg_prog *orig)
 
 /* Classes every default run must reach in accepted programs (a generator
  * that stops producing one would hide its holes). callx is not required:
- * the verifier may reject it outright, as Linux does (and it is only
- * generated with BPFRT_FUZZ_KNOWN_HOLES=1 for now: see s_callx). */
+ * the verifier rejects it outright, as Linux does. */
 static bool class_required(int c)
 {
 	return c != VC_CALLX;
@@ -391,8 +390,7 @@ TEST(fuzz_random_and_mutated_programs_are_safe)
 	      s->accepted, s->programs);
 	if (!count_env && !secs_env && !getenv("BPFRT_CROSS_QEMU"))
 		for (int c = 0; c < VC_CNT; c++) {
-			CHECK(s->class_gen[c] > 0 || (c == VC_CALLX && !vg_known_holes),
-			      "no program has %s", vg_class_names[c]);
+			CHECK(s->class_gen[c] > 0, "no program has %s", vg_class_names[c]);
 			if (class_required(c))
 				CHECK(s->class_acc[c] > 0, "no accepted program has %s",
 				      vg_class_names[c]);

@@ -816,12 +816,8 @@ static int map_for(uint32_t id)
 		return VM_KIND_PROGS;
 	if (id == BPF_FUNC_map_lookup_elem)
 		return fz(4) ? (int)fz(3) : VM_RODATA;
-	/* Known hole, being fixed: map_update_elem/map_delete_elem on the
-	 * read-only .rodata are accepted (Linux: "write into map forbidden"),
-	 * so a program can change what the verifier folded as constant. Left
-	 * out unless BPFRT_FUZZ_KNOWN_HOLES=1. */
-	if ((id == BPF_FUNC_map_update_elem || id == BPF_FUNC_map_delete_elem) && !vg_known_holes)
-		return (int)fz(3);
+	/* update/delete on .rodata: rejected (BPF_F_RDONLY_PROG); once
+	 * accepted, so a program could change what the verifier folded */
 	return fz(5) ? (int)fz(3) : (int)fz(6);
 }
 
@@ -870,11 +866,15 @@ static int size_arg(struct gen *g, int r, int max, bool zero_ok)
 	return n;
 }
 
-/* Known hole, being fixed: a tail call from a subprogram or a callback
- * (the verifier models only the failing call; the engines then disagree
- * on r0, e.g. interpreter 7, JIT 0xffffffff96d75870 after a tail call in a
- * bpf_loop callback). Main-program tail calls only, unless
- * BPFRT_FUZZ_KNOWN_HOLES=1. */
+/* Known hole, being fixed: a tail call from a subprogram or a callback.
+ * The verifier walks only the failing call, but a tail call that
+ * succeeds returns from the subprogram with the target's r0: e.g. a
+ * subprogram "r7 = 255; tail call; r0 = r7; exit" is proven to return
+ * 255, so a caller's "if r0 < 64" branch is never verified, yet runs
+ * when the target returns 42 (the checking interpreter then stopped a
+ * never-verified callback passing a number as ringbuf_reserve's map;
+ * earlier the engines disagreed on r0). Main-program tail calls only,
+ * unless BPFRT_FUZZ_KNOWN_HOLES=1. */
 static bool tail_call_ok(const struct gen *g)
 {
 	return g->role == ROLE_MAIN || vg_known_holes;
@@ -911,13 +911,9 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 			if (fz(6) == 0 && id != BPF_FUNC_snprintf) {
 				int s = (int)fz(10);
 
-				/* Known hole, being fixed: a stack pointer passed as
-				 * "anything" lets probe_read and friends read the
-				 * frame's unwritten bytes, stale host stack (the
-				 * engines disagree on what they read). Left out unless
-				 * BPFRT_FUZZ_KNOWN_HOLES=1. */
-				if (g->st.r[s].t == T_STACK && !vg_known_holes)
-					s = need_scalar(g);
+				/* a stack pointer as "anything" is a leak (rejected);
+				 * it once let probe_read read the frame's unwritten
+				 * bytes (the engines disagreed on what they read) */
 				if (g->st.r[s].t != T_NONE) {
 					emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, r, s, 0, 0));
 					g->st.r[r] = g->st.r[s];
@@ -1127,13 +1123,10 @@ static void s_helper(struct gen *g)
 
 static void s_callx(struct gen *g)
 {
-	/* Known hole, being fixed: the verifier walks callx as a
-	 * conditional jump, so no call rule is applied and any helper runs
-	 * with any arguments (found here at once: a callx of probe_read
-	 * from a bpf_loop callback crashed the JIT run). Left out unless
-	 * BPFRT_FUZZ_KNOWN_HOLES=1. */
-	if (!vg_known_holes)
-		return;
+	/* callx of a helper set up as for a call: the verifier rejects
+	 * callx (as Linux); it once walked it as a conditional jump, so any
+	 * helper ran with any arguments (a callx of probe_read from a
+	 * bpf_loop callback crashed the JIT run). */
 	for (int t = 0; t < 4; t++)
 		if (call_helper(g, helper_ids[fz(helper_cnt)], true))
 			return;
@@ -1513,7 +1506,6 @@ void vg_mutate(struct vg_prog *p)
 	p->mutated = true;
 	for (int k = 1 + (int)fz(3); k > 0; k--) {
 		struct bpf_insn *in = &p->insns[fz((uint32_t)p->n)];
-		struct bpf_insn was = *in;
 
 		switch (fz(8)) {
 		case 0: in->off = (int16_t)(in->off + (int)fz(17) - 8); break;
@@ -1525,8 +1517,6 @@ void vg_mutate(struct vg_prog *p)
 		case 6: in->code = (uint8_t)((in->code & 0x07) | (fz(16) << 4) | (in->code & 0x08)); break;
 		default: in->off = (int16_t)fz_next(); break;
 		}
-		if (insn_is_callx(in) && !vg_known_holes)
-			*in = was; /* see s_callx */
 	}
 }
 

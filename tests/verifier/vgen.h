@@ -60,7 +60,8 @@ extern const char *const vg_class_names[VC_CNT];
  * slot 1 again (to the limit). Idempotent. */
 void vg_init(void);
 /* BPFRT_FUZZ_KNOWN_HOLES=1: also generate what is known to break bpfrt
- * and is being fixed (see s_callx in vgen.c). */
+ * and is being fixed (tail calls from subprograms and callbacks: see
+ * tail_call_ok in vgen.c). */
 extern bool vg_known_holes;
 /* The bpfrt map behind a VM_* for a program of kind k. */
 struct bpfrt_map *vg_map(int vm, enum bpfrt_prog_kind k);
