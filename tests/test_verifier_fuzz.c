@@ -13,8 +13,7 @@
  *   BPFRT_FUZZ_MINIMIZE=1    with BPFRT_FUZZ_ONE: shrink the failing program
  *                            (forked trials) and print the smallest
  *   BPFRT_FUZZ_TRACE=1       print every accepted program before it runs
- *   BPFRT_FUZZ_SLOW_MS=M     name the programs that take longer than M ms
- *   BPFRT_FUZZ_KNOWN_HOLES=1 also generate what is known to break (vgen.h) */
+ *   BPFRT_FUZZ_SLOW_MS=M     name the programs that take longer than M ms */
 #include "testlib.h"
 #include "bpfrt/bpfrt.h"
 #include "isa/isa.h"

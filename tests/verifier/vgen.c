@@ -25,8 +25,6 @@ const char *const vg_class_names[VC_CNT] = {
 
 /* ---- maps ----------------------------------------------------------------------- */
 
-bool vg_known_holes;
-
 static struct bpfrt_map *kind_progs[VG_KINDS];
 static int kind_progs_kfd[VG_KINDS] = { [0 ... VG_KINDS - 1] = -1 };
 static struct bpfrt_prog *slot_progs[VG_KINDS][2];
@@ -113,7 +111,6 @@ void vg_init(void)
 	if (done)
 		return;
 	done = true;
-	vg_known_holes = getenv("BPFRT_FUZZ_KNOWN_HOLES") != NULL;
 	maps_init();
 	bpfrt_helpers_init();
 	for (uint32_t id = 0; id < BPFRT_MAX_HELPER_ID; id++) {
@@ -866,20 +863,6 @@ static int size_arg(struct gen *g, int r, int max, bool zero_ok)
 	return n;
 }
 
-/* Known hole, being fixed: a tail call from a subprogram or a callback.
- * The verifier walks only the failing call, but a tail call that
- * succeeds returns from the subprogram with the target's r0: e.g. a
- * subprogram "r7 = 255; tail call; r0 = r7; exit" is proven to return
- * 255, so a caller's "if r0 < 64" branch is never verified, yet runs
- * when the target returns 42 (the checking interpreter then stopped a
- * never-verified callback passing a number as ringbuf_reserve's map;
- * earlier the engines disagreed on r0). Main-program tail calls only,
- * unless BPFRT_FUZZ_KNOWN_HOLES=1. */
-static bool tail_call_ok(const struct gen *g)
-{
-	return g->role == ROLE_MAIN || vg_known_holes;
-}
-
 /* Sets up r1..r5 for helper id as its prototype says, then calls it
  * (callx: through a register). Returns false if this frame cannot. */
 static bool call_helper(struct gen *g, uint32_t id, bool callx)
@@ -893,7 +876,7 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 		if ((h->args[a] == BPFRT_ARG_PTR_TO_CTX && !g->ctx_ok) ||
 		    h->args[a] == BPFRT_ARG_PTR_TO_RINGBUF_MEM)
 			return false;
-	if (id == BPF_FUNC_tail_call && (g->in_record || !g->ctx_ok || !tail_call_ok(g)))
+	if (id == BPF_FUNC_tail_call && (g->in_record || !g->ctx_ok))
 		return false;
 	if ((g->reserved & 0x3e) || !room(g, 40))
 		return false;
@@ -1134,7 +1117,7 @@ static void s_callx(struct gen *g)
 
 static void s_tail_call(struct gen *g)
 {
-	if (!g->ctx_ok || g->in_record || (g->reserved & 0x3e) || !tail_call_ok(g))
+	if (!g->ctx_ok || g->in_record || (g->reserved & 0x3e))
 		return;
 	emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0));
 	add_ref(g, VM_KIND_PROGS, BPF_PSEUDO_MAP_FD, 0, 2);

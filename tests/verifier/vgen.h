@@ -59,10 +59,6 @@ extern const char *const vg_class_names[VC_CNT];
  * holds a program returning a constant and slot 1 one that tail-calls
  * slot 1 again (to the limit). Idempotent. */
 void vg_init(void);
-/* BPFRT_FUZZ_KNOWN_HOLES=1: also generate what is known to break bpfrt
- * and is being fixed (tail calls from subprograms and callbacks: see
- * tail_call_ok in vgen.c). */
-extern bool vg_known_holes;
 /* The bpfrt map behind a VM_* for a program of kind k. */
 struct bpfrt_map *vg_map(int vm, enum bpfrt_prog_kind k);
 /* Linux's copy (vg_kernel_maps_init first), or -1. */
