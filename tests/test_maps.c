@@ -8,6 +8,12 @@
 #include "maps/map.h"
 
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -638,6 +644,61 @@ TEST(freeze_refuses_host_writes)
 	bpfrt_map_free(hash);
 	bpfrt_map_free(progs);
 	free(fake);
+}
+
+/* The child of frozen_map_is_marked_only_once_its_storage_is_read_only:
+ * mprotect fails (ENOMEM, from a seccomp filter installed after the map
+ * was created), so freezing must fail, naming the map, and leave it
+ * unfrozen and writable. Returns the exit status: 0 passed, 77 no
+ * seccomp here, else the number of the failed check. */
+static int freeze_with_mprotect_failing(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOMEM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fp = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct bpfrt_map *ro = create(BPF_MAP_TYPE_ARRAY, 4, 16, 1, BPF_F_RDONLY_PROG);
+	char img[16] = "knob";
+	uint32_t key = 0;
+
+	if (!ro)
+		return 1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp))
+		return 77;
+	if (bpfrt_map_freeze(ro) != -ENOMEM)
+		return 2;
+	if (!strstr(bpfrt_last_error(), "map 'test_map'") ||
+	    !strstr(bpfrt_last_error(), "cannot make the storage read-only"))
+		return 3;
+	if (bpfrt_map_is_frozen(ro) || bpfrt_map_is_rdonly(ro))
+		return 4; /* the verifier would fold a writable map */
+	if (bpfrt_map_update_elem(ro, &key, img, BPF_ANY) != 0)
+		return 5; /* not frozen: still writable */
+	if (!tl_memory_writable(bpfrt_map_value_ptr(ro, 0)))
+		return 6;
+	return 0;
+}
+
+/* A map is marked frozen (and so folded by the verifier) only after its
+ * storage was made read-only: if mprotect fails, it is not frozen. */
+TEST(frozen_map_is_marked_only_once_its_storage_is_read_only)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(freeze_with_mprotect_failing());
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	REQUIRE(WIFEXITED(status), "child status %#x", status);
+	if (WEXITSTATUS(status) == 77)
+		SKIP("no seccomp filters here");
+	CHECK(WEXITSTATUS(status) == 0, "check %d failed in the child", WEXITSTATUS(status));
 }
 
 TEST(frozen_read_only_array_storage_is_read_only)

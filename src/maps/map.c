@@ -430,19 +430,32 @@ int bpfrt_map_freeze(struct bpfrt_map *map)
 	if (map->map_flags & BPF_F_RDONLY)
 		return bpfrt_err(-EPERM, "map '%s': freeze: the map is read-only for user space "
 				 "(BPF_F_RDONLY)", map->name);
-	if (__atomic_exchange_n(&map->frozen, 1, __ATOMIC_SEQ_CST))
-		return bpfrt_err(-EBUSY, "map '%s': freeze: already frozen", map->name);
+	/* FREEZING first: host writes are refused from here on, but the map
+	 * is not frozen yet (bpfrt_map_is_frozen, bpfrt_map_is_rdonly: the
+	 * verifier folds only frozen maps). FROZEN only once the storage is
+	 * read-only; if that fails, the map is writable as before. */
+	uint32_t unfrozen = BPFRT_MAP_UNFROZEN;
+
+	if (!__atomic_compare_exchange_n(&map->frozen, &unfrozen, BPFRT_MAP_FREEZING, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return bpfrt_err(-EBUSY, "map '%s': freeze: already %s", map->name,
+				 unfrozen == BPFRT_MAP_FROZEN ? "frozen" : "being frozen");
 	while (__atomic_load_n(&map->host_writers, __ATOMIC_SEQ_CST))
 		sched_yield();
 	if (map->ops->freeze)
 		err = map->ops->freeze(map);
-	return err ? bpfrt_err(err, "map '%s': freeze: cannot make the storage read-only: %s",
-			       map->name, strerror(-err)) : 0;
+	if (err) {
+		__atomic_store_n(&map->frozen, BPFRT_MAP_UNFROZEN, __ATOMIC_SEQ_CST);
+		return bpfrt_err(err, "map '%s': freeze: cannot make the storage read-only: %s "
+				 "(the map stays unfrozen)", map->name, strerror(-err));
+	}
+	__atomic_store_n(&map->frozen, BPFRT_MAP_FROZEN, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 bool bpfrt_map_is_frozen(const struct bpfrt_map *map)
 {
-	return __atomic_load_n(&map->frozen, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&map->frozen, __ATOMIC_ACQUIRE) == BPFRT_MAP_FROZEN;
 }
 
 int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_key)

@@ -47,6 +47,8 @@ struct bpfrt_map_ops {
 	long (*delete)(struct bpfrt_map *map, const void *key);
 };
 
+enum { BPFRT_MAP_UNFROZEN, BPFRT_MAP_FREEZING, BPFRT_MAP_FROZEN };
+
 struct bpfrt_map {
 	const struct bpfrt_map_ops *ops;
 	enum bpf_map_type type;
@@ -56,7 +58,9 @@ struct bpfrt_map {
 	uint32_t map_flags;
 	uint32_t numa_node;
 	char name[BPFRT_NAME_LEN];
-	/* BPF_MAP_FREEZE: set once, never cleared (atomic accesses). */
+	/* BPF_MAP_FREEZE, atomic accesses: BPFRT_MAP_FREEZING while freeze
+	 * makes the storage read-only (host writes refused, not folded),
+	 * then BPFRT_MAP_FROZEN for good, or back to UNFROZEN if it failed. */
 	uint32_t frozen;
 	/* Host writes in progress; freeze waits until they are done. */
 	uint32_t host_writers;
@@ -69,7 +73,7 @@ struct bpfrt_map {
 static inline bool bpfrt_map_is_rdonly(const struct bpfrt_map *map)
 {
 	return (map->map_flags & BPF_F_RDONLY_PROG) &&
-	       __atomic_load_n(&map->frozen, __ATOMIC_ACQUIRE);
+	       __atomic_load_n(&map->frozen, __ATOMIC_ACQUIRE) == BPFRT_MAP_FROZEN;
 }
 
 /* Brackets every host-side write (update, delete, prog array slots):
