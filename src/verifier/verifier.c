@@ -2983,6 +2983,24 @@ static int do_check(struct venv *env)
 
 /* ---- entry ------------------------------------------------------------------------------------ */
 
+/* callx anywhere, reachable or not, as Linux refuses its opcode before
+ * walking (step() refuses it on a walked path too). */
+static int reject_callx(struct venv *env)
+{
+	for (uint32_t pc = 0; pc < env->n; pc++) {
+		const struct bpf_insn *insn = &env->insns[pc];
+
+		if (insn_is_callx(insn)) {
+			env->insn = pc;
+			return verr(env, "callx R%d: indirect calls are not supported by the verifier",
+				    insn->dst_reg);
+		}
+		if (insn_is_lddw(insn))
+			pc++;
+	}
+	return 0;
+}
+
 /* Bytes of the frames below a subprogram that tail-calls: at most this
  * many. A successful tail call frees only the frame of the subprogram
  * making it, its callers' frames stay (on the native stack, for the JITs),
@@ -3162,6 +3180,8 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 		/* one budget of BPFRT_VERIFY_MAX_PROCESSED, restarts included */
 		env.processed = processed;
 		err = env_init(&env, prog, opts);
+		if (!err)
+			err = reject_callx(&env);
 		if (!err)
 			err = do_check(&env);
 		if (!err)
