@@ -34,8 +34,20 @@ log=$prefix/build.log
 echo "riscv64-libs: fetching zlib, elfutils and libbpf sources"
 # a failing unrelated repository must not stop the rest
 apt-get -q $opts update >"$log" 2>&1 || true
-(cd "$src" && apt-get -q $opts source --download-only zlib elfutils libbpf) >>"$log" 2>&1 ||
-	{ echo "$0: apt-get source failed (see $log)" >&2; exit 1; }
+# Each package from the newest version a mirror really serves: a mirror may
+# list a security update's source without carrying its files (404), and the
+# release's version builds the same libraries.
+for pkg in zlib elfutils libbpf; do
+	got=
+	for v in $(apt-cache $opts showsrc "$pkg" 2>>"$log" | sed -n 's/^Version: //p' |
+		   sort -u -r -V); do
+		rm -f "$src/$pkg"_*
+		(cd "$src" && apt-get -q $opts source --download-only "$pkg=$v") >>"$log" 2>&1 &&
+			{ got=$v; break; }
+	done
+	[ -n "$got" ] || { echo "$0: apt-get source $pkg failed (see $log)" >&2; exit 1; }
+	echo "riscv64-libs: $pkg $got"
+done
 
 step() { # step WHAT COMMAND...
 	echo "riscv64-libs: $1"
