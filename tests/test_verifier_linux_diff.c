@@ -341,6 +341,37 @@ static bool callx_only_where_dead(const struct vg_prog *p)
 	return true;
 }
 
+/* A helper call whose memory argument comes with a constant size 0 (the
+ * size register's last write before the call is "mov rN, 0"). */
+static bool zero_sized_memory_argument(const struct vg_prog *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct bpf_insn *in = &p->insns[i];
+		const struct bpfrt_helper *h;
+
+		if (!is_helper_call(in) || !(h = bpfrt_helper_get((uint32_t)in->imm)))
+			continue;
+		for (int a = 0; a < 4; a++) {
+			int size_reg = a + 2;
+
+			if (h->args[a] != BPFRT_ARG_PTR_TO_MEM && h->args[a] != BPFRT_ARG_PTR_TO_UNINIT_MEM)
+				continue;
+			for (size_t k = i; k-- > 0 && i - k <= 16;) {
+				const struct bpf_insn *w = &p->insns[k];
+
+				if (w->dst_reg != size_reg || BPF_CLASS(w->code) == BPF_JMP ||
+				    BPF_CLASS(w->code) == BPF_JMP32 || BPF_CLASS(w->code) == BPF_ST ||
+				    BPF_CLASS(w->code) == BPF_STX)
+					continue;
+				if (w->code == (BPF_ALU64 | BPF_MOV | BPF_K) && w->imm == 0)
+					return true;
+				break;
+			}
+		}
+	}
+	return false;
+}
+
 static bool kind_ctx_differs(const struct vg_prog *p)
 {
 	/* bpfrt's contexts are plain memory of the kind's size; Linux's
@@ -376,6 +407,9 @@ static struct diff_class classes[] = {
 	{ "callx in dead code", "unknown opcode 8d", callx_only_where_dead,
 	  "Linux refuses any callx before its walk; bpfrt refuses a callx its walk "
 	  "reaches, and one only on paths it proves dead never runs" },
+	{ "zero-sized memory argument", "expected=fp, pkt", zero_sized_memory_argument,
+	  "with a constant size 0 bpfrt lets any value stand for a helper's memory "
+	  "argument (no byte is read or written); Linux still wants a memory pointer" },
 	{ "r2 is the context length", "R2 !read_ok", any,
 	  "bpfrt's run contract passes r2 = the context length (a scalar); Linux starts "
 	  "with r2 uninitialised" },
