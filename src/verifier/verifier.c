@@ -1876,6 +1876,17 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			return 0;
 		if (r->type != PTR_TO_STACK)
 			return verr(env, "R%d type=%s expected=fp", regno, reg_type_str(r));
+		{
+			/* within the frame, its end included (r10 itself): the
+			 * checking interpreter holds the run to the same bound */
+			int64_t lo = (int64_t)r->off + r->smin, hi = (int64_t)r->off + r->smax;
+
+			if (r->smin < -MAX_VAR_OFF || r->smax > MAX_VAR_OFF ||
+			    lo < -BPFRT_STACK_PER_FRAME || hi > 0)
+				return verr(env, "R%d stack pointer [%lld, %lld] is outside the "
+					    "%d-byte stack frame", regno, (long long)lo, (long long)hi,
+					    BPFRT_STACK_PER_FRAME);
+		}
 		if (ca->func_regno < 0) {
 			/* no size, and no callback to hand it to (whose accesses
 			 * the walk checks and counts): the helper itself may touch
