@@ -1,4 +1,4 @@
-/* `bpfrt-bench hashmap`: the hash map workload of issue 3 (seed 000) in
+/* `bpfrt-bench hashmap`: the hash map workload of the private-stack benchmark in
  * bpfrt's interpreter, bpfrt's JIT and the kernel.
  *
  * bench/progs/hash_iters.bpf.c does `iters` iterations of update (insert),
@@ -432,6 +432,6 @@ static int hashmap_run(int argc, char **argv)
 
 const struct bench bench_hashmap = {
 	.name = "hashmap",
-	.summary = "hash map update/lookup/delete, 48-byte keys (issue 3): interpreter, JIT, kernel",
+	.summary = "hash map update/lookup/delete, 48-byte keys: interpreter, JIT, kernel",
 	.run = hashmap_run,
 };

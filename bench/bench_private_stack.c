@@ -223,7 +223,7 @@ static int private_run(int argc, char **argv) { return ps_main(&h_private, false
 static int no_private_run(int argc, char **argv) { return ps_main(&h_no_private, true, argc, argv); }
 
 const struct bench bench_private_stack = {
-	"private-stack", "seed 000: tp program, --nr-batch-iters hash ops, private stack",
+	"private-stack", "tp program (Linux's private-stack selftest shape), --nr-batch-iters hash ops, private stack",
 	private_run,
 };
 const struct bench bench_no_private_stack = {

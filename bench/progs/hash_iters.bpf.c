@@ -1,4 +1,4 @@
-/* The hash map workload of issue 3 (seed 000): `iters` iterations, each an
+/* The hash map workload of the private-stack benchmark (Linux's private-stack selftest shape): `iters` iterations, each an
  * update (insert), a lookup (hit) and a delete of one 48-byte key with a
  * 48-byte value, in a BPF_MAP_TYPE_HASH that user space may have filled
  * with other keys beforehand. Run by `bpfrt-bench hashmap` in bpfrt and in

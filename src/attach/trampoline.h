@@ -1,4 +1,4 @@
-/* fentry / fexit / fmod_ret trampolines and fentry.multi (issue 5).
+/* fentry / fexit / fmod_ret trampolines and fentry.multi.
  *
  * Host functions are found by patchable.c: every function of the
  * executable or a loaded library whose entry is a 5-byte nop recorded in

@@ -157,24 +157,6 @@ void bpfrt_privstack_test_locked(void (*fn)(void *), void *arg)
 
 /* ---- policy and ids ---------------------------------------------------- */
 
-static bool kind_is_tracing(int kind)
-{
-	switch (kind) {
-	case BPFRT_PROG_TRACEPOINT:
-	case BPFRT_PROG_RAW_TRACEPOINT:
-	case BPFRT_PROG_FENTRY:
-	case BPFRT_PROG_FEXIT:
-	case BPFRT_PROG_FMOD_RET:
-	case BPFRT_PROG_FENTRY_MULTI:
-	case BPFRT_PROG_KPROBE:
-	case BPFRT_PROG_KRETPROBE:
-	case BPFRT_PROG_UPROBE:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static int id_alloc(uint32_t *id)
 {
 	int ret = -ENOSPC;
@@ -245,7 +227,7 @@ int bpfrt_privstack_prog_init(struct bpfrt_prog *prog)
 	else if (prog->load_flags & BPFRT_F_PRIVATE_STACK)
 		on = true;
 	else
-		on = kind_is_tracing(prog->kind) && prog->stack_depth > 64;
+		on = bpfrt_prog_kind_is_tracing(prog->kind) && prog->stack_depth > 64;
 	prog->privstack = false;
 	if (!on)
 		return 0;

@@ -396,6 +396,24 @@ const char *bpfrt_prog_kind_str(int kind)
 	return "unknown";
 }
 
+bool bpfrt_prog_kind_is_tracing(int kind)
+{
+	switch (kind) {
+	case BPFRT_PROG_TRACEPOINT:
+	case BPFRT_PROG_RAW_TRACEPOINT:
+	case BPFRT_PROG_FENTRY:
+	case BPFRT_PROG_FEXIT:
+	case BPFRT_PROG_FMOD_RET:
+	case BPFRT_PROG_FENTRY_MULTI:
+	case BPFRT_PROG_KPROBE:
+	case BPFRT_PROG_KRETPROBE:
+	case BPFRT_PROG_UPROBE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool kind_is_pt_regs(int kind)
 {
 	return kind == BPFRT_PROG_KPROBE || kind == BPFRT_PROG_KRETPROBE ||

@@ -111,6 +111,10 @@ bool bpfrt_prog_kinds_share_ctx(int a, int b);
  * -EINVAL naming the program, both kinds and the target). Unverified
  * (trusted) programs pass. */
 int bpfrt_prog_check_kind(const struct bpfrt_prog *prog, int kind, const char *target);
+/* The tracing kinds: tracepoints, raw tracepoints, fentry/fexit/fmod_ret,
+ * fentry.multi, kprobes, kretprobes and uprobes (a host hook fires them;
+ * their context is the hook's arguments or registers). */
+bool bpfrt_prog_kind_is_tracing(int kind);
 /* "raw_tp", "fentry", ... ("unknown" out of range). */
 const char *bpfrt_prog_kind_str(int kind);
 

@@ -255,30 +255,12 @@ static void skb_ctx_out(struct __sk_buff *out, const struct __sk_buff *run)
 		w[i] = skb_settable(i) ? r[i] : 0;
 }
 
-static bool kind_is_tracing(int kind)
-{
-	switch (kind) {
-	case BPFRT_PROG_TRACEPOINT:
-	case BPFRT_PROG_RAW_TRACEPOINT:
-	case BPFRT_PROG_FENTRY:
-	case BPFRT_PROG_FEXIT:
-	case BPFRT_PROG_FMOD_RET:
-	case BPFRT_PROG_FENTRY_MULTI:
-	case BPFRT_PROG_KPROBE:
-	case BPFRT_PROG_KRETPROBE:
-	case BPFRT_PROG_UPROBE:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* A caller-filled or zeroed context of the size the program was verified
  * for (never shorter than what it reads). */
 static int sized_ctx(const struct bpfrt_prog *prog, const struct bpfrt_test_run_opts *o,
 		     void **ctx, uint32_t *len)
 {
-	bool tracing = kind_is_tracing(prog->kind);
+	bool tracing = bpfrt_prog_kind_is_tracing(prog->kind);
 	uint32_t size;
 
 	if (o->ctx_in && o->ctx_size_in > BPFRT_TEST_RUN_MAX_CTX)
@@ -379,7 +361,7 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	if (!packet && (o->data_in || o->data_out))
 		return bpfrt_err(-EINVAL, "test_run: %s: %s programs take no packet (data_in, "
 				 "data_out): their context is ctx_in", prog->name, kind_str(prog->kind));
-	if (o->ctx_out && (kind_is_tracing(prog->kind) || prog->kind > BPFRT_PROG_SYSCALL))
+	if (o->ctx_out && (bpfrt_prog_kind_is_tracing(prog->kind) || prog->kind > BPFRT_PROG_SYSCALL))
 		return bpfrt_err(-EINVAL, "test_run: %s: the context of %s programs is read-only: "
 				 "no ctx_out", prog->name, kind_str(prog->kind));
 	repeat = o->repeat ? (uint32_t)o->repeat : 1;
@@ -437,7 +419,7 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 			skb_ctx_out(&out, &skb);
 			err = copy_out(o->ctx_out, &o->ctx_size_out, &out, sizeof(out), false);
 		}
-	} else if (!kind_is_tracing(prog->kind)) {
+	} else if (!bpfrt_prog_kind_is_tracing(prog->kind)) {
 		err = copy_out(o->ctx_out, &o->ctx_size_out, ctx, ctx_len, false);
 	}
 	if (out_err)
