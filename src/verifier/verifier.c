@@ -1003,6 +1003,11 @@ static int ctx_field(struct venv *env, int32_t off, uint32_t size, struct vreg *
 		 * the same way) */
 		return verr(env, "invalid bpf_context access off=%d size=%u (sign extension of "
 			    "packet pointers)", off, size);
+	if (kind_has_packet(env) && off < 8 && size != 4)
+		/* part of data or data_end, or both at once, would be address
+		 * bits as a number (Linux allows only the whole 4 bytes) */
+		return verr(env, "invalid bpf_context access off=%d size=%u (packet pointers "
+			    "are loaded whole, 4 bytes)", off, size);
 	if (kind_has_packet(env) && size == 4 && (off == 0 || off == 4)) {
 		mark_ptr(dst, off == 0 ? PTR_TO_PACKET : PTR_TO_PACKET_END);
 		return 0;
