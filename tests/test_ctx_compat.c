@@ -464,3 +464,87 @@ BOTH_ENGINES(nest_children_without_context_run)
 	bpfrt_prog_free(children[0]);
 	bpfrt_prog_free(children[1]);
 }
+
+/* ---- a program in use outlives bpfrt_prog_free ---------------------------- */
+
+/* Freed by its caller while a prog array slot holds it: the slot (what a
+ * tail call runs) keeps it alive until the slot lets it go (under ASan,
+ * a run after the free would be a use after free). */
+BOTH_ENGINES(program_freed_in_a_slot_stays_until_the_slot_drops_it)
+{
+	static const struct bpf_insn seven[] = { MOV64_IMM(0, 7), EXIT() };
+	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "in_slot", .jit = jit };
+	struct bpfrt_map *map = NULL;
+	struct bpfrt_prog *p = NULL;
+	uint64_t r0 = 0;
+
+	REQUIRE(!bpfrt_map_create(BPF_MAP_TYPE_PROG_ARRAY, "held", 4, 4, 2, NULL, &map));
+	REQUIRE(!bpfrt_prog_load(seven, 2, &o, &p), "%s", bpfrt_last_error());
+	REQUIRE(!bpfrt_map_update_prog(map, 0, p), "%s", bpfrt_last_error());
+	REQUIRE(!bpfrt_map_update_prog(map, 1, p), "%s", bpfrt_last_error());
+	bpfrt_prog_free(p);
+	p = bpfrt_prog_array_get(map, 0);
+	REQUIRE(p);
+	CHECK(!bpfrt_prog_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, 0, 0, &r0) && r0 == 7,
+	      "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
+	CHECK(!bpfrt_map_delete_prog(map, 0));
+	/* slot 1 still holds it */
+	p = bpfrt_prog_array_get(map, 1);
+	REQUIRE(p);
+	CHECK(!strcmp(bpfrt_prog_name(p), "in_slot"));
+	CHECK(!bpfrt_prog_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, 0, 0, &r0) && r0 == 7);
+	bpfrt_map_free(map); /* the last use: the program goes with it */
+}
+
+static long link_runs;
+
+static uint64_t count_run(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	link_runs++;
+	return 0;
+}
+
+/* Freed while attached: the link keeps it, and it runs until the link
+ * is destroyed. */
+BOTH_ENGINES(program_freed_while_attached_runs_until_the_link_goes)
+{
+	static const struct bpfrt_helper counter = {
+		.name = "cc_count_run", .fn = count_run, .ret = BPFRT_RET_INTEGER,
+	};
+	const int id = 509; /* a helper id no other test of this file uses */
+	struct bpf_insn insns[] = { CALL_HELPER(id), MOV64_IMM(0, 0), EXIT() };
+	struct bpfrt_prog *p;
+	struct bpfrt_attach_opts ao = { .sz = sizeof(ao), .target = "cc_two" };
+	struct bpfrt_link *l = NULL;
+
+	REQUIRE(!bpfrt_helper_register(id, &counter), "%s", bpfrt_last_error());
+	p = verified_raw_tp("attached", insns, 3, jit);
+	REQUIRE(p);
+	REQUIRE(!bpfrt_prog_attach(p, &ao, &l), "%s", bpfrt_last_error());
+	bpfrt_prog_free(p);
+	link_runs = 0;
+	BPFRT_TRACEPOINT(cc_two, 1, 2);
+	CHECK(link_runs == 1, "runs %ld", link_runs);
+	CHECK(!strcmp(bpfrt_prog_name(bpfrt_link_prog(l)), "attached"));
+	bpfrt_link_destroy(l); /* the last use */
+	BPFRT_TRACEPOINT(cc_two, 1, 2);
+	CHECK(link_runs == 1, "runs %ld after the link went", link_runs);
+}
+
+/* Freed while a nest list names it: the list keeps it until replaced. */
+BOTH_ENGINES(nest_child_freed_runs_until_the_list_is_replaced)
+{
+	static const struct bpf_insn five[] = { MOV64_IMM(0, 5), EXIT() };
+	int nest = bpfrt_nest_kfunc_register();
+	struct bpfrt_prog *child = verified_raw_tp("child", five, 2, jit);
+	struct bpfrt_prog *parent = nest_parent(nest, jit);
+	uint64_t r0 = 0;
+
+	REQUIRE(nest >= 0 && child && parent);
+	REQUIRE(!bpfrt_nest_set_children(NEST_LIST, &child, 1), "%s", bpfrt_last_error());
+	bpfrt_prog_free(child);
+	CHECK(!bpfrt_prog_run(parent, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, 0, 0, &r0) &&
+	      r0 == 5, "r0 %llu %s", (unsigned long long)r0, bpfrt_last_error());
+	CHECK(!bpfrt_nest_set_children(NEST_LIST, NULL, 0)); /* the last use */
+	bpfrt_prog_free(parent);
+}

@@ -92,6 +92,12 @@ struct bpfrt_prog_load_opts {
 int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		    const struct bpfrt_prog_load_opts *opts,
 		    struct bpfrt_prog **prog);
+/* Gives the caller's program up. Like Linux's references, every use keeps
+ * it alive: a prog array slot holding it, a link attaching it, a nest
+ * list (bpfrt_nest_set_children) naming it. The memory goes when the
+ * last of them lets it go (the slot is overwritten or deleted or its map
+ * freed, the link destroyed, the list replaced); until then the program
+ * still runs through them. After this call the caller must not use prog. */
 void bpfrt_prog_free(struct bpfrt_prog *prog);
 
 /* Runs the program with r1 = arg1, r2 = arg2 (the conformance contract:

@@ -4,6 +4,7 @@
 #include "attach/kprobe.h"
 #include "attach/trampoline.h"
 #include "core/error.h"
+#include "core/prog.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -30,6 +31,9 @@ int bpfrt_link_init(struct bpfrt_link *link, const struct bpfrt_link_ops *ops,
 	link->target = strdup(target ? target : "");
 	if (!link->target)
 		return bpfrt_err(-ENOMEM, "attach: out of memory");
+	/* the link keeps its program alive until it is released */
+	bpfrt_prog_hold(prog);
+	link->holds_prog = true;
 	return 0;
 }
 
@@ -37,6 +41,10 @@ void bpfrt_link_release(struct bpfrt_link *link)
 {
 	free(link->target);
 	link->target = NULL;
+	if (link->holds_prog) {
+		link->holds_prog = false;
+		bpfrt_prog_release(link->prog);
+	}
 }
 
 void bpfrt_link_publish(struct bpfrt_link *link)

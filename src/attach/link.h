@@ -35,6 +35,7 @@ struct bpfrt_link {
 	uint32_t id;
 	bool detached;
 	bool published;
+	bool holds_prog;                 /* a use of prog, dropped by bpfrt_link_release */
 	struct bpfrt_link *next, *prev;  /* live links, under the list lock */
 };
 

@@ -843,12 +843,17 @@ int bpfrt_nest_set_children(uint32_t list, struct bpfrt_prog *const *progs, uint
 			return bpfrt_err(-ENOMEM, "nest: out of memory");
 		l->cnt = cnt;
 		memcpy(l->progs, progs, cnt * sizeof(l->progs[0]));
+		/* a list is a use of each program in it */
+		for (uint32_t i = 0; i < cnt; i++)
+			bpfrt_prog_hold(l->progs[i]);
 	}
 	pthread_mutex_lock(&nest_lock);
 	old = atomic_exchange_explicit(&nest_lists[list], l, memory_order_acq_rel);
 	pthread_mutex_unlock(&nest_lock);
 	if (old) {
 		bpfrt_rcu_synchronize();
+		for (uint32_t i = 0; i < old->cnt; i++)
+			bpfrt_prog_release(old->progs[i]);
 		free(old);
 	}
 	return 0;

@@ -142,15 +142,35 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 	return 0;
 }
 
-void bpfrt_prog_free(struct bpfrt_prog *prog)
+static void prog_destroy(struct bpfrt_prog *prog)
 {
-	if (!prog)
-		return;
 	bpfrt_prog_unprepare(prog);
 	free(prog->map_refs);
 	free(prog->sec_name);
 	free(prog->attach_target);
 	free(prog);
+}
+
+void bpfrt_prog_hold(struct bpfrt_prog *prog)
+{
+	__atomic_add_fetch(&prog->users, 2, __ATOMIC_ACQ_REL);
+}
+
+void bpfrt_prog_release(struct bpfrt_prog *prog)
+{
+	/* 1: no user left and bpfrt_prog_free was called */
+	if (__atomic_sub_fetch(&prog->users, 2, __ATOMIC_ACQ_REL) == 1)
+		prog_destroy(prog);
+}
+
+void bpfrt_prog_free(struct bpfrt_prog *prog)
+{
+	if (!prog)
+		return;
+	/* a program still in a prog array slot, attached or in a nest list
+	 * is freed when its last user lets it go (as Linux's references) */
+	if (__atomic_fetch_or(&prog->users, 1, __ATOMIC_ACQ_REL) == 0)
+		prog_destroy(prog);
 }
 
 int bpfrt_prog_set_flags(struct bpfrt_prog *prog, uint32_t flags)

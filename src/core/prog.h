@@ -30,6 +30,11 @@ struct bpfrt_subprog {
 /* Native entry: r1, r2 in, r0 out. */
 typedef uint64_t (*bpfrt_jit_fn)(uint64_t r1, uint64_t r2);
 
+/* A user (prog array slot, link, nest list) keeps prog alive across
+ * bpfrt_prog_free; the last release after bpfrt_prog_free frees it. */
+void bpfrt_prog_hold(struct bpfrt_prog *prog);
+void bpfrt_prog_release(struct bpfrt_prog *prog);
+
 struct bpfrt_prog {
 	char name[BPFRT_NAME_LEN];
 	struct bpf_insn *insns;
@@ -61,6 +66,9 @@ struct bpfrt_prog {
 	 * unprepare): before, verified and the context reach are not final,
 	 * and runs, attach and prog array slots refuse the program. */
 	bool loaded;
+	/* Lifetime: 2 per user (prog array slot, link, nest list) plus bit 0
+	 * once bpfrt_prog_free was called; the memory goes when both say so. */
+	uint32_t users;
 	bool verified;
 	uint32_t max_ctx_access; /* context bytes it reads, or a tail-call target may */
 	uint32_t ctx_size;       /* context bytes r1 was verified as */

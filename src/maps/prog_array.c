@@ -93,6 +93,13 @@ static void prog_array_free(struct bpfrt_map *map)
 	struct prog_array *array = to_prog_array(map);
 
 	pthread_mutex_destroy(&array->owner_lock);
+	for (uint32_t i = 0; i < map->max_entries; i++) {
+		struct bpfrt_prog *p = atomic_load_explicit(&array->slots[i],
+							    memory_order_acquire);
+
+		if (p)
+			bpfrt_prog_release(p);
+	}
 	free(array->slots);
 	free(array);
 }
@@ -158,6 +165,11 @@ static int check_target(struct prog_array *array, const struct bpfrt_prog *prog,
 }
 
 /* Swaps a slot; waits out running tail calls through the old program. */
+static void slot_release_rcu(void *prog)
+{
+	bpfrt_prog_release(prog);
+}
+
 static int prog_array_swap(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog,
 			   struct bpfrt_prog **old_out)
 {
@@ -166,9 +178,18 @@ static int prog_array_swap(struct bpfrt_map *map, uint32_t idx, struct bpfrt_pro
 
 	if (idx >= map->max_entries)
 		return -E2BIG;
+	/* a slot is a use of its program (bpfrt_prog_hold): a program freed
+	 * while in a slot stays until the slot lets it go */
+	if (prog)
+		bpfrt_prog_hold(prog);
 	old = atomic_exchange_explicit(&array->slots[idx], prog, memory_order_acq_rel);
-	if (old && !bpfrt_rcu_in_read_section())
+	if (old && !bpfrt_rcu_in_read_section()) {
 		bpfrt_rcu_synchronize();
+		bpfrt_prog_release(old);
+	} else if (old && bpfrt_rcu_call(old, slot_release_rcu)) {
+		/* no memory to defer the release: keep the use (a leak)
+		 * rather than free a program a run may be in */
+	}
 	*old_out = old;
 	return 0;
 }
