@@ -71,8 +71,9 @@ long bench_read_sysctl(const char *path);
 
 /* hits += 1 (an atomic add); return 0: the counter program the trigger
  * benchmarks attach (0 lets fmod_ret run the original). JIT unless
- * BPFRT_BENCH_INTERP; BENCH_EMPTY_PROG=1 loads seed 003's empty program
- * (r0 = 0; exit) instead. NULL with a message on stderr. */
+ * BPFRT_BENCH_INTERP; BENCH_EMPTY_PROG=1 loads an empty program (r0 = 0;
+ * exit, the one kfunc_md_test's fentry benchmark attaches) instead. NULL
+ * with a message on stderr. */
 struct bpfrt_prog *bench_counter_prog(long *hits, const char *name);
 
 /* Geometric mean of the positive values among n (0 if there are none). */

@@ -1,5 +1,5 @@
 /* `bpfrt-bench cpu`: interpreter vs JIT vs the Linux JIT on CPU-bound XDP
- * programs (issue 2).
+ * programs.
  *
  * The same unrelocated bytecode from bench/progs/NAME.bpf.o is
  *  - loaded into bpfrt twice (interpreter, JIT) and run in a loop here;

@@ -1,4 +1,4 @@
-/* fentry / fexit / fmod_ret / fentry.multi benchmarks (issue 5, seed 003).
+/* fentry / fexit / fmod_ret / fentry.multi benchmarks.
  *
  * Trigger benchmarks on the harness of bench_trigger.c: producers call
  * bench_target() (bench/host/bench_target_clang.c, built with a nop5 entry
@@ -10,7 +10,8 @@
  *                                           (BENCH_MULTI_FUNCS=N more functions
  *                                           attached, default 0)
  *
- * multi-calls: seed 003's experiment. 10 million calls of bench_target(),
+ * multi-calls: per-function metadata in function padding vs a hash table,
+ * the kfunc_md_test experiment. 10 million calls of bench_target(),
  * in ms of thread CPU time (median of -n runs, default 5), with no program, fentry,
  * fentry.multi through the padding, and fentry.multi through the hash with
  * 1,000 and 32,768 functions attached (the generated bench_fn_* of
@@ -142,7 +143,7 @@ FENTRY_BENCH(bench_trig_fentry_multi_pad, h_multi_pad,
 FENTRY_BENCH(bench_trig_fentry_multi_hash, h_multi_hash,
 	     "fentry.multi, metadata from the address hash (BENCH_MULTI_FUNCS=N more)");
 
-/* ---- multi-calls (seed 003) --------------------------------------------------- */
+/* ---- multi-calls (kfunc_md_test: padding vs hash) ----------------------------- */
 
 #define CALLS 10000000l
 
@@ -288,7 +289,7 @@ static int multi_calls_run(int argc, char **argv)
 	       (unsigned long)(w1 - w0), (unsigned long)(s1 - s0), t_detach, t_attach_pad);
 	/* The no-program loop has no counter increment: with the counter
 	 * program the fentry row includes its locked add (the trigger rows
-	 * compare like with like; BENCH_EMPTY_PROG=1 is seed 003's program). */
+	 * compare like with like; BENCH_EMPTY_PROG=1 is kfunc_md_test's empty program). */
 	printf("targets: fentry +%.2f ns%s (<= 3); multi/padding %.2fx fentry (<= 1.2); "
 	       "hash 32k %.2fx 1k (<= 1.5); attach 32k %.1f ms (< 50)\n",
 	       (fentry - none) * 1e6 / CALLS,
@@ -299,7 +300,7 @@ static int multi_calls_run(int argc, char **argv)
 }
 
 const struct bench bench_multi_calls = {
-	"multi-calls", "seed 003: 10M calls with fentry / fentry.multi (padding, hash 1k/32k)",
+	"multi-calls", "10M calls of one function with fentry / fentry.multi (padding, hash 1k/32k)",
 	multi_calls_run,
 };
 

@@ -1,4 +1,4 @@
-/* kprobe trigger benchmarks (issue 5) on the harness of bench_trigger.c.
+/* kprobe trigger benchmarks on the harness of bench_trigger.c.
  *
  * Producers call bench_uprobe_push() in a loop: the kernel's uprobe-push
  * row probes the same function (first instruction push %rbp, built without

@@ -1,4 +1,4 @@
-/* nest-run: what a nested run costs (issue 6). A parent program calls the
+/* nest-run: what a nested run costs. A parent program calls the
  * nest kfunc (bpfrt_run_children), which runs a list of 16 copies of a
  * one-instruction child through bpfrt_prog_run; the child either has no
  * private stack (its nested JIT runs switch to the thread's nest stack for

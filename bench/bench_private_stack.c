@@ -1,7 +1,8 @@
-/* private-stack / no-private-stack: the seed's benchmark. A tp/ program on
- * the host tracepoint bench_trigger does --nr-batch-iters rounds of hash
- * lookup/update/delete on 48-byte keys and values per event; hits count
- * rounds (events x batch), as the seed's do. The two differ only by the
+/* private-stack / no-private-stack: the kernel selftest's private-stack
+ * benchmark. A tp/ program on the host tracepoint bench_trigger does
+ * --nr-batch-iters rounds of hash lookup/update/delete on 48-byte keys and
+ * values per event; hits count
+ * rounds (events x batch), as the selftest's do. The two differ only by the
  * load flag BPFRT_F_DISABLE_PRIVATE_STACK. Options as the trigger
  * harness (-w -d -p -a) plus --nr-batch-iters N (default 1). */
 #include "bench.h"

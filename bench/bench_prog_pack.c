@@ -1,9 +1,9 @@
 /* `bpfrt-bench prog-pack`: JIT images packed into 2 MiB prog packs vs one
- * mapping per image (issue 4), modelled on seed 002's stress tool.
+ * mapping per image, modelled on Linux's prog-pack stress tool.
  *
  * Scenarios, each measured with packing on and off
  * (bpfrt_execmem_set_packing before loading):
- *  - seed 002: 20 instances x 8 programs loaded, 5 of each instance (100)
+ *  - stress shape: 20 instances x 8 programs loaded, 5 of each instance (100)
  *    run round-robin;
  *  - 1,000 programs loaded, all run round-robin;
  *  - --spread N programs (default 4,000) loaded, all run: a working set
@@ -13,7 +13,7 @@
  * jumps, generated from a seed so that every program's code differs) and
  * JIT-compiled. Producer threads (default 2) each go round-robin over all
  * running programs, starting at different places, as every CPU of the
- * seed's machine triggers every program.
+ * stress tool's machine triggers every program.
  *
  * Figures per scenario and mode: runs/s, executable mappings
  * (/proc/self/maps), huge pages mapped executable (/proc/self/smaps), RSS
@@ -762,7 +762,7 @@ static void pp_print_setup(const struct pp_opts *o, const struct pp_code *code, 
 		fclose(f);
 	for (int i = 0; i < ncode; i++)
 		insns += (double)code[i].cnt;
-	printf("prog-pack: JIT images in 2 MiB packs vs one mapping each (issue 4, seed 002)\n");
+	printf("prog-pack: JIT images in 2 MiB packs vs one mapping each\n");
 	printf("cpu: %s, %ld online; page size %ld\n", model, sysconf(_SC_NPROCESSORS_ONLN),
 	       sysconf(_SC_PAGESIZE));
 	printf("shmem THP: %s; hugetlb pages reserved: %ld\n", thp,
@@ -849,7 +849,7 @@ static int bench_prog_pack_run(int argc, char **argv)
 	static struct pp_result results[3];
 	struct pp_opts o;
 	struct pp_scenario sc[3] = {
-		{ "seed 002 (20 instances x 8 programs, 5 of each run)", 160, 20, 8, 5 },
+		{ "stress shape (20 instances x 8 programs, 5 of each run)", 160, 20, 8, 5 },
 		{ "all run", 0 },
 		{ "spread", 0 },
 	};

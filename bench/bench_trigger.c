@@ -1,5 +1,6 @@
-/* Trigger benchmarks (seed 004) and the producer/consumer harness they run
- * in, shaped like the kernel selftests' bench:
+/* Trigger benchmarks (base/tp/rawtp/kprobe/fentry/fmodret, "X ± Y M/s") and
+ * the producer/consumer harness they run in, shaped like the kernel
+ * selftests' bench:
  *
  *   bpfrt-bench trig-NAME [-w warmup_s] [-d duration_s] [-p producers]
  *                         [-c consumers] [-a]

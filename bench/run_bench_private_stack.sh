@@ -1,6 +1,7 @@
 #!/bin/sh
-# Prints the seed-000 private-stack table: no-private-stack-N and
-# private-stack-N for N = 1 8 64 512 2048 4096 hash-op rounds per event.
+# Prints the private-stack table (the kernel selftest's tp program doing
+# hash-map ops in a batch): no-private-stack-N and private-stack-N for
+# N = 1 8 64 512 2048 4096 hash-op rounds per event.
 # Rates are per producer CPU-second (preemption by other load excluded),
 # the median of ROUNDS interleaved runs (default 3), with the spread of
 # those runs and the private stack's difference in percent. Separate

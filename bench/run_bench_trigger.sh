@@ -1,7 +1,7 @@
 #!/bin/sh
-# Prints the seed-004 trigger table: every trig-* benchmark bpfrt-bench
-# knows, bpfrt's and the kernel's side by side, in M events/s and ns per
-# event (per producer CPU-second).
+# Prints the trigger table (the kernel selftests' trigger benchmarks): every
+# trig-* benchmark bpfrt-bench knows, bpfrt's and the kernel's side by side,
+# in M events/s and ns per event (per producer CPU-second).
 # usage: bench/run_bench_trigger.sh [BUILD_DIR] [bpfrt-bench options...]
 #   options default to -w1 -d5 -a (the kernel's script uses -w2 -d5 -a)
 #   TRIG_BENCHES="base tp ..." limits the rows.

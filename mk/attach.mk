@@ -1,4 +1,4 @@
-# Host code the trampoline tests and benchmarks hook (issue 5), built with
+# Host code the trampoline tests and benchmarks hook, built with
 # the flags of mk/bpfrt-host.mk. Included by the Makefile.
 include mk/bpfrt-host.mk
 

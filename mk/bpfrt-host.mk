@@ -1,5 +1,5 @@
 # Compiler flags for host code whose functions bpfrt hooks with fentry,
-# fexit, fmod_ret and fentry.multi (issue 5). Include this file and add
+# fexit, fmod_ret and fentry.multi. Include this file and add
 # one set to the CFLAGS of the objects to hook (not to bpfrt itself).
 #
 # bpfrt patches a function's entry while other threads run it, so the entry

@@ -1,4 +1,4 @@
-# Loader bad input and fuzzing (issue 3), included by the Makefile.
+# Loader bad input and fuzzing, included by the Makefile.
 #
 # $(BUILD)/tests/progs/maps_nobtf.bpf.o: tests/progs/maps.bpf.c built
 # without -g, so its .maps section has no BTF (test_loader_badinput).

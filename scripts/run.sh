@@ -6,26 +6,26 @@ status=0
 echo "== Conformance (bpf_conformance data, cpu v4): interpreter and x86-64 JIT"
 "$build/bpfrt" conformance --both || status=1
 echo
-echo "== CPU-bound programs: interpreter vs JIT vs the kernel's JIT (issue 2)"
+echo "== CPU-bound programs: interpreter vs JIT vs the kernel's JIT"
 "$build/bpfrt-bench" cpu || status=1
 if "$build/bpfrt-bench" --help 2>&1 | grep -q prog-pack; then
 	echo
-	echo "== Prog pack: packed JIT images vs one mapping each (issue 4, seed 002)"
+	echo "== Prog pack: packed JIT images vs one mapping each (stress shape: 20 instances x 8 programs)"
 	"$build/bpfrt-bench" prog-pack || status=1
 fi
 if [ -x bench/run_bench_trigger.sh ]; then
 	echo
-	echo "== Trigger benchmarks: cost per event of each attach kind, ours and the kernel's (issue 5, seed 004)"
+	echo "== Trigger benchmarks (the kernel selftests'): cost per event of each attach kind, ours and the kernel's"
 	bench/run_bench_trigger.sh "$build" -w1 -d3 -a || status=1
 fi
 if "$build/bpfrt-bench" --help 2>&1 | grep -q multi-calls; then
 	echo
-	echo "== 10 million calls of one function with programs attached (issue 5, seed 003)"
+	echo "== 10 million calls of one function with fentry / fentry.multi attached (metadata in padding vs a hash)"
 	"$build/bpfrt-bench" multi-calls || status=1
 fi
 if [ -x bench/run_bench_private_stack.sh ]; then
 	echo
-	echo "== Private stacks: hash-op rounds per tracepoint event, with and without (issue 6, seed 000)"
+	echo "== Private stacks: hash-op rounds per tracepoint event, with and without"
 	ROUNDS=${ROUNDS:-1} bench/run_bench_private_stack.sh "$build" -w1 -d2 -a || status=1
 	echo
 	"$build/bpfrt-bench" nest-run || status=1

@@ -1,4 +1,4 @@
-/* Loader bad input (issue 3): truncated and corrupted ELF, missing or
+/* Loader bad input: truncated and corrupted ELF, missing or
  * broken BTF, unknown map types, oversized keys, unsupported relocations,
  * references to maps and variables that are not defined, unknown section
  * names. Each must fail with a negative errno and a message naming what is

@@ -354,9 +354,9 @@ TEST(hash_flags_and_errors)
 	bpfrt_map_free(map);
 }
 
-/* The seed 000 benchmark pattern inside one read section: many
- * insert/delete cycles must keep working although nothing can be reused
- * after a grace period (Linux reuses preallocated elements at once). */
+/* The private-stack benchmark's hash map pattern inside one read section:
+ * many insert/delete cycles must keep working although nothing can be
+ * reused after a grace period (Linux reuses preallocated elements at once). */
 TEST(hash_churn_inside_one_read_section)
 {
 	struct bpfrt_map *map = create(BPF_MAP_TYPE_HASH, 48, 48, 10, 0);

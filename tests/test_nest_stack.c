@@ -1,5 +1,5 @@
 /* Nested JIT runs of programs without a private stack run on per-thread
- * nest stacks (issue 6): 64 levels through the nest kfunc on a thread
+ * nest stacks: 64 levels through the nest kfunc on a thread
  * whose native stack is 64 KiB (native stack measured by painting, each
  * level's frame address seen by a kfunc), results equal to the
  * interpreter's, the level limit, attached runs fired inside a run, the

@@ -1,4 +1,4 @@
-/* Private stacks and nested execution (issue 6): the policy, the seed's
+/* Private stacks and nested execution: the policy, a nested scheduler's
  * cgroup tree run through the bpfrt_run_children kfunc in both engines,
  * 64 levels of nesting on a 64 KiB thread (native stack measured by
  * painting), the recursion guard, guard-page hits that the host survives,

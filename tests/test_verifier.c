@@ -282,7 +282,7 @@ TEST(every_project_bpf_program_verifies)
 	CHECK(cnt >= 30, "only %d programs found", cnt);
 }
 
-/* The seed's private-stack benchmark loop (lookup / update if missing /
+/* The private-stack benchmark's loop (lookup / update if missing /
  * delete) with batch_iters = 4096, as the kernel accepts it: each
  * iteration's NULL and non-NULL paths must rejoin through pruning, past the
  * per-insn state cap (it hit the 1M limit from 511 iterations on). */

@@ -134,7 +134,7 @@ int tl_threads_one_by_one(int n, void *(*fn)(void *), void *arg)
 }
 
 /* Fails the running test for every writable+executable mapping of the
- * process. JIT code must be W^X (issue 4), so every test ends with this
+ * process. JIT code must be W^X, so every test ends with this
  * scan of /proc/self/maps (some microseconds), and so does the binary
  * (no_wx_mapping). */
 static void check_no_wx_mapping(void)

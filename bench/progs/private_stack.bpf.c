@@ -1,7 +1,8 @@
-/* The seed's private-stack workload (bench/bench_private_stack.c): on
- * every event, batch_iters rounds of lookup / update if missing / delete
- * on a hash map with 48-byte keys and values built on the stack (96
- * bytes of frame: a private stack by default). */
+/* The private-stack workload, the kernel selftest's tp program doing hash
+ * map ops in a batch (bench/bench_private_stack.c): on every event,
+ * batch_iters rounds of lookup / update if missing / delete on a hash map
+ * with 48-byte keys and values built on the stack (96 bytes of frame: a
+ * private stack by default). */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 

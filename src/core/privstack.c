@@ -775,7 +775,7 @@ int bpfrt_privstack_fault_init(void)
  *
  * The kfunc bpfrt_run_children(list, arg) runs every program of a child
  * list with r1 = arg and returns the sum of their r0 (a child that is
- * refused or aborts adds nothing): the seed's nested scheduler, where the
+ * refused or aborts adds nothing): a nested scheduler, where the
  * program of a cgroup asks the programs of its children. Lists are
  * immutable once published; replacing one waits for a grace period
  * before freeing the old one, so runs in progress read it safely.

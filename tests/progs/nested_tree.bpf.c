@@ -1,4 +1,4 @@
-// The seed's nested scheduler as BPF C: one program per cgroup of
+// A nested (hierarchical cgroup) scheduler as BPF C: one program per cgroup of
 //   root (0): cg1 (1): cg11 (3), cg12 (4)
 //             cg2 (2): cg21 (5), cg22 (6)
 // Each program asks the programs of its children (the host gave node i's

@@ -116,7 +116,8 @@ int var_index_off_by_one(unsigned long long *ctx)
 	return v[i];
 }
 
-/* the kprobe engineer's report (issue 7 follow-up) */
+/* an index from an atomic fetch-and-add on a global, bounds-checked before
+ * it indexes an array */
 SEC("raw_tp/x")
 int atomic_fetch_index(void *ctx)
 {
