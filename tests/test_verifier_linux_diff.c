@@ -413,6 +413,11 @@ static struct diff_class classes[] = {
 	{ "r2 is the context length", "R2 !read_ok", any,
 	  "bpfrt's run contract passes r2 = the context length (a scalar); Linux starts "
 	  "with r2 uninitialised" },
+	{ "tail-call stack cap on allocated frames",
+	  "tail_calls are not allowed when call stack of previous frames", program_tail_calls,
+	  "both cap the frames below a tail-calling subprogram at 256 bytes; bpfrt measures "
+	  "the frames it allocates (each subprogram's walked depth, rounded to 16), Linux "
+	  "its own stack depths, larger where bpfrt proves paths dead" },
 	{ "r0 after a tail call", "R0 !read_ok", program_tail_calls,
 	  "bpfrt defines a failed tail call's r0 (-ENOENT, an unknown scalar to the "
 	  "verifier); Linux leaves r0 uninitialised after bpf_tail_call" },
