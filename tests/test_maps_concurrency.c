@@ -429,8 +429,9 @@ TEST(prog_array_swap_under_tail_calls)
 		pthread_join(w[t].tid, NULL);
 		CHECK(w[t].errors == 0, "caller %d saw a freed program", t);
 	}
-	free(cur);
+	/* the slot holds a use of cur: the map goes first */
 	bpfrt_map_free(map);
+	free(cur);
 }
 
 /* ---- ring buffer: two producers, one consumer ---- */
