@@ -3,11 +3,16 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "prog_support.h"
+#include "bpfrt/attach.h"
 #include "bpfrt/bpfrt.h"
+#include "bpfrt/tracepoint.h"
+#include "maps/map.h"
 
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -175,6 +180,156 @@ TEST(load_after_a_failed_load_is_refused)
 	REQUIRE(bpfrt_object_open(tl_prog_path("globals.bpf.o"), NULL, &obj) == 0);
 	CHECK(bpfrt_object_load(obj, NULL) == 0, "%s", bpfrt_last_error());
 	bpfrt_object_close(obj);
+}
+
+/* ---- lifetimes: a failing load, programs outliving their object ------- */
+
+BPFRT_DECLARE_TRACEPOINT(lt_probe, long a);
+BPFRT_DEFINE_TRACEPOINT(lt_probe);
+
+/* A thread that keeps offering a program of an object being loaded to a
+ * prog array slot, to an attach and to a run, counting what succeeds. */
+struct offer {
+	struct bpfrt_map *jmp;
+	struct bpfrt_prog *prog;
+	_Atomic bool done;
+	_Atomic int slotted, attached, ran;
+};
+
+static void *offer_prog(void *arg)
+{
+	struct offer *o = arg;
+	uint64_t args[16] = { 0 }, r0;
+	struct bpfrt_link *l;
+
+	while (!atomic_load(&o->done)) {
+		if (!bpfrt_map_update_prog(o->jmp, 0, o->prog)) {
+			atomic_fetch_add(&o->slotted, 1);
+			bpfrt_map_delete_prog(o->jmp, 0);
+		}
+		l = NULL;
+		if (!bpfrt_prog_attach(o->prog, NULL, &l)) {
+			atomic_fetch_add(&o->attached, 1);
+			bpfrt_link_destroy(l);
+		}
+		if (!bpfrt_prog_run(o->prog, BPFRT_EXEC_DEFAULT, (uintptr_t)args, sizeof(args),
+				    &r0))
+			atomic_fetch_add(&o->ran, 1);
+	}
+	return NULL;
+}
+
+/* load_fails_late.bpf.o: fine is prepared, then unbounded fails the
+ * verifier and the load strips both. Until the whole load succeeded fine
+ * must not be usable: a slot, a link or a run taking it in between kept
+ * running it after its code was freed. The old code took it (ASan:
+ * heap-use-after-free once a slot or link ran the stripped program). */
+TEST(programs_are_unusable_until_their_whole_object_loaded)
+{
+	struct bpfrt_object *owner = load_object("lifetimes.bpf.o", NULL);
+	struct offer o = { 0 };
+	int rounds = 0;
+
+	if (!owner)
+		return;
+	o.jmp = bpfrt_object_find_map(owner, "jmp");
+	REQUIRE(o.jmp);
+	for (; rounds < 1500; rounds++) {
+		struct bpfrt_object *obj = NULL;
+		pthread_t t;
+		int err;
+
+		REQUIRE(!bpfrt_object_open(tl_prog_path("load_fails_late.bpf.o"), NULL, &obj));
+		o.prog = bpfrt_object_find_prog(obj, "fine");
+		REQUIRE(o.prog);
+		atomic_store(&o.done, false);
+		REQUIRE(!pthread_create(&t, NULL, offer_prog, &o));
+		err = bpfrt_object_load(obj, NULL);
+		atomic_store(&o.done, true);
+		pthread_join(t, NULL);
+		CHECK(err == -EACCES || err == -EINVAL, "load_fails_late loaded: %d", err);
+		CHECK(strstr(bpfrt_last_error(), "unbounded"), "%s", bpfrt_last_error());
+		/* whatever took it meanwhile would now run freed code */
+		CHECK(bpfrt_prog_array_get(o.jmp, 0) == NULL, "fine is in a slot after the failure");
+		bpfrt_map_delete_prog(o.jmp, 0);
+		bpfrt_object_close(obj);
+		if (atomic_load(&o.slotted) || atomic_load(&o.attached) || atomic_load(&o.ran))
+			break;
+	}
+	CHECK(!o.slotted && !o.attached && !o.ran,
+	      "during a failing load fine was slotted %d, attached %d, run %d times (round %d)",
+	      o.slotted, o.attached, o.ran, rounds);
+	bpfrt_object_close(owner);
+}
+
+/* lifetimes.bpf.o opened twice: A's target in B's prog array keeps A's
+ * program alive after bpfrt_object_close(A), and with it A's map and
+ * global, which it updates when B's caller tail-calls it. The old code
+ * freed A's maps at close (ASan: heap-use-after-free in target). Closing
+ * B then frees everything (ASan's leak checker). */
+BOTH_ENGINES(a_closed_objects_program_keeps_its_maps)
+{
+	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit };
+	uint64_t base = bpfrt_map_memory_used();
+	struct bpfrt_object *a = load_object("lifetimes.bpf.o", &lo);
+	struct bpfrt_object *b = load_object("lifetimes.bpf.o", &lo);
+	struct bpfrt_prog *target, *caller;
+	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
+	uint64_t args[16] = { 0 }, r0 = 0;
+	uint64_t mem;
+
+	if (!a || !b) {
+		bpfrt_object_close(a);
+		bpfrt_object_close(b);
+		return;
+	}
+	target = bpfrt_object_find_prog(a, "target");
+	caller = bpfrt_object_find_prog(b, "caller");
+	REQUIRE(target && caller);
+	REQUIRE(!bpfrt_map_update_prog(bpfrt_object_find_map(b, "jmp"), 0, target), "%s",
+		bpfrt_last_error());
+	CHECK(!bpfrt_prog_run(caller, mode, (uintptr_t)args, sizeof(args), &r0) && r0 == 101,
+	      "%llu %s", (unsigned long long)r0, bpfrt_last_error());
+	mem = bpfrt_map_memory_used();
+	bpfrt_object_close(a);
+	CHECK(bpfrt_map_memory_used() == mem, "A's maps went with A: %llu -> %llu bytes",
+	      (unsigned long long)mem, (unsigned long long)bpfrt_map_memory_used());
+	for (int i = 2; i <= 4; i++)
+		CHECK(!bpfrt_prog_run(caller, mode, (uintptr_t)args, sizeof(args), &r0) &&
+		      r0 == (uint64_t)i * 101, "run %d: %llu %s", i, (unsigned long long)r0,
+		      bpfrt_last_error());
+	bpfrt_object_close(b);
+	CHECK(bpfrt_map_memory_used() == base, "left after B's close: %llu bytes",
+	      (unsigned long long)(bpfrt_map_memory_used() - base));
+}
+
+/* Each object's own array holding its own programs (the usual tail-call
+ * layout) and two objects holding each other's: closing empties an
+ * object's prog arrays, so neither keeps itself alive (ASan's leak
+ * checker: no map, program or object left). */
+TEST(objects_holding_their_own_or_each_others_programs_are_freed)
+{
+	uint64_t base = bpfrt_map_memory_used();
+	struct bpfrt_object *a = load_object("lifetimes.bpf.o", NULL);
+	struct bpfrt_object *b = load_object("lifetimes.bpf.o", NULL);
+
+	if (!a || !b) {
+		bpfrt_object_close(a);
+		bpfrt_object_close(b);
+		return;
+	}
+	REQUIRE(!bpfrt_map_update_prog(bpfrt_object_find_map(a, "jmp"), 0,
+				       bpfrt_object_find_prog(a, "target")));
+	REQUIRE(!bpfrt_map_update_prog(bpfrt_object_find_map(a, "jmp"), 1,
+				       bpfrt_object_find_prog(b, "target")));
+	REQUIRE(!bpfrt_map_update_prog(bpfrt_object_find_map(b, "jmp"), 0,
+				       bpfrt_object_find_prog(a, "caller")));
+	REQUIRE(!bpfrt_map_update_prog(bpfrt_object_find_map(b, "jmp"), 1,
+				       bpfrt_object_find_prog(b, "target")));
+	bpfrt_object_close(a);
+	bpfrt_object_close(b);
+	CHECK(bpfrt_map_memory_used() == base, "left: %llu bytes",
+	      (unsigned long long)(bpfrt_map_memory_used() - base));
 }
 
 static int write_file(const char *path, const void *buf, size_t len)

@@ -10,6 +10,12 @@
  * same map on other threads, except bpfrt_map_free (no program may still
  * use the map) and bpfrt_ringbuf_consume/poll (one consumer at a time).
  *
+ * Lifetime: a map created here is the caller's to free. The maps of an
+ * object (bpfrt/object.h) are the object's: they live as long as any of
+ * its programs does (a program closed with its object but still attached
+ * or in another object's prog array keeps them), and are freed with the
+ * last one; never bpfrt_map_free them.
+ *
  * Per-CPU maps: user-space lookups and updates take a buffer with one value
  * per possible CPU, each at a stride of round_up(value_size, 8) bytes
  * (bpfrt_map_value_buf_size() gives the total). Programs see the slot of the
@@ -114,9 +120,11 @@ size_t bpfrt_map_value_buf_size(const struct bpfrt_map *map);
 int bpfrt_num_possible_cpus(void);
 
 /* PROG_ARRAY: bpfrt has no file descriptors, so slots are filled with
- * program objects. The array does not own them. After delete (or a
- * replacing update) returns, the old program no longer runs through this
- * array on any thread and may be freed. Index out of range: -E2BIG; delete
+ * program objects. A slot is a use of its program (see bpfrt_prog_free):
+ * a program freed while in a slot lives until the slot lets it go. After
+ * delete (or a replacing update) returns, the old program no longer runs
+ * through this array on any thread. Closing an object empties its prog
+ * arrays (bpfrt_object_close). Index out of range: -E2BIG; delete
  * of an empty slot: -ENOENT. bpfrt_map_delete_elem works as well.
  * A tail call passes the caller's context on, so the first program to use
  * the array (loaded referencing it, or put in a slot) owns it: a slot

@@ -52,8 +52,21 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 /* Creates the maps, links, verifies (unless trusted) and prepares every
  * program. One attempt per object, as libbpf: any later call, after a
  * success or a failure, is refused (-EINVAL naming the object); after a
- * failure, close the object and open it again. */
+ * failure, close the object and open it again. The programs become
+ * usable (runs, attach, prog array slots) only once the whole load has
+ * succeeded: while it is under way, and after it failed (which frees
+ * every program's code and the maps), they are refused as not loaded. */
 int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_opts *opts);
+/* Gives the object up; the caller must not use it, its programs or its
+ * maps afterwards. Lifetimes, as Linux's references:
+ *  - the object's prog arrays are emptied first (as Linux clears a prog
+ *    array when its last user reference goes): tail calls through them
+ *    then fall through, and no object is kept alive by its own slots;
+ *  - each program is freed as bpfrt_prog_free: one still attached or in
+ *    a slot of another object's prog array lives, and runs, until that
+ *    link or slot lets it go;
+ *  - the maps, global data included, are what such programs use: they
+ *    are freed with the object's last program, not before. */
 void bpfrt_object_close(struct bpfrt_object *obj);
 
 const char *bpfrt_object_name(const struct bpfrt_object *obj);

@@ -68,9 +68,12 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 	}
 	if (err)
 		bpfrt_prog_unprepare(prog);
-	else
-		__atomic_store_n(&prog->loaded, true, __ATOMIC_RELEASE);
 	return err;
+}
+
+void bpfrt_prog_set_loaded(struct bpfrt_prog *prog)
+{
+	__atomic_store_n(&prog->loaded, true, __ATOMIC_RELEASE);
 }
 
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
@@ -138,17 +141,23 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		free(prog);
 		return err;
 	}
+	bpfrt_prog_set_loaded(prog);
 	*out = prog;
 	return 0;
 }
 
 static void prog_destroy(struct bpfrt_prog *prog)
 {
+	struct bpfrt_object *obj = prog->obj;
+
 	bpfrt_prog_unprepare(prog);
 	free(prog->map_refs);
 	free(prog->sec_name);
 	free(prog->attach_target);
 	free(prog);
+	/* the maps it used (its object's) may go now if nothing else uses them */
+	if (obj)
+		bpfrt_object_prog_gone(obj);
 }
 
 void bpfrt_prog_hold(struct bpfrt_prog *prog)

@@ -34,6 +34,12 @@ typedef uint64_t (*bpfrt_jit_fn)(uint64_t r1, uint64_t r2);
  * bpfrt_prog_free; the last release after bpfrt_prog_free frees it. */
 void bpfrt_prog_hold(struct bpfrt_prog *prog);
 void bpfrt_prog_release(struct bpfrt_prog *prog);
+/* loader/object.c: a program of obj is gone (its memory freed). Each
+ * program of an object holds the object's maps alive (they are freed
+ * with the object, once bpfrt_object_close was called and its last
+ * program is gone): a program in another object's prog array slot or
+ * attached outlives bpfrt_object_close and still uses its maps. */
+void bpfrt_object_prog_gone(struct bpfrt_object *obj);
 
 struct bpfrt_prog {
 	char name[BPFRT_NAME_LEN];
@@ -62,9 +68,12 @@ struct bpfrt_prog {
 	 * set verify_opts (only for the call) to have it verify; it then
 	 * records verified, the context bytes read and tighter frames. */
 	struct bpfrt_verify_opts *verify_opts;
-	/* bpfrt_prog_prepare succeeded (set last, release; cleared first by
-	 * unprepare): before, verified and the context reach are not final,
-	 * and runs, attach and prog array slots refuse the program. */
+	/* The load is complete (bpfrt_prog_set_loaded, release; cleared
+	 * first by unprepare): before, verified and the context reach are not
+	 * final, and runs, attach and prog array slots refuse the program. A
+	 * program of an object is set only once every program of the object
+	 * is prepared: a failing load strips them all, and none may have been
+	 * slotted, attached or run in the meantime. */
 	bool loaded;
 	/* Lifetime: 2 per user (prog array slot, link, nest list) plus bit 0
 	 * once bpfrt_prog_free was called; the memory goes when both say so. */
@@ -98,9 +107,12 @@ struct bpfrt_prog {
 
 /* Validates and optionally JIT-compiles insns into an allocated, named
  * program (the second half of bpfrt_prog_load, shared with the object
- * loader). On failure the program keeps no instructions. */
+ * loader). On failure the program keeps no instructions. On success the
+ * program is still refused by runs, attach and slots until the caller
+ * calls bpfrt_prog_set_loaded (the object loader: after its last one). */
 int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 		       size_t insn_cnt, bool jit);
+void bpfrt_prog_set_loaded(struct bpfrt_prog *prog);
 /* Frees what bpfrt_prog_prepare made, leaving name and object fields. */
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog);
 

@@ -218,6 +218,7 @@ static int collect_progs(struct bpfrt_object *obj)
 		op->len = sym.st_size / 8;
 		snprintf(op->prog->name, sizeof(op->prog->name), "%s", name);
 		op->prog->obj = obj;
+		obj->refs++; /* the program holds the object's maps */
 		op->prog->kind = kind;
 		op->prog->sec_name = strdup(sec->name);
 		op->prog->attach_target = strdup(target);
@@ -244,6 +245,7 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 	if (!obj)
 		return bpfrt_err(-ENOMEM, "object_open: out of memory");
 	obj->fd = -1;
+	obj->refs = 1; /* the caller's, until bpfrt_object_close */
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	obj->path = strdup(path);
@@ -390,32 +392,68 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		}
 		return err;
 	}
+	/* Only now may the programs be run, attached or slotted: until every
+	 * one of them is prepared, a failure above strips them all. */
+	for (size_t i = 0; i < obj->prog_cnt; i++)
+		bpfrt_prog_set_loaded(obj->progs[i].prog);
 	__atomic_store_n(&obj->loaded, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
-void bpfrt_object_close(struct bpfrt_object *obj)
+/* The last user is gone: no program runs with these maps any more. */
+static void object_free(struct bpfrt_object *obj)
 {
-	if (!obj)
-		return;
-	for (size_t i = 0; i < obj->prog_cnt; i++)
-		bpfrt_prog_free(obj->progs[i].prog);
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		bpfrt_map_free(obj->maps[i].map);
 		free(obj->maps[i].name);
 		free(obj->maps[i].init);
 	}
 	free(obj->maps);
-	free(obj->progs);
-	free(obj->secs);
-	btf__free(obj->btf);
-	if (obj->elf)
-		elf_end(obj->elf);
-	if (obj->fd >= 0)
-		close(obj->fd);
 	free(obj->name);
 	free(obj->path);
 	free(obj);
+}
+
+static void object_put(struct bpfrt_object *obj)
+{
+	if (__atomic_sub_fetch(&obj->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		object_free(obj);
+}
+
+void bpfrt_object_prog_gone(struct bpfrt_object *obj)
+{
+	object_put(obj);
+}
+
+void bpfrt_object_close(struct bpfrt_object *obj)
+{
+	if (!obj)
+		return;
+	/* Slots are the only way programs and objects hold each other: with
+	 * the object's prog arrays emptied (as Linux's when their last user
+	 * reference goes), every object is freed once closed and no longer
+	 * used, whatever arrays held whose programs. */
+	for (size_t i = 0; i < obj->map_cnt; i++)
+		if (obj->maps[i].map && obj->maps[i].map->type == BPF_MAP_TYPE_PROG_ARRAY)
+			bpfrt_prog_array_clear(obj->maps[i].map);
+	/* A program still attached or in another object's slot lives on
+	 * (bpfrt_prog_free) and keeps the maps with it. */
+	for (size_t i = 0; i < obj->prog_cnt; i++)
+		bpfrt_prog_free(obj->progs[i].prog);
+	free(obj->progs);
+	obj->progs = NULL;
+	obj->prog_cnt = 0;
+	free(obj->secs);
+	obj->secs = NULL;
+	btf__free(obj->btf);
+	obj->btf = NULL;
+	if (obj->elf)
+		elf_end(obj->elf);
+	obj->elf = NULL;
+	if (obj->fd >= 0)
+		close(obj->fd);
+	obj->fd = -1;
+	object_put(obj); /* the caller's handle */
 }
 
 const char *bpfrt_object_name(const struct bpfrt_object *obj)

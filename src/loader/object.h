@@ -70,6 +70,11 @@ struct bpfrt_object {
 	size_t map_cnt;
 	bool loaded;
 	bool load_attempted; /* set (atomically) by the first bpfrt_object_load */
+	/* Lifetime of the maps (and of this struct): 1 for the caller's
+	 * handle, dropped by bpfrt_object_close, plus 1 per program not yet
+	 * freed (dropped by bpfrt_object_prog_gone). The last drop frees the
+	 * maps: no program can use them any more. */
+	uint32_t refs;
 };
 
 /* Maps from BTF (.maps) and legacy (maps) sections; loader/maps_def.c. */

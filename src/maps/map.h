@@ -117,6 +117,13 @@ struct bpfrt_prog *bpfrt_prog_array_get(struct bpfrt_map *map, uint32_t idx);
  * owner's, else raises its max_ctx_access to the owner's context (what
  * tail-call targets may read). See prog_array.c. */
 int bpfrt_prog_array_use(struct bpfrt_map *map, struct bpfrt_prog *caller);
+/* Empties every slot of a PROG_ARRAY and lets their programs go once no
+ * tail call can still be going through them (after a grace period, or
+ * deferred inside a read section). bpfrt_object_close calls it for the
+ * object's arrays, as Linux clears a prog array when its last user
+ * reference goes: slots are what can make programs and objects hold each
+ * other alive. */
+void bpfrt_prog_array_clear(struct bpfrt_map *map);
 
 /* Address of element idx's value in a BPF_MAP_TYPE_ARRAY (global data:
  * the loader fills it and relocates lddw against it), or NULL. Stable for

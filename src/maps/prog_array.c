@@ -194,6 +194,34 @@ static int prog_array_swap(struct bpfrt_map *map, uint32_t idx, struct bpfrt_pro
 	return 0;
 }
 
+void bpfrt_prog_array_clear(struct bpfrt_map *map)
+{
+	struct prog_array *array = to_prog_array(map);
+	struct bpfrt_prog **olds = NULL, *old;
+	uint32_t n = 0;
+
+	/* one grace period for all the slots where one can be waited for
+	 * and memory allows; otherwise slot by slot (prog_array_swap) */
+	if (!bpfrt_rcu_in_read_section())
+		olds = malloc((size_t)map->max_entries * sizeof(*olds));
+	if (!olds) {
+		for (uint32_t i = 0; i < map->max_entries; i++)
+			if (atomic_load_explicit(&array->slots[i], memory_order_acquire))
+				prog_array_swap(map, i, NULL, &old);
+		return;
+	}
+	for (uint32_t i = 0; i < map->max_entries; i++) {
+		old = atomic_exchange_explicit(&array->slots[i], NULL, memory_order_acq_rel);
+		if (old)
+			olds[n++] = old;
+	}
+	if (n)
+		bpfrt_rcu_synchronize();
+	for (uint32_t i = 0; i < n; i++)
+		bpfrt_prog_release(olds[i]);
+	free(olds);
+}
+
 static int check_prog_array(struct bpfrt_map *map, const char *op)
 {
 	if (!map)
