@@ -219,7 +219,7 @@ static void *offer_prog(void *arg)
 	return NULL;
 }
 
-/* load_fails_late.bpf.o: fine is prepared, then unbounded fails the
+/* bad_late_verify.bpf.o: fine is prepared, then unbounded fails the
  * verifier and the load strips both. Until the whole load succeeded fine
  * must not be usable: a slot, a link or a run taking it in between kept
  * running it after its code was freed. The old code took it (ASan:
@@ -239,7 +239,7 @@ TEST(programs_are_unusable_until_their_whole_object_loaded)
 		pthread_t t;
 		int err;
 
-		REQUIRE(!bpfrt_object_open(tl_prog_path("load_fails_late.bpf.o"), NULL, &obj));
+		REQUIRE(!bpfrt_object_open(tl_prog_path("bad_late_verify.bpf.o"), NULL, &obj));
 		o.prog = bpfrt_object_find_prog(obj, "fine");
 		REQUIRE(o.prog);
 		atomic_store(&o.done, false);
@@ -247,7 +247,7 @@ TEST(programs_are_unusable_until_their_whole_object_loaded)
 		err = bpfrt_object_load(obj, NULL);
 		atomic_store(&o.done, true);
 		pthread_join(t, NULL);
-		CHECK(err == -EACCES || err == -EINVAL, "load_fails_late loaded: %d", err);
+		CHECK(err == -EACCES || err == -EINVAL, "bad_late_verify loaded: %d", err);
 		CHECK(strstr(bpfrt_last_error(), "unbounded"), "%s", bpfrt_last_error());
 		/* whatever took it meanwhile would now run freed code */
 		CHECK(bpfrt_prog_array_get(o.jmp, 0) == NULL, "fine is in a slot after the failure");

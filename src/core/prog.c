@@ -32,8 +32,8 @@ static int use_prog_arrays(struct bpfrt_prog *prog)
 	return 0;
 }
 
-int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
-		       size_t insn_cnt, bool jit)
+int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_insn *insns,
+				   size_t insn_cnt, bool jit)
 {
 	int err;
 
@@ -74,6 +74,16 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 void bpfrt_prog_set_loaded(struct bpfrt_prog *prog)
 {
 	__atomic_store_n(&prog->loaded, true, __ATOMIC_RELEASE);
+}
+
+int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
+		       size_t insn_cnt, bool jit)
+{
+	int err = bpfrt_prog_prepare_unpublished(prog, insns, insn_cnt, jit);
+
+	if (!err)
+		bpfrt_prog_set_loaded(prog);
+	return err;
 }
 
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
@@ -141,7 +151,6 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		free(prog);
 		return err;
 	}
-	bpfrt_prog_set_loaded(prog);
 	*out = prog;
 	return 0;
 }

@@ -106,12 +106,15 @@ struct bpfrt_prog {
 };
 
 /* Validates and optionally JIT-compiles insns into an allocated, named
- * program (the second half of bpfrt_prog_load, shared with the object
- * loader). On failure the program keeps no instructions. On success the
- * program is still refused by runs, attach and slots until the caller
- * calls bpfrt_prog_set_loaded (the object loader: after its last one). */
+ * program (the second half of bpfrt_prog_load) and marks it loaded. On
+ * failure the program keeps no instructions. */
 int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 		       size_t insn_cnt, bool jit);
+/* The same without marking it loaded: runs, attach and slots refuse it
+ * until bpfrt_prog_set_loaded (the object loader: once every program of
+ * the object is prepared). */
+int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_insn *insns,
+				   size_t insn_cnt, bool jit);
 void bpfrt_prog_set_loaded(struct bpfrt_prog *prog);
 /* Frees what bpfrt_prog_prepare made, leaving name and object fields. */
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog);

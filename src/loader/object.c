@@ -374,7 +374,7 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 			}
 			if (!(have_log && opts->trusted))
 				prog->verify_opts = &vopts;
-			err = bpfrt_prog_prepare(prog, insns, cnt, opts && opts->jit);
+			err = bpfrt_prog_prepare_unpublished(prog, insns, cnt, opts && opts->jit);
 			prog->verify_opts = NULL;
 			if (err)
 				err = obj_err_wrap(err, "%s: program %s (section %s)", obj->name,
