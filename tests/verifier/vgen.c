@@ -1621,28 +1621,12 @@ uint64_t vg_classes(const struct vg_prog *p, uint8_t *helpers)
 
 int vg_load(const struct vg_prog *p, bool jit, struct bpfrt_prog **out, char *log, size_t log_size)
 {
-	struct bpfrt_prog *prog = calloc(1, sizeof(*prog));
 	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = log_size,
 					.log_level = log ? 1 : 0, .ctx_size = p->ctx_size };
-	int err;
+	char name[BPFRT_NAME_LEN];
 
-	snprintf(prog->name, sizeof(prog->name), "fuzz_%s", vg_kind_name(p->kind));
-	prog->kind = p->kind;
-	if (p->nref) {
-		prog->map_refs = malloc(p->nref * sizeof(*prog->map_refs));
-		memcpy(prog->map_refs, p->refs, p->nref * sizeof(*prog->map_refs));
-		prog->map_ref_cnt = p->nref;
-	}
-	prog->verify_opts = &vo;
-	err = bpfrt_prog_prepare(prog, p->insns, p->n, jit);
-	prog->verify_opts = NULL;
-	if (err) {
-		free(prog->map_refs);
-		free(prog);
-		return err;
-	}
-	*out = prog;
-	return 0;
+	snprintf(name, sizeof(name), "fuzz_%s", vg_kind_name(p->kind));
+	return load_verified(name, p->kind, 0, p->refs, p->nref, p->insns, p->n, jit, &vo, out);
 }
 
 bool vg_checked_available = true;

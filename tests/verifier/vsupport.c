@@ -151,24 +151,29 @@ int build_case(const char *text, struct built *b, char *err, size_t errlen)
 	return 0;
 }
 
-int load_case(const struct vcase *c, const struct built *b, bool jit,
-	      struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level)
+int load_verified(const char *name, enum bpfrt_prog_kind kind, uint32_t flags,
+		  const struct bpfrt_map_ref *refs, uint32_t nref, const struct bpf_insn *insns,
+		  size_t n, bool jit, struct bpfrt_verify_opts *vo, struct bpfrt_prog **out)
 {
 	struct bpfrt_prog *prog = calloc(1, sizeof(*prog));
-	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = log_size,
-					.log_level = level, .ctx_size = c->ctx_size };
 	int err;
 
-	snprintf(prog->name, sizeof(prog->name), "%s", c->name);
-	prog->kind = c->kind;
-	prog->load_flags = c->flags;
-	if (b->ref_cnt) {
-		prog->map_refs = malloc(sizeof(b->refs));
-		memcpy(prog->map_refs, b->refs, sizeof(b->refs));
-		prog->map_ref_cnt = b->ref_cnt;
+	if (!prog)
+		return -ENOMEM;
+	snprintf(prog->name, sizeof(prog->name), "%s", name);
+	prog->kind = kind;
+	prog->load_flags = flags;
+	if (nref) {
+		prog->map_refs = malloc(nref * sizeof(*refs));
+		if (!prog->map_refs) {
+			free(prog);
+			return -ENOMEM;
+		}
+		memcpy(prog->map_refs, refs, nref * sizeof(*refs));
+		prog->map_ref_cnt = nref;
 	}
-	prog->verify_opts = &vo;
-	err = bpfrt_prog_prepare(prog, b->insns, b->cnt, jit);
+	prog->verify_opts = vo;
+	err = bpfrt_prog_prepare(prog, insns, n, jit);
 	prog->verify_opts = NULL;
 	if (err) {
 		free(prog->map_refs);
@@ -177,6 +182,16 @@ int load_case(const struct vcase *c, const struct built *b, bool jit,
 	}
 	*out = prog;
 	return 0;
+}
+
+int load_case(const struct vcase *c, const struct built *b, bool jit,
+	      struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level)
+{
+	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = log_size,
+					.log_level = level, .ctx_size = c->ctx_size };
+
+	return load_verified(c->name, c->kind, c->flags, b->refs, b->ref_cnt, b->insns, b->cnt,
+			     jit, &vo, out);
 }
 
 /* ---- running accepted programs ------------------------------------------------ */

@@ -55,8 +55,13 @@ struct built {
 /* Rewrites map:NAME, mapval:NAME+OFF and func:LABEL operands into what
  * bpfrt_asm knows, assembles, then patches the results back. */
 int build_case(const char *text, struct built *b, char *err, size_t errlen);
-/* Loads through the internal path the object loader uses, with the
- * case's kind and map references. */
+/* Loads insns through the internal path the object loader uses, verified
+ * as kind with the given load flags, map references and verify options
+ * (the program keeps its own copy of refs). Returns 0 and *out, or -errno. */
+int load_verified(const char *name, enum bpfrt_prog_kind kind, uint32_t flags,
+		  const struct bpfrt_map_ref *refs, uint32_t nref, const struct bpf_insn *insns,
+		  size_t n, bool jit, struct bpfrt_verify_opts *vo, struct bpfrt_prog **out);
+/* load_verified with the case's name, kind, flags and map references. */
 int load_case(const struct vcase *c, const struct built *b, bool jit,
 	      struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level);
 
