@@ -8,7 +8,7 @@ BUILD   ?= $(if $(SAN),build-san,build)
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-           -fPIC -Iinclude -Isrc -MMD -MP
+           -fPIC -Iinclude -Isrc/engine -Isrc/host -MMD -MP
 LDLIBS  += -lcapstone -lbpf -lelf -lz -lpthread -lm
 ifneq ($(SAN),)
 CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

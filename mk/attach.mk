@@ -3,7 +3,7 @@
 include mk/bpfrt-host.mk
 
 HOST_CLANG ?= $(firstword $(shell command -v clang-19 clang-18 clang 2>/dev/null) clang)
-HOST_OPT   := -O2 -g -Iinclude -Isrc -fno-omit-frame-pointer
+HOST_OPT   := -O2 -g -Iinclude -Isrc/engine -Isrc/host -fno-omit-frame-pointer
 
 # tests/host/*_clang.c: clang, nop5 entries.
 $(BUILD)/tests/host/%_clang.o: tests/host/%_clang.c

@@ -46,7 +46,7 @@ $(eval $(call cross_arch,arm64,aarch64-linux-gnu,qemu-aarch64 -cpu max))
 # libbpf from Debian's source packages into build-riscv64-libs/ (once, ~1
 # min). Capstone 4 has no RISC-V: BPFRT_NO_CAPSTONE, listings come from the
 # host's riscv64-linux-gnu-objdump (qemu-user hands the exec to the host
-# kernel; src/jit/jit.c), raw words without it (the x86-64 backend
+# kernel; src/engine/jit/jit.c), raw words without it (the x86-64 backend
 # compiles against the host's capstone headers).
 # -latomic: GCC's sub-word atomics. qemu gets -L for the cross toolchain's
 # libc, the only riscv64 libc here.

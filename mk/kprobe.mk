@@ -1,4 +1,4 @@
-# kprobes (src/attach/kprobe.c, insn_x86.c): Zydis decodes the displaced
+# kprobes (src/host/attach/kprobe.c, insn_x86.c): Zydis decodes the displaced
 # instructions (libzydis-dev; its pkg-config file may be missing, so link
 # it by name). x86-64 builds only: other targets get stubs.
 ifeq ($(firstword $(subst -, ,$(shell $(CC) -dumpmachine))),x86_64)

@@ -24,7 +24,7 @@ fuzz-loader:
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) SAN=1 \
 		CC="$(FUZZ_CC) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libbpfrt.a \
 		$(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(BPF_PROGS))
-	$(FUZZ_CC) $(FUZZ_FLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc/engine -Isrc/host \
 		tests/fuzz/fuzz_loader.c $(FUZZ_BUILD)/libbpfrt.a $(LDLIBS) -o $(FUZZ_BUILD)/fuzz_loader
 	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds
 	cp $(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(BPF_PROGS)) $(FUZZ_BUILD)/seeds/

@@ -18,7 +18,7 @@ san=address
 libs=$(make -s --no-print-directory print-ldlibs 2>/dev/null) ||
 	libs="-lcapstone -lbpf -lelf -lz -lpthread -lm"
 case "$B" in *san*) san=address,undefined ;; esac
-if [ -z "$CLANG" ] || ! "$CLANG" -fsanitize=fuzzer,$san -g -O1 -std=gnu11 -Iinclude -Isrc \
+if [ -z "$CLANG" ] || ! "$CLANG" -fsanitize=fuzzer,$san -g -O1 -std=gnu11 -Iinclude -Isrc/engine -Isrc/host \
 	tests/fuzz/fuzz_loader.c "$B/libbpfrt.a" $libs \
 	-o "$out/fuzz_loader" >"$out/build.log" 2>&1; then
 	echo "ok 1 - $name # SKIP clang with libFuzzer unavailable ($(tail -1 "$out/build.log"))"

@@ -1,4 +1,4 @@
-/* The arch-neutral JIT driver (src/jit/passes.c) with a fake backend whose
+/* The arch-neutral JIT driver (src/engine/jit/passes.c) with a fake backend whose
  * code sizes the tests choose: recorded offsets, head padding, the exact
  * final pass, growth at the image address, error propagation,
  * non-convergence, the state the driver keeps for the backends (sub, pc,

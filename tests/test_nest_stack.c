@@ -13,8 +13,8 @@
 #include "bpfrt/attach.h"
 #include "bpfrt/kprobe.h"
 #include "bpfrt/tracepoint.h"
-#include "core/privstack.h"
-#include "core/stack_switch.h"
+#include "stack/privstack.h"
+#include "stack/stack_switch.h"
 
 #include <errno.h>
 #include <pthread.h>

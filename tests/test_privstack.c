@@ -8,7 +8,7 @@
 #include "prog_support.h"
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
-#include "core/privstack.h"
+#include "stack/privstack.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
 
 #if defined(__riscv) && __riscv_xlen == 64
 
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "jit/backend.h"
 
 #include <errno.h>

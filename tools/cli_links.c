@@ -1,7 +1,7 @@
 /* bpfrt links [PID...]: the links of processes that embed bpfrt.
  *
  * Each such process keeps its link listing in a memfd named "bpfrt-links"
- * (src/attach/link.c); we find it among /proc/PID/fd and read it through
+ * (src/host/attach/link.c); we find it among /proc/PID/fd and read it through
  * that path (same user or root). A listing whose "pid N" header names
  * another process was inherited across fork() and is skipped. */
 #define _GNU_SOURCE

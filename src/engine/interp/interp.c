@@ -10,7 +10,7 @@
  * counter or the checks. */
 #include "interp/interp.h"
 #include "interp/check.h"
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/rcu.h"
 #include "core/run.h"
 #include "helpers/callback.h"
@@ -130,7 +130,7 @@ interp_abort(const struct bpfrt_prog *prog, const struct bpf_insn *insn, int err
  * program can have (8 frames of at most 512 bytes). */
 #define NATIVE_STACK (BPFRT_MAX_CALL_FRAMES * BPFRT_STACK_PER_FRAME)
 
-/* Private stack (core/privstack.h): claimed for the run, frames carved
+/* Private stack (stack/privstack.h): claimed for the run, frames carved
  * below the program's frame top, and a setjmp point the SIGSEGV handler
  * resumes at when the run touches a guard page. The native frame holds
  * no BPF stack, so runs nested through kfuncs stay small. */

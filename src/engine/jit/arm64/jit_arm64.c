@@ -32,7 +32,7 @@
  * HWCAP_ATOMICS says the CPU has them, exclusive ldaxr/stlxr loops
  * otherwise; BPFRT_ARM64_NO_LSE=1 in the environment forces the loops.
  *
- * Private stack (prog->privstack, core/privstack.h has the contract): x25,
+ * Private stack (prog->privstack, stack/privstack.h has the contract): x25,
  * already callee-saved, holds the private frame, so helper, kfunc and
  * local calls need no save/restore around them; main loads it from its
  * per-thread slot (TPIDR_EL0-relative) and claims the stack, subprograms
@@ -42,7 +42,7 @@
 #include "jit/arm64/emit.h"
 
 #include "core/error.h"
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/run.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"

@@ -3,7 +3,7 @@
 #include "jit/passes.h"
 
 #include "core/error.h"
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/run.h"
 #include "isa/isa.h"
 #include "jit/execmem.h"

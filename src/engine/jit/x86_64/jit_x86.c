@@ -20,7 +20,7 @@
  * Image layout: per subprogram [prologue][body][stubs]; the offsets are
  * recorded in prog->jit_insn_off as described in jit/jit.h.
  *
- * Private stack (prog->privstack, core/privstack.h has the contract):
+ * Private stack (prog->privstack, stack/privstack.h has the contract):
  * rbp, already callee-saved, holds the private frame, so helper, kfunc and
  * local calls need no save/restore around them; main loads it from its
  * per-thread slot (fs:-relative) and claims the stack, subprograms inherit
@@ -30,7 +30,7 @@
 #include "jit/x86_64/emit.h"
 
 #include "core/error.h"
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/run.h"
 #include "isa/isa.h"
 #include "jit/backend.h"

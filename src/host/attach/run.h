@@ -19,14 +19,14 @@
  *
  * Stacks: a JIT run at depth > 0 (an event fired inside an attached run)
  * of a program without a private stack moves to the thread's nest stack
- * of its level (core/privstack.h). The depth-0 run is not switched, even
+ * of its level (stack/privstack.h). The depth-0 run is not switched, even
  * inside a direct bpfrt_prog_run (depth counts attached runs only, and
  * the top-level path stays one test): that run and what it calls use the
  * stack in use, one level; anything nested below it switches. */
 #ifndef BPFRT_ATTACH_RUN_H
 #define BPFRT_ATTACH_RUN_H
 
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/prog.h"
 #include "core/rcu.h"
 #include "core/run.h"
@@ -120,7 +120,7 @@ static inline bool bpfrt_attach_run(struct bpfrt_prog *prog, const void *ctx,
 
 	if (__builtin_expect(prog->jit_func != NULL, 1)) {
 		/* fired inside another attached run: without a private stack
-		 * the run goes to this level's nest stack (core/privstack.h) */
+		 * the run goes to this level's nest stack (stack/privstack.h) */
 		if (__builtin_expect(depth != 0, 0) && !prog->privstack)
 			r0 = bpfrt_nest_stack_run(prog, (uint64_t)(uintptr_t)ctx, 0);
 		else

@@ -7,7 +7,7 @@
  * canonical frame address through the frame pointer from the moment the
  * stack changes, which is what lets an unwinder cross from the new stack
  * to the old one. */
-#include "core/stack_switch.h"
+#include "stack/stack_switch.h"
 
 #if defined(__x86_64__)
 /* rdi = fn, rsi = a1, rdx = a2, rcx = top */

@@ -28,7 +28,7 @@
  * addresses as absolute constants), so it converges once before the
  * allocation and is copied as is.
  *
- * Private stack (prog->privstack, core/privstack.h has the contract): s5,
+ * Private stack (prog->privstack, stack/privstack.h has the contract): s5,
  * already callee-saved, holds the private frame, so helper, kfunc and
  * local calls need no save/restore around them; main loads it from its
  * per-thread slot (tp-relative) and claims the stack, subprograms inherit
@@ -42,7 +42,7 @@
 #include "jit/riscv64/emit.h"
 
 #include "core/error.h"
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/run.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"

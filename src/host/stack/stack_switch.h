@@ -1,6 +1,6 @@
 /* Running a function on another stack: nested JIT runs of programs
  * without a private stack move to a per-thread stack of their nesting
- * level (core/privstack.c, bpfrt_nest_stack_run), so that N levels of
+ * level (stack/privstack.c, bpfrt_nest_stack_run), so that N levels of
  * programs running programs do not stack N frames of BPF and helper C on
  * the host thread's stack.
  *

@@ -1,7 +1,7 @@
 #include "core/prog.h"
 #include "attach/run.h"
 #include "core/error.h"
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/rcu.h"
 #include "core/run.h"
 #include "helpers/helpers.h"

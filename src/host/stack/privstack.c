@@ -28,12 +28,12 @@
  * (except the SIGSEGV handler's for a program whose first private-stack
  * id comes from a nested interpreter run: sigaction itself is safe). */
 #define _GNU_SOURCE
-#include "core/privstack.h"
+#include "stack/privstack.h"
 #include "core/error.h"
 #include "core/prog.h"
 #include "core/rcu.h"
 #include "core/run.h"
-#include "core/stack_switch.h"
+#include "stack/stack_switch.h"
 
 #include <errno.h>
 #include <pthread.h>

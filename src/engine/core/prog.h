@@ -64,7 +64,7 @@ struct bpfrt_prog {
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
 
-	/* Verifier (src/verifier/verifier.c). Callers of bpfrt_prog_prepare
+	/* Verifier (src/engine/verifier/verifier.c). Callers of bpfrt_prog_prepare
 	 * set verify_opts (only for the call) to have it verify; it then
 	 * records verified, the context bytes read and tighter frames. */
 	struct bpfrt_verify_opts *verify_opts;
@@ -93,7 +93,7 @@ struct bpfrt_prog {
 	_Atomic uint64_t attach_misses;
 	_Atomic uint64_t attach_aborts;
 
-	/* core/privstack.c: load flags, and the private stack when used. */
+	/* stack/privstack.c: load flags, and the private stack when used. */
 	uint32_t load_flags;          /* BPFRT_F_* */
 	bool privstack;               /* JIT code and interpreter runs use one */
 	bool privstack_has_id;

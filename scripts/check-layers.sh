@@ -1,0 +1,58 @@
+#!/bin/sh
+# Layer check: dependencies point one way, engine <- host <- api.
+#
+#   src/engine/  isa, core, maps, verifier, interp, jit, helpers, loader:
+#                no per-process host state; includes only engine headers
+#   src/host/    what is per-process by nature (text patching, traps and
+#                signals, stacks, tracepoints, trampolines, kprobes, links):
+#                includes engine and host headers
+#   src/api/     the facade: may include anything below it
+#   include/     the public headers: includable from every layer (they are
+#                the types the layers implement), include nothing of src/
+#
+# Every quoted include of a file under src/ is resolved as the compiler does
+# (the including file's directory first, then -Isrc/engine -Isrc/host
+# -Isrc/api) and its layer compared with the includer's. Prints each include
+# that points up a layer and exits 1 if there is one. scripts/layers.pending
+# lists the edges still being moved down ("FILE includes TARGET" lines);
+# they are reported but not failed, and the file goes once it is empty.
+cd "$(dirname "$0")/.." || exit 2
+pending=scripts/layers.pending
+rank() {
+	case $1 in
+	src/engine/*) echo 1 ;;
+	src/host/*) echo 2 ;;
+	src/api/*) echo 3 ;;
+	include/*) echo 0 ;;
+	*) echo 9 ;;
+	esac
+}
+bad=0 n=0 np=0
+for f in $(find src include -name '*.[ch]' | sort); do
+	dir=$(dirname "$f")
+	from=$(rank "$f")
+	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		target=
+		for base in "$dir" src/engine src/host src/api include; do
+			if [ -f "$base/$inc" ]; then target="$base/$inc"; break; fi
+		done
+		[ -n "$target" ] || continue
+		n=$((n + 1))
+		to=$(rank "$target")
+		if [ "$from" = 0 ] && [ "$to" != 0 ] || [ "$to" -gt "$from" ]; then
+			if [ -f $pending ] && grep -qxF "$f includes $target" $pending; then
+				echo "pending: $f includes $target"
+				np=$((np + 1))
+			else
+				echo "layer violation: $f includes $target"
+				bad=1
+			fi
+		fi
+	done
+done
+if [ $bad = 0 ]; then
+	msg="layers: $n includes checked, none points up (engine <- host <- api)"
+	[ $np = 0 ] || msg="$msg except $np pending in $pending"
+	echo "$msg"
+fi
+exit $bad
