@@ -19,9 +19,12 @@
  *    frames.
  *
  * BPFRT_DIFF_SEED=N changes the master seed, BPFRT_DIFF_COUNT=N the number
- * of programs, BPFRT_DIFF_ONE=SEED runs (and prints) a single program. */
+ * of programs, BPFRT_DIFF_ONE=SEED runs (and prints) a single program.
+ * BPFRT_JIT_IMAGES=FILE appends each program's JIT image digest to FILE
+ * (tests/jit_images.h). */
 #include "testlib.h"
 #include "insns.h"
+#include "jit_images.h"
 #include "bpfrt/bpfrt.h"
 
 #include <inttypes.h>
@@ -640,6 +643,14 @@ static enum diff_outcome run_one(uint64_t seed, const struct bpf_insn *insns, si
 		bpfrt_prog_free(prog);
 		snprintf(why, why_len, "load with jit=true gave no native image");
 		return DIFF_REJECTED;
+	}
+	if (jit_images_enabled()) {
+		char label[32];
+		size_t len;
+		const void *code = bpfrt_prog_jited(prog, &len);
+
+		snprintf(label, sizeof(label), "diff:%016" PRIx64, seed);
+		jit_images_note(label, code, len, (uintptr_t)code);
 	}
 	fill_data(data_i, seed);
 	memcpy(data_j, data_i, DATA_LEN);

@@ -645,7 +645,7 @@ static void fp_probe(void)
 		xsave_size = b;
 }
 
-static uint8_t *put_fp_save(uint8_t *p, bool entry)
+static uint8_t *put_fp_save(uint8_t *p, bool entry, uint32_t xsave_bytes)
 {
 	if (entry) {
 		p = put(p, "\x48\x8d\x64\x24\x80", 5);          /* lea rsp,[rsp-128] */
@@ -658,14 +658,14 @@ static uint8_t *put_fp_save(uint8_t *p, bool entry)
 		}
 		return p;
 	}
-	if (!xsave_size) {
+	if (!xsave_bytes) {
 		p = put(p, "\x48\x81\xec", 3);                  /* sub rsp, 512 */
 		p = put32(p, 512);
 		p = put(p, "\x48\x83\xe4\xf0", 4);              /* and rsp,-16 */
 		return put(p, "\x48\x0f\xae\x04\x24", 5);       /* fxsave64 [rsp] */
 	}
 	p = put(p, "\x48\x81\xec", 3);                          /* sub rsp, size */
-	p = put32(p, xsave_size);
+	p = put32(p, xsave_bytes);
 	p = put(p, "\x48\x83\xe4\xc0", 4);                      /* and rsp,-64 */
 	for (int i = 0; i < 8; i++)                             /* zero the header */
 		p = put_movq_imm(p, 512 + 8 * i, 0);
@@ -673,7 +673,7 @@ static uint8_t *put_fp_save(uint8_t *p, bool entry)
 	return put(p, "\x48\x0f\xae\x24\x24", 5);               /* xsave64 [rsp] */
 }
 
-static uint8_t *put_fp_restore(uint8_t *p, bool entry)
+static uint8_t *put_fp_restore(uint8_t *p, bool entry, uint32_t xsave_bytes)
 {
 	if (entry) {
 		for (int i = 0; i < 8; i++) {                   /* movdqa xmmi, [rsp+16i] */
@@ -684,7 +684,7 @@ static uint8_t *put_fp_restore(uint8_t *p, bool entry)
 		}
 		return p;
 	}
-	if (!xsave_size)
+	if (!xsave_bytes)
 		return put(p, "\x48\x0f\xae\x0c\x24", 5);       /* fxrstor64 [rsp] */
 	p = put(p, "\xb8\xff\xff\xff\xff\xba\xff\xff\xff\xff", 10);
 	return put(p, "\x48\x0f\xae\x2c\x24", 5);               /* xrstor64 [rsp] */
@@ -692,18 +692,15 @@ static uint8_t *put_fp_restore(uint8_t *p, bool entry)
 
 static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs);
 
-static int build_tramp(struct kprobe_site *s)
+/* The trampoline's code for execution at `at`, calling handler(site_arg,
+ * regs), saving the FP state with xsave of xsave_bytes (0: fxsave) away
+ * from a function's entry. Returns its length or -errno. */
+static int tramp_code(const struct kprobe_site *s, uintptr_t site_arg, uintptr_t handler,
+		      uint32_t xsave_bytes, uintptr_t at, uint8_t code[TRAMP_MAX])
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	uint8_t code[TRAMP_MAX], *p = code;
-	size_t off;
-	struct kp_arena *a;
+	uint8_t *p = code;
 	int n;
 
-	pthread_once(&once, fp_probe);
-	a = arena_get(sizeof(code), s->addr, &off);
-	if (!a)
-		return -ENOMEM;
 	p = put(p, "\x48\x8d\x64\x24\x80", 5);                  /* lea rsp,[rsp-128] */
 	*p++ = 0x9c;                                            /* pushfq */
 	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp-168] */
@@ -722,12 +719,12 @@ static int build_tramp(struct kprobe_site *s)
 	p = put_movq_imm(p, REGS_CS, 0x33);
 	p = put_movq_imm(p, REGS_SS, 0x2b);
 	p = put(p, "\x48\x89\xe3", 3);                          /* mov rbx, rsp */
-	p = put_fp_save(p, s->entry);
+	p = put_fp_save(p, s->entry, xsave_bytes);
 	p = put(p, "\x48\x89\xde", 3);                          /* mov rsi, rbx */
-	p = put_mov_imm64(p, RDI, (uint64_t)(uintptr_t)s);
-	p = put_mov_imm64(p, RAX, (uint64_t)(uintptr_t)kprobe_handle);
+	p = put_mov_imm64(p, RDI, site_arg);
+	p = put_mov_imm64(p, RAX, handler);
 	p = put(p, "\xff\xd0", 2);                              /* call rax */
-	p = put_fp_restore(p, s->entry);
+	p = put_fp_restore(p, s->entry, xsave_bytes);
 	p = put(p, "\x48\x89\xdc", 3);                          /* mov rsp, rbx */
 	for (int r = RAX; r <= R15; r++)
 		if (r != RSP)
@@ -742,17 +739,64 @@ static int build_tramp(struct kprobe_site *s)
 		*p++ = 0x9d;                                    /* popfq */
 	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp+128] */
 	p = put32(p, 128);
-	if ((size_t)(p - code) + s->insn_cnt * BPFRT_X86_RELOC_MAX + 5 > sizeof(code))
+	if ((size_t)(p - code) + s->insn_cnt * BPFRT_X86_RELOC_MAX + 5 > TRAMP_MAX)
 		return bpfrt_err(-E2BIG, "kprobe: trampoline too long");
-	n = emit_span(s, a->base + off + (uintptr_t)(p - code), p);
+	n = emit_span(s, at + (uintptr_t)(p - code), p);
 	if (n < 0)
 		return n;
-	p += n;
-	n = bpfrt_execmem_copy(a->mem, off, code, (size_t)(p - code));
+	return (int)(p - code) + n;
+}
+
+static int build_tramp(struct kprobe_site *s)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	uint8_t code[TRAMP_MAX];
+	size_t off;
+	struct kp_arena *a;
+	int n;
+
+	pthread_once(&once, fp_probe);
+	a = arena_get(sizeof(code), s->addr, &off);
+	if (!a)
+		return -ENOMEM;
+	n = tramp_code(s, (uintptr_t)s, (uintptr_t)kprobe_handle, xsave_size, a->base + off, code);
+	if (n < 0)
+		return n;
+	n = bpfrt_execmem_copy(a->mem, off, code, (size_t)n);
 	if (n)
 		return bpfrt_err(n, "kprobe: cannot write the trampoline");
 	s->tramp = a->base + off;
 	return 0;
+}
+
+int bpfrt_kprobe_tramp_code(uintptr_t addr, const uint8_t *code, size_t len, bool entry,
+			    uint32_t xsave_bytes, uintptr_t site_arg, uintptr_t at,
+			    uint8_t *out, size_t cap)
+{
+	struct kprobe_site s = { .addr = addr, .entry = entry };
+	uint8_t buf[TRAMP_MAX];
+	size_t off = 0;
+	int n, err;
+
+	if (len > SPAN_MAX)
+		return bpfrt_err(-E2BIG, "kprobe: span of %zu bytes", len);
+	memcpy(s.orig, code, len);
+	while (off < 5 && off < len) {
+		err = bpfrt_x86_decode(code + off, len - off, addr + off, &s.insns[s.insn_cnt]);
+		if (err)
+			return err;
+		off += s.insns[s.insn_cnt++].len;
+	}
+	if (!s.insn_cnt)
+		return bpfrt_err(-EINVAL, "kprobe: no instruction to displace");
+	s.span = (uint8_t)off;
+	n = tramp_code(&s, site_arg, (uintptr_t)kprobe_handle, xsave_bytes, at, buf);
+	if (n < 0)
+		return n;
+	if ((size_t)n > cap)
+		return bpfrt_err(-E2BIG, "kprobe: trampoline of %d bytes", n);
+	memcpy(out, buf, (size_t)n);
+	return n;
 }
 
 /* ---- run time -------------------------------------------------------------- */
@@ -1491,6 +1535,13 @@ uintptr_t bpfrt_kprobe_addr(const struct bpfrt_link *link)
 bool bpfrt_kprobe_optimized(const struct bpfrt_link *link)
 {
 	return false;
+}
+
+int bpfrt_kprobe_tramp_code(uintptr_t addr, const uint8_t *code, size_t len, bool entry,
+			    uint32_t xsave_bytes, uintptr_t site_arg, uintptr_t at,
+			    uint8_t *out, size_t cap)
+{
+	return bpfrt_err(-EOPNOTSUPP, "kprobes are implemented for x86-64 only");
 }
 
 int bpfrt_kprobe_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
