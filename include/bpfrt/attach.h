@@ -1,8 +1,16 @@
 /* Attaching programs to the host process: links.
  *
- * Every attach returns a link; bpfrt_link_destroy() detaches the program
- * (once it returns, no thread runs the program from that attach point any
- * more) and frees the link. The program must outlive its links.
+ * Ownership: every attach returns a link the caller owns;
+ * bpfrt_link_destroy() detaches the program (once it returns, no thread
+ * runs the program from that attach point any more) and frees the link.
+ * A link holds a use of its program (bpfrt/prog.h): a program freed, or
+ * its object closed, while attached keeps running until the link goes.
+ * Strings the link accessors return belong to the link.
+ *
+ * Thread safety: attach, detach and destroy may be called from any thread
+ * while the host runs the attach points on others; the link list is kept
+ * under one lock. Destroying one link twice, or from two threads, is not
+ * allowed.
  *
  * What a program attaches to comes from its SEC() name (the loader sets
  * the kind and target: tp/NAME, raw_tp/NAME, fentry/FUNC, ...) or from
@@ -19,15 +27,15 @@
  * Attached programs run inside an RCU read section with a per-thread
  * recursion guard: a program that would run again while it already runs
  * on this thread is skipped and counted in bpfrt_prog_misses(). */
-#ifndef BPFRT_ATTACH_H
-#define BPFRT_ATTACH_H
+#ifndef BPFRT_PUBLIC_ATTACH_H
+#define BPFRT_PUBLIC_ATTACH_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bpfrt/object.h"
+#include "bpfrt/prog.h"
 #include "bpfrt/kprobe.h"
 
 #ifdef __cplusplus

@@ -1,5 +1,9 @@
 /* kprobes and kretprobes on the host process's own code (x86-64).
  *
+ * Ownership and thread safety: as every link (bpfrt/attach.h): the caller
+ * owns the link and destroys it with bpfrt_link_destroy(); probes are
+ * placed and removed while other threads run the probed code.
+ *
  * A kprobe runs its programs when a thread reaches an instruction: any
  * instruction boundary of any function of the executable or a loaded
  * library, no special compiler flags needed. SEC("kprobe/FUNC"),
@@ -44,8 +48,8 @@
  *               stack address); code that reads or compares its own
  *               return address, or runs with a CET shadow stack, is not.
  */
-#ifndef BPFRT_KPROBE_H
-#define BPFRT_KPROBE_H
+#ifndef BPFRT_PUBLIC_KPROBE_H
+#define BPFRT_PUBLIC_KPROBE_H
 
 #include <stdbool.h>
 #include <stddef.h>

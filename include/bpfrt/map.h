@@ -23,8 +23,8 @@
  * be preempted between reading and writing its slot and another thread can
  * then run on that CPU, so programs must update per-CPU values with atomic
  * instructions (__sync_fetch_and_add) when several threads run them. */
-#ifndef BPFRT_MAP_H
-#define BPFRT_MAP_H
+#ifndef BPFRT_PUBLIC_MAP_H
+#define BPFRT_PUBLIC_MAP_H
 
 #include <linux/bpf.h>
 #include <stdbool.h>

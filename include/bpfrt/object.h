@@ -1,11 +1,24 @@
 /* Objects: ELF files built by `clang -O2 -g -target bpf` with libbpf
- * conventions, opened, loaded and used like a libbpf skeleton. */
-#ifndef BPFRT_OBJECT_H
-#define BPFRT_OBJECT_H
+ * conventions, opened, loaded and used like a libbpf skeleton.
+ *
+ * Ownership: the object owns its programs and maps (global data
+ * included); bpfrt_object_close frees them (a program still attached or in
+ * another object's prog array lives on until that use ends, and the maps
+ * with it). Never bpfrt_prog_free or bpfrt_map_free them. Names, the
+ * license and global-variable pointers belong to the object.
+ *
+ * Thread safety: open, load and close of one object are not synchronised:
+ * one thread at a time until it is loaded. Once loaded, its programs and
+ * maps are used from any thread as bpfrt/prog.h and bpfrt/map.h say; the
+ * lookups (next/find) only read the object. */
+#ifndef BPFRT_PUBLIC_OBJECT_H
+#define BPFRT_PUBLIC_OBJECT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bpfrt/prog.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,23 +27,6 @@ extern "C" {
 struct bpfrt_object;
 struct bpfrt_prog;
 struct bpfrt_map;
-
-/* What a program's SEC() name says it attaches to. */
-enum bpfrt_prog_kind {
-	BPFRT_PROG_UNSPEC = 0,
-	BPFRT_PROG_TRACEPOINT,     /* tp/CATEGORY/NAME, tracepoint/... */
-	BPFRT_PROG_RAW_TRACEPOINT, /* raw_tp/NAME, raw_tracepoint/... */
-	BPFRT_PROG_FENTRY,         /* fentry/FUNC */
-	BPFRT_PROG_FEXIT,          /* fexit/FUNC */
-	BPFRT_PROG_FMOD_RET,       /* fmod_ret/FUNC */
-	BPFRT_PROG_FENTRY_MULTI,   /* fentry.multi/GLOB */
-	BPFRT_PROG_KPROBE,         /* kprobe/FUNC[+OFF] */
-	BPFRT_PROG_KRETPROBE,      /* kretprobe/FUNC */
-	BPFRT_PROG_UPROBE,         /* uprobe/..., uretprobe/... */
-	BPFRT_PROG_SOCKET,         /* socket */
-	BPFRT_PROG_XDP,            /* xdp */
-	BPFRT_PROG_SYSCALL,        /* syscall */
-};
 
 struct bpfrt_object_open_opts {
 	size_t sz;

@@ -1,6 +1,13 @@
 /* Tracepoints in host code: static events that bpfrt programs attach to
  * (tp/NAME and raw_tp/NAME sections, see attach.h).
  *
+ * Ownership: a struct bpfrt_tracepoint is the host module's (static
+ * storage made by BPFRT_DEFINE_TRACEPOINT); bpfrt keeps it registered
+ * until the module's destructors unregister it, and owns only the
+ * program array it publishes in it. Thread safety: sites fire on any
+ * thread while programs are attached and detached on others; the
+ * registry and the patching are serialised inside bpfrt.
+ *
  *   // in a header (or the .c file):
  *   BPFRT_DECLARE_TRACEPOINT(request_done, int status, const char *path);
  *   // in exactly one .c file of the program or library, after it:
@@ -31,8 +38,8 @@
  * sign-extended):
  *   raw_tp: u64 args[nargs]                    args[i]    at ctx + 8*i
  *   tp:     struct bpfrt_tp_entry, then args   args[i]    at ctx + 8 + 8*i */
-#ifndef BPFRT_TRACEPOINT_H
-#define BPFRT_TRACEPOINT_H
+#ifndef BPFRT_PUBLIC_TRACEPOINT_H
+#define BPFRT_PUBLIC_TRACEPOINT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,7 +70,11 @@ struct bpfrt_tracepoint {
 	uint32_t prog_cnt;
 	bool registered;
 	bool enabled;           /* sites jump to the firing code */
+#ifdef __cplusplus
+	void *progs;            /* same layout; C++ code never touches it */
+#else
 	void *_Atomic progs;    /* RCU-published program array */
+#endif
 	struct bpfrt_tracepoint *next;
 };
 
@@ -135,6 +146,16 @@ int bpfrt_tracepoint_list(FILE *out);
 /* ---- macros ---------------------------------------------------------- */
 
 #define __BPFRT_TP_SYM(name) __bpfrt_tp_##name
+/* C++ has its own static_assert, and -Wextra there wants every member
+ * of a designated initializer named. */
+#ifdef __cplusplus
+#define __BPFRT_TP_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#define __BPFRT_TP_INIT_REST .id = 0, .prog_cnt = 0, .registered = false, \
+	.enabled = false, .progs = 0, .next = 0,
+#else
+#define __BPFRT_TP_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define __BPFRT_TP_INIT_REST
+#endif
 
 #define __BPFRT_NARGS_(_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, n, ...) n
 #define BPFRT_NARGS(...) \
@@ -205,16 +226,21 @@ __bpfrt_tp_branch_##name(void)							\
 }
 #endif
 
+/* The prototype function only type-checks calls (its parameters are
+ * never used: hosts built with -Wextra -Werror must not see a warning). */
 #define BPFRT_DECLARE_TRACEPOINT(name, ...)					\
 	extern struct bpfrt_tracepoint __BPFRT_TP_SYM(name);			\
+	_Pragma("GCC diagnostic push")						\
+	_Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")		\
 	static inline __attribute__((unused)) void				\
 	__bpfrt_tp_proto_##name(__VA_ARGS__) {}					\
+	_Pragma("GCC diagnostic pop")						\
 	static const char __bpfrt_tp_protostr_##name[]				\
 		__attribute__((unused)) = #__VA_ARGS__;				\
 	enum { __bpfrt_tp_nargs_##name = BPFRT_NARGS(__VA_ARGS__) };		\
 	__BPFRT_TP_BRANCH_FN(name)						\
-	_Static_assert(BPFRT_NARGS(__VA_ARGS__) <= BPFRT_TP_MAX_ARGS,		\
-		       "tracepoint " #name ": more than 12 arguments")
+	__BPFRT_TP_STATIC_ASSERT(BPFRT_NARGS(__VA_ARGS__) <= BPFRT_TP_MAX_ARGS,	\
+				 "tracepoint " #name ": more than 12 arguments")
 
 /* The tracepoint object itself, in one .c file where the declaration is
  * visible. */
@@ -223,6 +249,7 @@ __bpfrt_tp_branch_##name(void)							\
 		.name = #tpname,							\
 		.proto = __bpfrt_tp_protostr_##tpname,				\
 		.nargs = __bpfrt_tp_nargs_##tpname,				\
+		__BPFRT_TP_INIT_REST						\
 	};									\
 	static void __attribute__((constructor))				\
 	__bpfrt_tp_register_##tpname(void)					\
@@ -236,7 +263,7 @@ __bpfrt_tp_branch_##name(void)							\
 	{									\
 		bpfrt_tracepoint_unregister(&__BPFRT_TP_SYM(tpname), NULL);	\
 	}									\
-	_Static_assert(1, "")
+	__BPFRT_TP_STATIC_ASSERT(1, "")
 
 /* Fires tracepoint name with the arguments if a program is attached. */
 #define BPFRT_TRACEPOINT(name, ...)						\

@@ -1,0 +1,88 @@
+/* Helpers and kfuncs: host functions BPF code calls, by id (helpers) or by
+ * name (kfuncs, `extern ... __ksym`).
+ *
+ * Ownership: the registry copies struct bpfrt_helper; a helper's name
+ * string must stay valid while it is registered (a kfunc's name is
+ * copied). bpfrt_helper_get returns the registry's entry: valid until that
+ * id is registered again or unregistered.
+ *
+ * Thread safety: register helpers and kfuncs before loading the programs
+ * that call them. Registration is not synchronised with loads or runs on
+ * other threads (kfunc registrations are serialised among themselves);
+ * replacing a function that loaded programs call is safe only while none
+ * of them runs. */
+#ifndef BPFRT_PUBLIC_HELPERS_H
+#define BPFRT_PUBLIC_HELPERS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BPFRT_MAX_HELPER_ID    1024 /* Linux helper ids, then host kfuncs */
+#define BPFRT_KFUNC_ID_BASE    512
+
+typedef uint64_t (*bpfrt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3,
+				    uint64_t r4, uint64_t r5);
+
+/* Argument and return kinds, as the verifier will need them. */
+enum bpfrt_arg_type {
+	BPFRT_ARG_NONE = 0,      /* argument unused */
+	BPFRT_ARG_ANYTHING,      /* any scalar; a pointer only with BPFRT_F_ALLOW_PTR_LEAKS
+				  * (the helper may then touch a stack pointer's whole frame) */
+	BPFRT_ARG_PTR_TO_CTX,
+	BPFRT_ARG_PTR_TO_MEM,    /* followed by a BPFRT_ARG_CONST_SIZE */
+	BPFRT_ARG_PTR_TO_UNINIT_MEM,
+	BPFRT_ARG_CONST_SIZE,
+	BPFRT_ARG_CONST_SIZE_OR_ZERO,
+	BPFRT_ARG_CONST_MAP_PTR,
+	BPFRT_ARG_PTR_TO_MAP_KEY,
+	BPFRT_ARG_PTR_TO_MAP_VALUE,
+	BPFRT_ARG_PTR_TO_FUNC,
+	BPFRT_ARG_PTR_TO_STACK_OR_NULL, /* a callback's context (bpf_loop); for a helper
+					 * without a callback argument before it, the
+					 * helper may touch the whole frame */
+	BPFRT_ARG_PTR_TO_RINGBUF_MEM,
+	BPFRT_ARG_PTR_TO_LONG,   /* 8 writable bytes (an output u64) */
+	BPFRT_ARG_PTR_TO_CONST_STR, /* NUL-terminated string in a read-only map */
+};
+
+enum bpfrt_ret_type {
+	BPFRT_RET_INTEGER = 0,
+	BPFRT_RET_VOID,
+	BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
+	BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL,
+};
+
+struct bpfrt_helper {
+	const char *name;
+	bpfrt_helper_fn fn;
+	enum bpfrt_ret_type ret;
+	enum bpfrt_arg_type args[5];
+};
+
+/* Registers (or replaces) helper `id`. Programs validate calls against the
+ * registry at load; JIT code binds the function it saw at load. */
+int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper);
+int bpfrt_helper_unregister(uint32_t id);
+const struct bpfrt_helper *bpfrt_helper_get(uint32_t id);
+
+/* Host kfuncs: named C functions that BPF code declares as
+ * `extern ... __ksym` and calls; the loader resolves them by name. Returns
+ * the id (>= BPFRT_KFUNC_ID_BASE) the calls are bound to, or -errno. */
+int bpfrt_kfunc_register(const char *name, const struct bpfrt_helper *proto);
+/* Id of the kfunc registered under name, or -ENOENT. */
+int bpfrt_kfunc_id(const char *name);
+
+/* Linux's helpers (map_lookup_elem ... loop, under their Linux ids) are
+ * registered on the first program load, each only where its id is still
+ * free: an embedder's own helper under a Linux id wins, and registering
+ * one later replaces the default. Idempotent; call it to make the defaults
+ * visible to bpfrt_helper_get() before any load. */
+void bpfrt_helpers_init(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
