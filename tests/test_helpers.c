@@ -12,7 +12,9 @@
 #include "helpers/trace.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -1138,4 +1140,189 @@ TEST(tail_call_target_uses_bpf_loop)
 	bpfrt_map_free(map);
 	bpfrt_prog_free(entry);
 	bpfrt_prog_free(target);
+}
+
+/* ---- helper snapshots and environments ---------------------------------- */
+/* A program calls the helpers and kfuncs registered when it was loaded,
+ * in every engine: registering an id again changes later loads only. */
+#define SNAP_ID 400 /* no Linux helper here */
+
+static uint64_t snap_a(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	return r1 + 100;
+}
+
+static uint64_t snap_b(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	return r1 + 200;
+}
+
+static const struct bpfrt_helper snap_helper_a = {
+	.name = "snap_a", .fn = snap_a, .args = { BPFRT_ARG_ANYTHING },
+};
+static const struct bpfrt_helper snap_helper_b = {
+	.name = "snap_b", .fn = snap_b, .args = { BPFRT_ARG_ANYTHING },
+};
+
+/* r0 of prog in the interpreter and, if compiled, the JIT; both must agree. */
+static uint64_t run_engines(const struct bpfrt_prog *prog)
+{
+	uint64_t r0 = 0, jit_r0 = 0;
+
+	CHECK(bpfrt_prog_run(prog, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
+	if (bpfrt_prog_jited(prog, NULL)) {
+		CHECK(bpfrt_prog_run(prog, BPFRT_EXEC_JIT, 0, 0, &jit_r0) == 0, "%s",
+		      bpfrt_last_error());
+		CHECK(jit_r0 == r0, "interpreter %llu, JIT %llu", (unsigned long long)r0,
+		      (unsigned long long)jit_r0);
+	}
+	return r0;
+}
+
+static void check_snapshot(const struct bpf_insn *insns, size_t cnt,
+			   int (*reg)(const struct bpfrt_helper *h))
+{
+	FOR_EACH_MODE(m) {
+		struct bpfrt_prog *old, *new;
+
+		REQUIRE(reg(&snap_helper_a) >= 0, "%s", bpfrt_last_error());
+		REQUIRE(load(insns, cnt, modes[m], &old) == 0, "%s", bpfrt_last_error());
+		CHECK(run_engines(old) == 107, "%s: before", mode_names[m]);
+		REQUIRE(reg(&snap_helper_b) >= 0, "%s", bpfrt_last_error());
+		CHECK(run_engines(old) == 107, "%s: loaded before the change", mode_names[m]);
+		REQUIRE(load(insns, cnt, modes[m], &new) == 0, "%s", bpfrt_last_error());
+		CHECK(run_engines(new) == 207, "%s: loaded after the change", mode_names[m]);
+		bpfrt_prog_free(old);
+		bpfrt_prog_free(new);
+	}
+}
+
+static int reg_snap_helper(const struct bpfrt_helper *h)
+{
+	return bpfrt_helper_register(SNAP_ID, h);
+}
+
+static int reg_snap_kfunc(const struct bpfrt_helper *h)
+{
+	return bpfrt_kfunc_register("snap_kfunc", h);
+}
+
+TEST(reregistered_helper_leaves_loaded_programs_alone)
+{
+	const struct bpf_insn insns[] = { MOV64_IMM(BPF_R1, 7), CALL_HELPER(SNAP_ID), EXIT() };
+
+	check_snapshot(insns, ARRAY_LEN(insns), reg_snap_helper);
+	bpfrt_helper_unregister(SNAP_ID);
+}
+
+TEST(reregistered_kfunc_leaves_loaded_programs_alone)
+{
+	int id = bpfrt_kfunc_register("snap_kfunc", &snap_helper_a);
+
+	REQUIRE(id >= BPFRT_KFUNC_ID_BASE, "%s", bpfrt_last_error());
+	const struct bpf_insn insns[] = { MOV64_IMM(BPF_R1, 7), CALL_HELPER(id), EXIT() };
+
+	check_snapshot(insns, ARRAY_LEN(insns), reg_snap_kfunc);
+	CHECK(bpfrt_kfunc_id("snap_kfunc") == id, "a replaced kfunc keeps its id");
+}
+
+/* callx finds its helper at run time, in the snapshot too: an id
+ * registered only after the load is not found (the run aborts). */
+TEST(callx_calls_through_the_snapshot)
+{
+	const struct bpf_insn insns[] = {
+		MOV64_IMM(BPF_R1, 7), MOV64_IMM(BPF_R6, SNAP_ID), CALLX(BPF_R6), EXIT(),
+	};
+	const struct bpf_insn late[] = {
+		MOV64_IMM(BPF_R1, 7), MOV64_IMM(BPF_R6, SNAP_ID + 1), CALLX(BPF_R6), EXIT(),
+	};
+
+	check_snapshot(insns, ARRAY_LEN(insns), reg_snap_helper);
+	bpfrt_helper_unregister(SNAP_ID + 1);
+	FOR_EACH_MODE(m) {
+		struct bpfrt_prog *p;
+		uint64_t r0 = 0;
+
+		REQUIRE(load(late, ARRAY_LEN(late), modes[m], &p) == 0, "%s", bpfrt_last_error());
+		REQUIRE(bpfrt_helper_register(SNAP_ID + 1, &snap_helper_b) == 0);
+		CHECK(bpfrt_prog_run(p, modes[m], 0, 0, &r0) == -EINVAL, "%s: r0 %llu",
+		      mode_names[m], (unsigned long long)r0);
+		CHECK(strstr(bpfrt_last_error(), "unregistered helper"), "%s", bpfrt_last_error());
+		bpfrt_helper_unregister(SNAP_ID + 1);
+		bpfrt_prog_free(p);
+	}
+	bpfrt_helper_unregister(SNAP_ID);
+}
+
+/* Registration from several threads while others load and run programs
+ * calling the ids being replaced: every program runs one of the functions
+ * and both engines agree on which (run under ASan in the SAN build). */
+#define RACE_ROUNDS 200
+
+struct race {
+	_Atomic int loaders_done;
+	_Atomic int failures;
+	int kfunc_id;
+};
+
+static void *race_registrar(void *arg)
+{
+	struct race *r = arg;
+
+	for (unsigned i = 0; atomic_load(&r->loaders_done) < 2; i++) {
+		const struct bpfrt_helper *h = i & 1 ? &snap_helper_b : &snap_helper_a;
+
+		if (bpfrt_helper_register(SNAP_ID, h) || bpfrt_kfunc_register("snap_race", h) < 0)
+			atomic_fetch_add(&r->failures, 1);
+		/* an id no program calls comes and goes */
+		bpfrt_helper_register(SNAP_ID + 2, h);
+		bpfrt_helper_unregister(SNAP_ID + 2);
+	}
+	return NULL;
+}
+
+static void *race_loader(void *arg)
+{
+	struct race *r = arg;
+	const struct bpf_insn insns[] = {
+		MOV64_IMM(BPF_R1, 7), CALL_HELPER(SNAP_ID), MOV64_REG(BPF_R6, BPF_R0),
+		MOV64_IMM(BPF_R1, 0), CALL_HELPER(r->kfunc_id), ALU64_IMM(BPF_LSH, BPF_R0, 16),
+		ALU64_REG(BPF_ADD, BPF_R0, BPF_R6), EXIT(),
+	};
+
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		struct bpfrt_prog *p;
+		uint64_t r0 = 0, jit_r0 = 0;
+
+		if (load(insns, ARRAY_LEN(insns), BPFRT_EXEC_JIT, &p)) {
+			atomic_fetch_add(&r->failures, 1);
+			continue;
+		}
+		/* helper: 107 or 207; kfunc: (100 or 200) << 16 */
+		if (bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0) ||
+		    bpfrt_prog_run(p, BPFRT_EXEC_JIT, 0, 0, &jit_r0) || r0 != jit_r0 ||
+		    ((r0 & 0xffff) != 107 && (r0 & 0xffff) != 207) ||
+		    (r0 >> 16 != 100 && r0 >> 16 != 200))
+			atomic_fetch_add(&r->failures, 1);
+		bpfrt_prog_free(p);
+	}
+	atomic_fetch_add(&r->loaders_done, 1);
+	return NULL;
+}
+
+TEST(concurrent_registration_and_loads)
+{
+	struct race r = { 0 };
+	pthread_t t[4];
+
+	REQUIRE(bpfrt_helper_register(SNAP_ID, &snap_helper_a) == 0);
+	r.kfunc_id = bpfrt_kfunc_register("snap_race", &snap_helper_a);
+	REQUIRE(r.kfunc_id >= BPFRT_KFUNC_ID_BASE, "%s", bpfrt_last_error());
+	for (int i = 0; i < 4; i++)
+		REQUIRE(pthread_create(&t[i], NULL, i < 2 ? race_registrar : race_loader, &r) == 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK(atomic_load(&r.failures) == 0, "%d failed loads, runs or registrations",
+	      atomic_load(&r.failures));
+	bpfrt_helper_unregister(SNAP_ID);
 }

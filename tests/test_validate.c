@@ -4,6 +4,7 @@
 #include "testlib.h"
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
+#include "core/env.h"
 #include "core/prog.h"
 #include "helpers/helpers.h"
 #include "verifier/validate.h"
@@ -585,8 +586,7 @@ TEST(register_use_sets)
 	const struct bpf_insn add = ALU32_IMM(BPF_ADD, 8, 1);
 	const struct bpf_insn exit = EXIT();
 	struct bpf_insn prog_insn = EXIT();
-	struct bpfrt_prog prog = { .insns = &prog_insn, .insn_cnt = 1,
-				   .helpers = bpfrt_helper_table() };
+	struct bpfrt_prog prog = { .insns = &prog_insn, .insn_cnt = 1 };
 	struct bpfrt_reg_use u;
 
 	bpfrt_insn_reg_use(&prog, &cmpxchg, &u);
@@ -949,9 +949,9 @@ TEST(million_instructions_validate_fast)
 
 	/* the validator alone, without the copy and allocation of the load */
 	{
-		struct bpfrt_prog prog = { .insns = insns, .insn_cnt = n,
-					   .helpers = bpfrt_helper_table() };
+		struct bpfrt_prog prog = { .insns = insns, .insn_cnt = n };
 
+		REQUIRE(bpfrt_env_snapshot(bpfrt_env_default(), &prog) == 0);
 		t0 = now_ms();
 		rc = bpfrt_validate(&prog);
 		ms = now_ms() - t0;
@@ -959,6 +959,7 @@ TEST(million_instructions_validate_fast)
 		CHECK(rc == 0 && prog.subprog_cnt == subs + 1);
 		free(prog.subprogs);
 		free(prog.insn_subprog);
+		free(prog.helpers);
 	}
 
 	/* the last instruction made unreachable is still found at the end */

@@ -1,5 +1,6 @@
 #include "core/prog.h"
 #include "attach/run.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "stack/privstack.h"
 #include "core/rcu.h"
@@ -39,18 +40,21 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 
 	if (!insns || insn_cnt == 0)
 		return bpfrt_err(-EINVAL, "%s: empty program", prog->name);
-	if (insn_cnt > BPFRT_MAX_INSNS)
+	if (!prog->env)
+		prog->env = bpfrt_env_hold(NULL);
+	if (prog->env == bpfrt_env_default())
+		bpfrt_helpers_init(); /* Linux's helpers, where ids are still free */
+	if (insn_cnt > prog->env->limits.max_insns)
 		return bpfrt_err(-E2BIG, "%s: %zu instructions, limit is %u",
-				 prog->name, insn_cnt, BPFRT_MAX_INSNS);
+				 prog->name, insn_cnt, prog->env->limits.max_insns);
 	prog->insns = malloc(insn_cnt * sizeof(*insns));
 	if (!prog->insns)
 		return bpfrt_err(-ENOMEM, "%s: out of memory", prog->name);
 	memcpy(prog->insns, insns, insn_cnt * sizeof(*insns));
 	prog->insn_cnt = (uint32_t)insn_cnt;
-	bpfrt_helpers_init(); /* Linux's helpers, where ids are still free */
-	prog->helpers = bpfrt_helper_table();
-
-	err = bpfrt_validate(prog);
+	err = bpfrt_env_snapshot(prog->env, prog);
+	if (!err)
+		err = bpfrt_validate(prog);
 	prog->verified = false;
 	prog->max_ctx_access = 0;
 	prog->ctx_size = 0;
@@ -95,6 +99,9 @@ void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
 	free(prog->insn_subprog);
 	free(prog->subprogs);
 	free(prog->insns);
+	free(prog->helpers);
+	prog->helpers = NULL;
+	prog->helper_cnt = 0;
 	prog->jit_mem = NULL;
 	prog->jit_func = NULL;
 	prog->jit_insn_off = NULL;
@@ -148,6 +155,7 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 	err = bpfrt_prog_prepare(prog, insns, insn_cnt, opts && opts->jit);
 	prog->verify_opts = NULL;
 	if (err) {
+		bpfrt_env_put(prog->env);
 		free(prog);
 		return err;
 	}
@@ -163,6 +171,7 @@ static void prog_destroy(struct bpfrt_prog *prog)
 	free(prog->map_refs);
 	free(prog->sec_name);
 	free(prog->attach_target);
+	bpfrt_env_put(prog->env);
 	free(prog);
 	/* the maps it used (its object's) may go now if nothing else uses them */
 	if (obj)

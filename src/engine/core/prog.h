@@ -6,6 +6,7 @@
 
 #include "bpfrt/bpfrt.h"
 
+struct bpfrt_env;
 struct bpfrt_execmem;
 struct bpfrt_object;
 struct bpfrt_map;
@@ -46,9 +47,13 @@ struct bpfrt_prog {
 	struct bpf_insn *insns;
 	uint32_t insn_cnt;
 
-	/* Helper table indexed by id (BPFRT_MAX_HELPER_ID entries; NULL fn =
-	 * not registered). The JIT binds the functions at compile time. */
-	const struct bpfrt_helper *helpers;
+	/* The environment it was loaded in (held), and the snapshot of the
+	 * helpers and kfuncs its instructions call, taken from it at load
+	 * (core/env.h): helper_cnt entries indexed by id, NULL fn = not
+	 * registered at load. Every engine calls through this copy only. */
+	struct bpfrt_env *env;
+	struct bpfrt_helper *helpers;
+	uint32_t helper_cnt;
 
 	/* Filled by the validator; subprogs[0] is the main program. */
 	struct bpfrt_subprog *subprogs;
@@ -140,6 +145,14 @@ int bpfrt_prog_check_kind(const struct bpfrt_prog *prog, int kind, const char *t
 bool bpfrt_prog_kind_is_tracing(int kind);
 /* "raw_tp", "fentry", ... ("unknown" out of range). */
 const char *bpfrt_prog_kind_str(int kind);
+
+/* Entry of helper or kfunc id in the program's snapshot, NULL if the
+ * program had no such helper registered at load. */
+static inline const struct bpfrt_helper *bpfrt_prog_helper(const struct bpfrt_prog *prog,
+							   uint32_t id)
+{
+	return id < prog->helper_cnt && prog->helpers[id].fn ? &prog->helpers[id] : NULL;
+}
 
 /* Finds the subprogram that starts at insn `start`, or -1. */
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start);

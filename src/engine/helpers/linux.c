@@ -2,7 +2,8 @@
  * kernel's semantics, prototypes and error codes.
  *
  * Registration: bpfrt_helpers_init() runs once, from the first program
- * load (bpfrt_prog_prepare), and fills only ids that are still empty, so
+ * load in the default environment (bpfrt_prog_prepare; a new environment
+ * gets them at creation), and fills only ids that are still empty, so
  * an embedder's helper under a Linux id is never overwritten and
  * registering one later replaces the default. (The conformance runner's
  * helper 5, "return r1", and ktime_get_ns both use id 5 this way.)
@@ -12,6 +13,7 @@
  * trace_printk's %s accept arbitrary addresses, and never fault. */
 #define _GNU_SOURCE
 #include "helpers/helpers.h"
+#include "core/env.h"
 #include "helpers/callback.h"
 #include "helpers/probe.h"
 #include "helpers/trace.h"
@@ -334,14 +336,16 @@ static const struct default_helper defaults[] = {
 	  { A(ANYTHING), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL), A(ANYTHING) } } },
 };
 
+void bpfrt_env_add_linux_helpers(struct bpfrt_env *env)
+{
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		bpfrt_env_helper_register_default(env, defaults[i].id, &defaults[i].h);
+}
+
 static void register_defaults(void)
 {
-	const struct bpfrt_helper *table = bpfrt_helper_table();
-
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		if (!table[defaults[i].id].fn)
-			bpfrt_helper_register(defaults[i].id, &defaults[i].h);
-	bpfrt_tracing_helpers_register(); /* helpers/tracing.c */
+	bpfrt_env_add_linux_helpers(bpfrt_env_default());
+	bpfrt_tracing_helpers_register(); /* attach/helpers_tracing.c */
 }
 
 static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;

@@ -471,8 +471,7 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 				return bad_arg(cr, prog, insn, who, "not the context", v);
 			/* a host kfunc may read all of its kind's context (the
 			 * verifier counts it so; bpfrt's helpers read none) */
-			if (h >= prog->helpers + BPFRT_KFUNC_ID_BASE &&
-			    h < prog->helpers + BPFRT_MAX_HELPER_ID &&
+			if (h - prog->helpers >= BPFRT_KFUNC_ID_BASE &&
 			    !check_range(cr, prog, insn, v,
 					 prog->verified ? prog->ctx_size
 							: bpfrt_verify_ctx_size(prog, cr->ctx_given,

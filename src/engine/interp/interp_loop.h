@@ -22,7 +22,9 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 	/* The BPF stack is [stack, fp): the caller's native array, or the
 	 * program's private stack; frames are carved from the top. frames[]
 	 * (BPFRT_MAX_CALL_FRAMES - 1 saved callers) lives with it. */
+	/* the program's snapshot of its helpers (core/env.h), as the JIT's */
 	const struct bpfrt_helper *helpers = prog->helpers;
+	uint32_t helper_cnt = prog->helper_cnt;
 	const struct bpf_insn *insn = prog->insns + entry;
 	unsigned int depth = 0; /* saved caller frames */
 	bool rcu_held = false; /* this activation entered a read section */
@@ -186,6 +188,7 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 #define INTERP_SWITCH_PROG(p) do {                                             \
 	prog = (p);                                                            \
 	helpers = prog->helpers;                                               \
+	helper_cnt = prog->helper_cnt;                                         \
 	bpfrt_run_state.cur_prog = prog;                                       \
 	CHECK_SWITCH_PROG();                                                   \
 } while (0)
@@ -426,8 +429,9 @@ jmp_call:
 	if (likely(insn->src_reg == 0)) {
 		uint32_t id = (uint32_t)IMM;
 
-		/* The live registry may have lost the helper since load. */
-		if (unlikely(id >= BPFRT_MAX_HELPER_ID || !helpers[id].fn))
+		/* Validation refuses ids the snapshot lacks; this keeps an
+		 * unvalidated instruction inside the table. */
+		if (unlikely(id >= helper_cnt || !helpers[id].fn))
 			ABORT(ENOENT, id);
 		CHECK_CALL(&helpers[id]);
 		if (unlikely(helpers[id].fn == bpfrt_helper_tail_call))
@@ -477,7 +481,7 @@ jmp_call:
 jmp_callx: {
 	uint64_t id = DST;
 
-	if (unlikely(id >= BPFRT_MAX_HELPER_ID || !helpers[id].fn))
+	if (unlikely(id >= helper_cnt || !helpers[id].fn))
 		ABORT(ENOENT, id);
 	CHECK_CALL(&helpers[id]);
 	reg[BPF_R0] = helpers[id].fn(reg[BPF_R1], reg[BPF_R2], reg[BPF_R3],

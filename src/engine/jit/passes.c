@@ -430,9 +430,12 @@ int bpfrt_jit_callee(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn)
 
 bpfrt_helper_fn bpfrt_jit_helper(struct bpfrt_jit_passes *jp, const struct bpf_insn *insn)
 {
-	if (insn->src_reg == 0 && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
-	    jp->prog->helpers[insn->imm].fn)
-		return jp->prog->helpers[insn->imm].fn;
+	/* the program's snapshot: the interpreter calls the same function */
+	const struct bpfrt_helper *h = insn->src_reg == 0
+		? bpfrt_prog_helper(jp->prog, (uint32_t)insn->imm) : NULL;
+
+	if (h)
+		return h->fn;
 	bpfrt_jit_fail(jp, -EINVAL, "call to unknown helper %d", insn->imm);
 	return NULL;
 }

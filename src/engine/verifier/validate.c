@@ -176,10 +176,7 @@ static int check_alu(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 
 static int check_helper_call(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 {
-	const struct bpfrt_helper *helpers = v->prog->helpers;
-	uint32_t id = (uint32_t)insn->imm;
-
-	if (id >= BPFRT_MAX_HELPER_ID || !helpers || !helpers[id].fn)
+	if (!bpfrt_prog_helper(v->prog, (uint32_t)insn->imm))
 		return reject(pc, "unknown helper %d", insn->imm);
 	return 0;
 }
@@ -815,9 +812,9 @@ static uint16_t helper_arg_regs(const struct bpfrt_prog *prog, int32_t id)
 	const struct bpfrt_helper *h;
 	uint16_t use = 0;
 
-	if (!prog->helpers || (uint32_t)id >= BPFRT_MAX_HELPER_ID)
+	h = bpfrt_prog_helper(prog, (uint32_t)id);
+	if (!h)
 		return 0;
-	h = &prog->helpers[id];
 	for (int i = 0; i < 5; i++)
 		if (h->args[i] != BPFRT_ARG_NONE)
 			use |= REG(i + 1);

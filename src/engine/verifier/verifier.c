@@ -15,6 +15,7 @@
  * (ALU bounds and branch refinement), tnum.c. */
 #include "verifier/vstate.h"
 #include "verifier/validate.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "helpers/callback.h"
 #include "maps/map.h"
@@ -2960,12 +2961,16 @@ static int do_check(struct venv *env)
 {
 	int err;
 
+	/* the budget of the environment the program is loaded in */
+	const uint64_t max_processed = env->prog->env ? env->prog->env->limits.max_processed_insns
+						      : BPFRT_VERIFY_MAX_PROCESSED;
+
 	env->insn = 0;
 	for (;;) {
-		if (++env->processed > BPFRT_VERIFY_MAX_PROCESSED) {
+		if (++env->processed > max_processed) {
 			snprintf(env->msg, sizeof(env->msg),
-				 "BPF program is too large. Processed %u insn",
-				 BPFRT_VERIFY_MAX_PROCESSED);
+				 "BPF program is too large. Processed %llu insn",
+				 (unsigned long long)max_processed);
 			return -E2BIG;
 		}
 		if (env->prune_point[env->insn]) {
@@ -3055,7 +3060,8 @@ static int check_tail_call_stack(struct venv *env)
 		for (uint32_t pc = prog->subprogs[sp].start; pc < prog->subprogs[sp].end; pc++) {
 			const struct bpf_insn *insn = &prog->insns[pc];
 
-			if (insn_is_helper_call(insn) && (uint32_t)insn->imm < BPFRT_MAX_HELPER_ID &&
+			if (insn_is_helper_call(insn) &&
+			    bpfrt_prog_helper(prog, (uint32_t)insn->imm) &&
 			    prog->helpers[insn->imm].fn == bpfrt_helper_tail_call &&
 			    below[sp] >= TAIL_CALL_CALLER_STACK_MAX) {
 				env->insn = pc;
@@ -3190,7 +3196,7 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 	uint64_t processed = 0;
 	int err;
 
-	if (!prog->subprogs || !prog->insn_cnt || !prog->helpers)
+	if (!prog->subprogs || !prog->insn_cnt)
 		return bpfrt_err(-EINVAL, "%s: verify: program is not validated", prog->name);
 	for (;;) {
 		/* one budget of BPFRT_VERIFY_MAX_PROCESSED, restarts included */

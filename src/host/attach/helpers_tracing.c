@@ -6,6 +6,7 @@
  * get_attach_cookie serves every attach kind (bpfrt_attach_tls.cookie). */
 #include "attach/run.h"
 #include "attach/trampoline.h"
+#include "core/env.h"
 #include "helpers/helpers.h"
 
 #include <errno.h>
@@ -90,9 +91,7 @@ static const struct {
 /* Called from bpfrt_helpers_init's defaults: fills ids still free. */
 void bpfrt_tracing_helpers_register(void)
 {
-	const struct bpfrt_helper *table = bpfrt_helper_table();
-
 	for (size_t i = 0; i < sizeof(tracing_helpers) / sizeof(tracing_helpers[0]); i++)
-		if (!table[tracing_helpers[i].id].fn)
-			bpfrt_helper_register(tracing_helpers[i].id, &tracing_helpers[i].h);
+		bpfrt_env_helper_register_default(bpfrt_env_default(), tracing_helpers[i].id,
+						  &tracing_helpers[i].h);
 }

@@ -1,0 +1,28 @@
+#include "core/opts.h"
+#include "core/error.h"
+
+#include <stdint.h>
+
+bool bpfrt_opts_valid(const void *opts, size_t known, size_t user_sz, const char *type_name)
+{
+	const uint8_t *p = opts;
+
+	if (user_sz < sizeof(size_t)) {
+		bpfrt_err(-EINVAL, "struct %s: sz %zu is smaller than its first field (sz not set?)",
+			  type_name, user_sz);
+		return false;
+	}
+	if (user_sz > BPFRT_OPTS_SZ_MAX) {
+		bpfrt_err(-EINVAL, "struct %s: sz %zu is not the size of an options struct "
+			  "(uninitialised?)", type_name, user_sz);
+		return false;
+	}
+	for (size_t i = known; i < user_sz; i++)
+		if (p[i]) {
+			bpfrt_err(-EINVAL, "struct %s: byte %zu is not zero, and this bpfrt knows "
+				  "only its first %zu bytes (sz %zu): a field it does not have "
+				  "is set", type_name, i, known, user_sz);
+			return false;
+		}
+	return true;
+}
