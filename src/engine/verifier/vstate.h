@@ -1,6 +1,11 @@
 /* Verifier internals: abstract register and stack states, the per-path
- * verifier state, and the environment of one verification run. Shared by
- * verifier.c (driver, memory, calls, pruning) and scalar.c (ALU bounds). */
+ * verifier state, the environment of one verification run, and what the
+ * verifier's files share (each section names the file that defines it):
+ * verifier.c (entry, program kinds), walk.c (the main loop), log.c,
+ * states.c (state lifetime, equivalence, joins), prune.c (checkpoints),
+ * liveness.c (static facts), mem.c (memory accesses), alu.c (ALU, jumps),
+ * calls.c (helpers, BPF calls, callbacks, tail calls, exit), scalar.c
+ * (scalar bounds arithmetic), tnum.c. */
 #ifndef BPFRT_VSTATE_H
 #define BPFRT_VSTATE_H
 
@@ -8,8 +13,11 @@
 #include "isa/isa.h"
 #include "verifier/tnum.h"
 #include "verifier/verifier.h"
+#include "maps/map.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <string.h>
 
 enum vreg_type {
 	NOT_INIT = 0,
@@ -186,8 +194,175 @@ bool vscalar_refine(struct vreg *a, struct vreg *b, uint8_t op, bool is32, bool 
 bool vreg_is_const(const struct vreg *r);
 bool vscalar_range_within(const struct vreg *old, const struct vreg *cur);
 
-/* verifier.c */
+/* log.c */
+extern const char *const vreg_type_names[VREG_TYPE_CNT];
+/* "map_value", "map_value_or_null"... (a per-thread buffer for the latter) */
+const char *vreg_type_str(const struct vreg *r);
+/* Records the rejection of the current instruction; returns -EACCES. */
 int verr(struct venv *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vlog(struct venv *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vlog_state(struct venv *env, const struct vstate *st);
+void vlog_insn(struct venv *env, uint32_t pc);
+
+/* states.c */
+struct vframe *vframe_new(uint32_t nslots);
+void vframe_free(struct vframe *f);
+void vstate_free(struct vstate *st);
+struct vstate *vstate_copy(const struct vstate *src);
+int vacquire_ref(struct venv *env, uint32_t *id);
+bool vrelease_ref_state(struct vstate *st, uint32_t id);
+/* The record is gone: every register that pointed into it is invalid. */
+void vrelease_reference(struct vstate *st, uint32_t id);
+/* Is every concrete state cur stands for one old's walk covered (at insn;
+ * exact: the same abstract state)? */
+bool vstates_equal(struct venv *env, const struct vstate *old, const struct vstate *cur,
+		   uint32_t insn, bool exact);
+/* How many scalars of cur old does not cover (-1: not joinable). */
+int vjoin_distance(struct venv *env, const struct vstate *old, const struct vstate *cur,
+		   uint32_t insn);
+/* cur widened to the hull of itself and old (insn UINT32_MAX: everything
+ * may be widened). */
+void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur,
+		  uint32_t insn, bool widen);
+
+/* prune.c */
+/* 1: a fully explored state covers the current one (prune), 0: go on. */
+int vstate_is_visited(struct venv *env, uint32_t insn);
+void vupdate_branch_counts(struct vstate *st);
+
+/* liveness.c */
+void vmark_prune_points(struct venv *env);
+int vcompute_liveness(struct venv *env, uint16_t **out);
+int vcompute_precise(struct venv *env);
+
+/* mem.c */
+/* Rejects (message fmt, naming the destination) if val is a pointer and
+ * the program may not leak pointers; 0 otherwise. */
+int vcheck_ptr_leak(struct venv *env, const struct vreg *val, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int vcheck_reg_init(struct venv *env, int regno);
+void vnote_stack_use(struct venv *env, uint32_t frameno, int32_t lowest);
+/* A helper reads (or, uninit, writes) [regno, regno + size), size up to
+ * max_size (exactly max_size if exact). */
+int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool uninit, bool exact);
+int vdo_ldx(struct venv *env, const struct bpf_insn *insn);
+int vdo_store(struct venv *env, const struct bpf_insn *insn);
+int vdo_atomic(struct venv *env, const struct bpf_insn *insn);
+
+/* alu.c */
+int vdo_alu(struct venv *env, const struct bpf_insn *insn);
+/* Sets *next to where the current path goes on; pushes the other side. */
+int vdo_cond_jmp(struct venv *env, const struct bpf_insn *insn, uint32_t *next);
+
+/* calls.c */
+/* Returns 1 if the walk continues in a subprogram or callback, 2 if this
+ * path is done, 0 to go on after the call, <0 on rejection. */
+int vdo_call(struct venv *env, const struct bpf_insn *insn);
+/* Returns 0: continue at env->insn; 1: this path is done. */
+int vdo_exit(struct venv *env);
+int vcheck_tail_call_stack(struct venv *env);
+
+/* walk.c */
+/* A copy of the current state pushed to be walked from insn later. */
+struct vstate *vpush_branch(struct venv *env, uint32_t insn);
+int vdo_check(struct venv *env);
+
+/* ---- small helpers every file uses ---- */
+#define MAX_VAR_OFF     (1 << 29) /* BPF_MAX_VAR_OFF */
+#define MAX_VAR_SIZE    (1 << 29) /* BPF_MAX_VAR_SIZ */
+#define MAX_PACKET_OFF  0xffff
+
+#define REGMASK(r) ((uint16_t)(1u << (r)))
+#define ARG_REGS (REGMASK(1) | REGMASK(2) | REGMASK(3) | REGMASK(4) | REGMASK(5))
+
+static inline struct vframe *cur_frame(struct venv *env)
+{
+	return env->cur->frames[env->cur->curframe];
+}
+
+static inline struct vreg *cur_regs(struct venv *env)
+{
+	return cur_frame(env)->regs;
+}
+
+static inline void mark_not_init(struct vreg *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = NOT_INIT;
+}
+
+static inline void mark_ptr(struct vreg *r, enum vreg_type t)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = (uint8_t)t;
+	vreg_mark_const(r, 0); /* variable offset 0 */
+	r->type = (uint8_t)t;
+}
+
+static inline bool is_ptr(const struct vreg *r)
+{
+	return r->type != NOT_INIT && r->type != SCALAR;
+}
+
+static inline uint32_t frame_slots_for(struct venv *env, uint32_t subprog)
+{
+	return (env->prog->subprogs[subprog].stack_depth + 7) / 8;
+}
+
+/* Every register and spilled register of every frame (callback for
+ * id-wide updates). */
+#define for_each_reg(st, r, body)                                                   \
+	do {                                                                        \
+		for (uint32_t __f = 0; __f <= (st)->curframe; __f++) {               \
+			struct vframe *__fr = (st)->frames[__f];                     \
+			for (int __i = 0; __i < BPF_NREGS; __i++) {                  \
+				struct vreg *r = &__fr->regs[__i];                   \
+				body;                                                \
+			}                                                            \
+			for (uint32_t __s = 0; __s < __fr->nslots; __s++) {          \
+				struct vreg *r = &__fr->slots[__s].spilled;          \
+				if (!slot_has_spill(&__fr->slots[__s]))              \
+					continue;                                    \
+				body;                                                \
+			}                                                            \
+		}                                                                   \
+	} while (0)
+
+static inline bool kind_has_packet(const struct venv *env)
+{
+	return env->prog->kind == BPFRT_PROG_XDP;
+}
+
+static inline struct vreg *reg_at(struct venv *env, int regno)
+{
+	return &cur_regs(env)[regno];
+}
+
+static inline bool vreg_is_zero(const struct vreg *r)
+{
+	return r->type == SCALAR && tnum_equals_const(r->var_off, 0);
+}
+
+/* BPF_F_RDONLY_PROG: programs may read the map, never write it. */
+static inline bool map_prog_rdonly(const struct bpfrt_map *map)
+{
+	return map && (map->map_flags & BPF_F_RDONLY_PROG);
+}
+
+/* BPF_F_WRONLY_PROG: programs may write the map, never read it. */
+static inline bool map_prog_wronly(const struct bpfrt_map *map)
+{
+	return map && (map->map_flags & BPF_F_WRONLY_PROG);
+}
+
+/* A map whose value is constant and directly addressable: a one-entry
+ * array, frozen and read-only for programs (Linux's bpf_map_is_rdonly
+ * with map_direct_value_addr). Loads from it fold; strings in it are
+ * BPFRT_ARG_PTR_TO_CONST_STR. */
+static inline bool map_is_const(const struct bpfrt_map *map)
+{
+	return map && map->type == BPF_MAP_TYPE_ARRAY && map->max_entries == 1 &&
+	       bpfrt_map_is_rdonly(map);
+}
 
 #endif

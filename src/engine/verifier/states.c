@@ -1,0 +1,395 @@
+/* Verifier states: allocation, copies and frees of states and frames,
+ * acquired references, and the comparisons pruning and joining rest on
+ * (is an explored state's walk valid for the current one, how far apart
+ * two states are, their join). */
+#include "verifier/vstate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- allocation, copies, references ---- */
+
+struct vframe *vframe_new(uint32_t nslots)
+{
+	struct vframe *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->nslots = nslots;
+	if (nslots && !(f->slots = calloc(nslots, sizeof(*f->slots)))) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void vframe_free(struct vframe *f)
+{
+	if (f) {
+		free(f->slots);
+		free(f);
+	}
+}
+
+static void *memdup(const void *src, size_t len)
+{
+	void *p = malloc(len);
+
+	return p ? memcpy(p, src, len) : NULL;
+}
+
+static struct vframe *frame_copy(const struct vframe *src)
+{
+	struct vframe *f = malloc(sizeof(*f));
+
+	if (!f)
+		return NULL;
+	*f = *src;
+	f->slots = NULL;
+	if (src->nslots && !(f->slots = memdup(src->slots, src->nslots * sizeof(*f->slots)))) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void vstate_free(struct vstate *st)
+{
+	if (!st)
+		return;
+	for (uint32_t i = 0; i <= st->curframe; i++)
+		vframe_free(st->frames[i]);
+	free(st->refs);
+	free(st);
+}
+
+struct vstate *vstate_copy(const struct vstate *src)
+{
+	struct vstate *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->curframe = src->curframe;
+	st->parent = src->parent;
+	st->joined = src->joined;
+	st->join_insn = src->join_insn;
+	st->insn = src->insn;
+	for (uint32_t i = 0; i <= src->curframe; i++) {
+		st->frames[i] = frame_copy(src->frames[i]);
+		if (!st->frames[i]) {
+			st->curframe = i ? i - 1 : 0;
+			if (!i)
+				st->frames[0] = NULL;
+			vstate_free(st);
+			return NULL;
+		}
+	}
+	if (src->nrefs) {
+		st->refs = memdup(src->refs, src->nrefs * sizeof(*st->refs));
+		if (!st->refs) {
+			vstate_free(st);
+			return NULL;
+		}
+		st->nrefs = src->nrefs;
+	}
+	return st;
+}
+
+int vacquire_ref(struct venv *env, uint32_t *id)
+{
+	struct vstate *st = env->cur;
+	struct vref *n = realloc(st->refs, (st->nrefs + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	st->refs = n;
+	*id = ++env->id_gen;
+	st->refs[st->nrefs++] = (struct vref){ *id, env->insn };
+	return 0;
+}
+
+bool vrelease_ref_state(struct vstate *st, uint32_t id)
+{
+	for (uint32_t i = 0; i < st->nrefs; i++)
+		if (st->refs[i].id == id) {
+			st->refs[i] = st->refs[--st->nrefs];
+			return true;
+		}
+	return false;
+}
+
+/* The record is gone: every register that pointed into it is invalid. */
+void vrelease_reference(struct vstate *st, uint32_t id)
+{
+	vrelease_ref_state(st, id);
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		struct vframe *fr = st->frames[f];
+
+		for (int i = 0; i < BPF_NREGS; i++)
+			if (fr->regs[i].ref_obj_id == id)
+				mark_not_init(&fr->regs[i]);
+		for (uint32_t k = 0; k < fr->nslots; k++)
+			if (slot_has_spill(&fr->slots[k]) && fr->slots[k].spilled.ref_obj_id == id)
+				vreg_mark_unknown(&fr->slots[k].spilled);
+	}
+}
+
+/* ---- equivalence ---- */
+
+#define IDMAP_SIZE 64
+
+struct idmap {
+	uint32_t old[IDMAP_SIZE], cur[IDMAP_SIZE];
+	uint32_t cnt;
+	uint32_t tmp;
+};
+
+/* ids must correspond one to one between the two states */
+static bool check_ids(struct idmap *m, uint32_t old, uint32_t cur)
+{
+	if (!old && !cur)
+		return true;
+	if (!old || !cur)
+		return false;
+	for (uint32_t i = 0; i < m->cnt; i++) {
+		if (m->old[i] == old)
+			return m->cur[i] == cur;
+		if (m->cur[i] == cur)
+			return false;
+	}
+	if (m->cnt == IDMAP_SIZE)
+		return false;
+	m->old[m->cnt] = old;
+	m->cur[m->cnt++] = cur;
+	return true;
+}
+
+static bool range_within(const struct vreg *old, const struct vreg *cur)
+{
+	return old->smin <= cur->smin && old->smax >= cur->smax &&
+	       old->umin <= cur->umin && old->umax >= cur->umax &&
+	       old->s32min <= cur->s32min && old->s32max >= cur->s32max &&
+	       old->u32min <= cur->u32min && old->u32max >= cur->u32max &&
+	       tnum_in(old->var_off, cur->var_off);
+}
+
+static bool vreg_exact(const struct vreg *a, const struct vreg *b)
+{
+	if (a->type != b->type)
+		return false;
+	if (a->type == NOT_INIT)
+		return true;
+	return a->flags == b->flags && a->frameno == b->frameno && a->off == b->off &&
+	       a->var_off.value == b->var_off.value && a->var_off.mask == b->var_off.mask &&
+	       a->smin == b->smin && a->smax == b->smax && a->umin == b->umin &&
+	       a->umax == b->umax && a->s32min == b->s32min && a->s32max == b->s32max &&
+	       a->u32min == b->u32min && a->u32max == b->u32max &&
+	       a->ref_obj_id == b->ref_obj_id && a->mem_size == b->mem_size &&
+	       a->range == b->range && a->map == b->map;
+}
+
+/* Is every concrete value cur may hold one that old's (verified) walk
+ * covered? exact: the same abstract value. */
+static bool regsafe(const struct vreg *old, const struct vreg *cur, struct idmap *m, bool exact)
+{
+	if (exact)
+		return vreg_exact(old, cur);
+	if (old->type == NOT_INIT)
+		return true;
+	if (cur->type != old->type)
+		return false;
+	if (old->type == SCALAR) {
+		if (!range_within(old, cur))
+			return false;
+		/* a link between old copies must exist between cur's too */
+		if (old->id)
+			return check_ids(m, old->id, cur->id ? cur->id : 0x80000000u + ++m->tmp);
+		return true;
+	}
+	if (old->flags != cur->flags || old->off != cur->off || old->map != cur->map ||
+	    old->mem_size != cur->mem_size || old->frameno != cur->frameno)
+		return false;
+	if (!range_within(old, cur))
+		return false;
+	if (old->type == PTR_TO_PACKET && old->range > cur->range)
+		return false;
+	if (!check_ids(m, old->ref_obj_id, cur->ref_obj_id))
+		return false;
+	if ((old->flags & PTR_MAYBE_NULL) || old->type == PTR_TO_PACKET)
+		return check_ids(m, old->id, cur->id);
+	return true;
+}
+
+static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap *m, bool exact)
+{
+	bool o_spill = o->spill_size && o->type[o->spill_off] == STACK_SPILL;
+	bool c_spill = c->spill_size && c->type[c->spill_off] == STACK_SPILL;
+
+	if (exact)
+		return !memcmp(o->type, c->type, 8) && o->spill_off == c->spill_off &&
+		       (!o_spill || regsafe(&o->spilled, &c->spilled, m, true));
+	for (int k = 0; k < 8; k++) {
+		uint8_t ot = o->type[k], ct = c->type[k];
+
+		if (ot == STACK_INVALID)
+			continue;
+		if (ct == STACK_INVALID)
+			return false;
+		if (ot == STACK_MISC)
+			continue; /* any initialised byte reads as data */
+		if (ot == STACK_ZERO && ct != STACK_ZERO)
+			return false;
+	}
+	if (o_spill) {
+		if (!c_spill || memcmp(o->type, c->type, 8) || o->spill_off != c->spill_off ||
+		    o->spill_size != c->spill_size)
+			return false;
+		return regsafe(&o->spilled, &c->spilled, m, false);
+	}
+	return true;
+}
+
+static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t live,
+		       struct idmap *m, bool exact)
+{
+	if (o->callsite != c->callsite || o->subprog != c->subprog || o->nslots != c->nslots ||
+	    o->in_callback != c->in_callback)
+		return false;
+	for (int r = 0; r < BPF_NREGS; r++)
+		if ((live & REGMASK(r)) && !regsafe(&o->regs[r], &c->regs[r], m, exact))
+			return false;
+	for (uint32_t s = 0; s < o->nslots; s++)
+		if (!slot_safe(&o->slots[s], &c->slots[s], m, exact))
+			return false;
+	return true;
+}
+
+bool vstates_equal(struct venv *env, const struct vstate *old, const struct vstate *cur,
+			 uint32_t insn, bool exact)
+{
+	struct idmap m;
+
+	if (old->curframe != cur->curframe || old->nrefs != cur->nrefs)
+		return false;
+	m.cnt = 0;
+	m.tmp = 0;
+	for (uint32_t f = 0; f <= old->curframe; f++) {
+		uint16_t live;
+
+		if (f == old->curframe)
+			live = env->live[insn];
+		else /* the caller resumes after the call with r0 and r6-r9 */
+			live = (uint16_t)(env->live[old->frames[f + 1]->callsite + 1] & ~ARG_REGS);
+		live |= REGMASK(BPF_R10);
+		if (!frame_safe(old->frames[f], cur->frames[f], live, &m, exact))
+			return false;
+	}
+	for (uint32_t i = 0; i < old->nrefs; i++)
+		if (!check_ids(&m, old->refs[i].id, cur->refs[i].id))
+			return false;
+	return true;
+}
+
+/* ---- joins ---- */
+
+/* Joining: when many states reach one insn, a new state that no explored
+ * one covers is widened to the hull of itself and its closest explored
+ * state (scalars only). Walking a wider state is always sound; it trades
+ * precision for not walking every combination of values that do not
+ * matter (Linux gets the same effect from precision tracking). With
+ * `widen`, bounds that grew jump to their extremes so repeated joins
+ * converge (callback iterations). */
+static void join_scalar(const struct vreg *o, struct vreg *c, bool widen)
+{
+	if (o->type != SCALAR || c->type != SCALAR || range_within(o, c))
+		return;
+	c->var_off = tnum_union(o->var_off, c->var_off);
+	if (widen) {
+		if (c->smin < o->smin) c->smin = INT64_MIN;
+		if (c->smax > o->smax) c->smax = INT64_MAX;
+		if (c->umin < o->umin) c->umin = 0;
+		if (c->umax > o->umax) c->umax = UINT64_MAX;
+		if (c->s32min < o->s32min) c->s32min = INT32_MIN;
+		if (c->s32max > o->s32max) c->s32max = INT32_MAX;
+		if (c->u32min < o->u32min) c->u32min = 0;
+		if (c->u32max > o->u32max) c->u32max = UINT32_MAX;
+		if (!vreg_is_const(c) && c->umax == UINT64_MAX)
+			c->var_off = TNUM_UNKNOWN;
+	}
+	c->smin = c->smin < o->smin ? c->smin : o->smin;
+	c->smax = c->smax > o->smax ? c->smax : o->smax;
+	c->umin = c->umin < o->umin ? c->umin : o->umin;
+	c->umax = c->umax > o->umax ? c->umax : o->umax;
+	c->s32min = c->s32min < o->s32min ? c->s32min : o->s32min;
+	c->s32max = c->s32max > o->s32max ? c->s32max : o->s32max;
+	c->u32min = c->u32min < o->u32min ? c->u32min : o->u32min;
+	c->u32max = c->u32max > o->u32max ? c->u32max : o->u32max;
+	vreg_bounds_sync(c);
+}
+
+/* How many scalars of cur old does not cover (-1: not joinable). */
+int vjoin_distance(struct venv *env, const struct vstate *old, const struct vstate *cur,
+			 uint32_t insn)
+{
+	int d = 0;
+
+	if (old->curframe != cur->curframe || old->nrefs != cur->nrefs)
+		return -1;
+	for (uint32_t f = 0; f <= old->curframe; f++) {
+		const struct vframe *o = old->frames[f], *c = cur->frames[f];
+
+		if (o->callsite != c->callsite || o->subprog != c->subprog)
+			return -1;
+		for (int r = 0; r < BPF_NREGS; r++) {
+			const struct vreg *or = &o->regs[r], *cr = &c->regs[r];
+
+			if (or->type == SCALAR && cr->type == SCALAR)
+				d += !range_within(or, cr);
+			else if (or->type != cr->type)
+				d += 4;
+		}
+		for (uint32_t k = 0; k < o->nslots; k++)
+			if (slot_has_spill(&o->slots[k]) && slot_has_spill(&c->slots[k]) &&
+			    o->slots[k].spilled.type == SCALAR && c->slots[k].spilled.type == SCALAR)
+				d += !range_within(&o->slots[k].spilled, &c->slots[k].spilled);
+	}
+	(void)env;
+	(void)insn;
+	return d;
+}
+
+void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur,
+			uint32_t insn, bool widen)
+{
+	for (uint32_t f = 0; f <= old->curframe; f++) {
+		const struct vframe *o = old->frames[f];
+		struct vframe *c = cur->frames[f];
+		uint16_t keep = 0;
+		uint64_t keep_slots = 0;
+
+		/* values that decide branches of this frame are not widened
+		 * (callback iterations: everything, the helper bounds them) */
+		if (insn == UINT32_MAX) {
+			keep = 0;
+		} else if (f == old->curframe) {
+			keep = env->precise[insn];
+			keep_slots = env->precise_slots[insn];
+		} else {
+			keep = env->precise[old->frames[f + 1]->callsite + 1];
+			keep_slots = env->precise_slots[old->frames[f + 1]->callsite + 1];
+		}
+		for (int r = 0; r < BPF_NREGS; r++)
+			if (!(keep & REGMASK(r)))
+				join_scalar(&o->regs[r], &c->regs[r], widen);
+		for (uint32_t k = 0; k < o->nslots; k++) {
+			const struct vslot *os = &o->slots[k];
+			struct vslot *cs = &c->slots[k];
+
+			if (k < 64 && (keep_slots & (1ull << k)))
+				continue;
+			if (slot_has_spill(os) && slot_has_spill(cs) &&
+			    os->spill_off == cs->spill_off && os->spill_size == cs->spill_size)
+				join_scalar(&os->spilled, &cs->spilled, widen);
+		}
+	}
+}
