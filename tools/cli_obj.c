@@ -11,17 +11,9 @@
 
 static const char *kind_name(enum bpfrt_prog_kind k)
 {
-	static const char *const names[] = {
-		[BPFRT_PROG_UNSPEC] = "unspec", [BPFRT_PROG_TRACEPOINT] = "tracepoint",
-		[BPFRT_PROG_RAW_TRACEPOINT] = "raw_tracepoint", [BPFRT_PROG_FENTRY] = "fentry",
-		[BPFRT_PROG_FEXIT] = "fexit", [BPFRT_PROG_FMOD_RET] = "fmod_ret",
-		[BPFRT_PROG_FENTRY_MULTI] = "fentry.multi", [BPFRT_PROG_KPROBE] = "kprobe",
-		[BPFRT_PROG_KRETPROBE] = "kretprobe", [BPFRT_PROG_UPROBE] = "uprobe",
-		[BPFRT_PROG_SOCKET] = "socket", [BPFRT_PROG_XDP] = "xdp",
-		[BPFRT_PROG_SYSCALL] = "syscall",
-	};
+	const struct bpfrt_prog_kind_info *info = bpfrt_prog_kind_info(k);
 
-	return (unsigned)k < sizeof(names) / sizeof(names[0]) && names[k] ? names[k] : "?";
+	return info ? info->name : "?";
 }
 
 static const char *map_type_name(enum bpf_map_type t)
@@ -158,8 +150,10 @@ static int test_run(struct bpfrt_prog *p, enum bpfrt_exec_mode mode, const void 
 		    const void *ctx, size_t ctx_len, long repeat, struct bpfrt_test_run_opts *o,
 		    void *data_out, void *ctx_out)
 {
-	enum bpfrt_prog_kind k = bpfrt_prog_kind(p);
-	bool has_ctx_out = k == BPFRT_PROG_UNSPEC || k == BPFRT_PROG_SYSCALL;
+	const struct bpfrt_prog_kind_info *kind = bpfrt_prog_kind_info(bpfrt_prog_kind(p));
+	/* the context comes back only where it is the caller's memory */
+	bool has_ctx_out = kind && kind->ctx_writable;
+	bool packet = kind && kind->packet;
 	int err;
 
 	*o = (struct bpfrt_test_run_opts){
@@ -187,9 +181,9 @@ static int test_run(struct bpfrt_prog *p, enum bpfrt_exec_mode mode, const void 
 	if (err) {
 		const char *hint = "";
 
-		if (data && (k != BPFRT_PROG_XDP && k != BPFRT_PROG_SOCKET))
+		if (data && !packet)
 			hint = " (--data is a packet, for xdp and socket programs; the context is --ctx FILE)";
-		else if (!data && (k == BPFRT_PROG_XDP || k == BPFRT_PROG_SOCKET))
+		else if (!data && packet)
 			hint = " (give the packet with --data FILE)";
 		fprintf(stderr, "bpfrt: run failed: %s%s\n", bpfrt_last_error(), hint);
 	}

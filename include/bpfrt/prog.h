@@ -54,6 +54,25 @@ enum bpfrt_prog_kind {
 	BPFRT_PROG_SYSCALL,        /* syscall */
 };
 
+/* What a program kind is, from the one table the loader, verifier,
+ * private stacks, test runs and attach read. */
+struct bpfrt_prog_kind_info {
+	/* as links, the CLI and test runs name it: "tracepoint",
+	 * "raw_tracepoint", "fentry", "fentry.multi", "kprobe", "xdp", ... */
+	const char *name;
+	/* a host hook fires it (tracepoints, trampolines, probes): its
+	 * context is the hook's arguments or registers, read-only; private
+	 * stacks by default for more than 64 bytes of stack */
+	bool tracing;
+	bool packet;        /* test runs take a packet (data_in): xdp, socket */
+	bool ctx_writable;  /* the context is the caller's memory, written back (ctx_out) */
+	bool attachable;    /* bpfrt_prog_attach attaches it in this process */
+};
+
+/* The description of kind (static, never freed; any thread), NULL for a
+ * value that is no kind. */
+const struct bpfrt_prog_kind_info *bpfrt_prog_kind_info(enum bpfrt_prog_kind kind);
+
 enum bpfrt_exec_mode {
 	BPFRT_EXEC_DEFAULT = 0, /* JIT if the program was JIT-compiled, else interpreter */
 	BPFRT_EXEC_INTERP,

@@ -142,6 +142,12 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 	}
 	if (opts && opts->sz >= offsetof(struct bpfrt_prog_load_opts, log_level) +
 				sizeof(opts->log_level)) {
+		if (!bpfrt_prog_kind_desc((int)opts->kind)) {
+			err = bpfrt_err(-EINVAL, "prog_load: %s: kind %d is no program kind",
+					prog->name, (int)opts->kind);
+			free(prog);
+			return err;
+		}
 		prog->kind = opts->kind;
 		if (opts->verify || opts->kind != BPFRT_PROG_UNSPEC) {
 			vopts = (struct bpfrt_verify_opts){
@@ -418,60 +424,6 @@ int bpfrt_prog_check_ctx(const struct bpfrt_prog *prog, uint32_t ctx_size, const
 		return 0;
 	return bpfrt_err(-EINVAL, "attach %s: the program reads %u bytes of context, %s provides %u",
 			 prog->name, prog->max_ctx_access, target, ctx_size);
-}
-
-static const char *const kind_strs[] = {
-	[BPFRT_PROG_UNSPEC] = "unspec",
-	[BPFRT_PROG_TRACEPOINT] = "tp",
-	[BPFRT_PROG_RAW_TRACEPOINT] = "raw_tp",
-	[BPFRT_PROG_FENTRY] = "fentry",
-	[BPFRT_PROG_FEXIT] = "fexit",
-	[BPFRT_PROG_FMOD_RET] = "fmod_ret",
-	[BPFRT_PROG_FENTRY_MULTI] = "fentry.multi",
-	[BPFRT_PROG_KPROBE] = "kprobe",
-	[BPFRT_PROG_KRETPROBE] = "kretprobe",
-	[BPFRT_PROG_UPROBE] = "uprobe",
-	[BPFRT_PROG_SOCKET] = "socket",
-	[BPFRT_PROG_XDP] = "xdp",
-	[BPFRT_PROG_SYSCALL] = "syscall",
-};
-
-const char *bpfrt_prog_kind_str(int kind)
-{
-	if (kind >= 0 && (size_t)kind < sizeof(kind_strs) / sizeof(kind_strs[0]) && kind_strs[kind])
-		return kind_strs[kind];
-	return "unknown";
-}
-
-bool bpfrt_prog_kind_is_tracing(int kind)
-{
-	switch (kind) {
-	case BPFRT_PROG_TRACEPOINT:
-	case BPFRT_PROG_RAW_TRACEPOINT:
-	case BPFRT_PROG_FENTRY:
-	case BPFRT_PROG_FEXIT:
-	case BPFRT_PROG_FMOD_RET:
-	case BPFRT_PROG_FENTRY_MULTI:
-	case BPFRT_PROG_KPROBE:
-	case BPFRT_PROG_KRETPROBE:
-	case BPFRT_PROG_UPROBE:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool kind_is_pt_regs(int kind)
-{
-	return kind == BPFRT_PROG_KPROBE || kind == BPFRT_PROG_KRETPROBE ||
-	       kind == BPFRT_PROG_UPROBE;
-}
-
-bool bpfrt_prog_kinds_share_ctx(int a, int b)
-{
-	/* Not even fentry and fexit: the verifier checks each kind's return
-	 * value and the slot after the arguments differently. */
-	return a == b || (kind_is_pt_regs(a) && kind_is_pt_regs(b));
 }
 
 int bpfrt_prog_check_kind(const struct bpfrt_prog *prog, int kind, const char *target)

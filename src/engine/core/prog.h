@@ -5,6 +5,7 @@
 #define BPFRT_PROG_H
 
 #include "bpfrt/bpfrt.h"
+#include "core/prog_kind.h"
 
 struct bpfrt_env;
 struct bpfrt_execmem;
@@ -130,22 +131,12 @@ void bpfrt_prog_unprepare(struct bpfrt_prog *prog);
  * both sizes. Unverified (trusted) programs pass. */
 int bpfrt_prog_check_ctx(const struct bpfrt_prog *prog, uint32_t ctx_size, const char *target);
 
-/* True if programs of kinds a and b see the same context: the same kind,
- * or two of kprobe, kretprobe and uprobe (pt_regs, one Linux type). */
-bool bpfrt_prog_kinds_share_ctx(int a, int b);
 /* Attach points call this with the kind of hook they are: a verified
  * program runs only at hooks of its verified kind's context (an override
  * to another kind would hand it a context it was not verified for:
  * -EINVAL naming the program, both kinds and the target). Unverified
  * (trusted) programs pass. */
 int bpfrt_prog_check_kind(const struct bpfrt_prog *prog, int kind, const char *target);
-/* The tracing kinds: tracepoints, raw tracepoints, fentry/fexit/fmod_ret,
- * fentry.multi, kprobes, kretprobes and uprobes (a host hook fires them;
- * their context is the hook's arguments or registers). */
-bool bpfrt_prog_kind_is_tracing(int kind);
-/* "raw_tp", "fentry", ... ("unknown" out of range). */
-const char *bpfrt_prog_kind_str(int kind);
-
 /* Entry of helper or kfunc id in the program's snapshot, NULL if the
  * program had no such helper registered at load. */
 static inline const struct bpfrt_helper *bpfrt_prog_helper(const struct bpfrt_prog *prog,

@@ -21,23 +21,12 @@
 #define TRUSTED_CTX_MIN 512
 #define LOW_LIMIT (1ull << 32)
 
-_Static_assert(sizeof(struct xdp_md) == 24, "xdp_md as the verifier models it");
-_Static_assert(sizeof(struct __sk_buff) == 192, "__sk_buff as the verifier models it");
-
+/* The kind's name as test runs print it ("raw_tracepoint", "xdp", ...). */
 static const char *kind_str(int kind)
 {
-	static const char *const names[] = {
-		[BPFRT_PROG_UNSPEC] = "unspec", [BPFRT_PROG_TRACEPOINT] = "tracepoint",
-		[BPFRT_PROG_RAW_TRACEPOINT] = "raw_tracepoint", [BPFRT_PROG_FENTRY] = "fentry",
-		[BPFRT_PROG_FEXIT] = "fexit", [BPFRT_PROG_FMOD_RET] = "fmod_ret",
-		[BPFRT_PROG_FENTRY_MULTI] = "fentry.multi", [BPFRT_PROG_KPROBE] = "kprobe",
-		[BPFRT_PROG_KRETPROBE] = "kretprobe", [BPFRT_PROG_UPROBE] = "uprobe",
-		[BPFRT_PROG_SOCKET] = "socket", [BPFRT_PROG_XDP] = "xdp",
-		[BPFRT_PROG_SYSCALL] = "syscall",
-	};
+	const struct bpfrt_prog_kind_info *info = bpfrt_prog_kind_info((enum bpfrt_prog_kind)kind);
 
-	return kind >= 0 && (unsigned)kind < sizeof(names) / sizeof(names[0]) && names[kind]
-		       ? names[kind] : "unknown";
+	return info ? info->name : "unknown";
 }
 
 /* ---- the packet, below 4 GiB ---------------------------------------------
@@ -332,7 +321,8 @@ static uint64_t now_ns(void)
 int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts *o)
 {
 	const size_t known = offsetof(struct bpfrt_test_run_opts, mode) + sizeof(o->mode);
-	bool packet = prog && (prog->kind == BPFRT_PROG_XDP || prog->kind == BPFRT_PROG_SOCKET);
+	const struct bpfrt_prog_kind_desc *desc;
+	bool packet, xdp;
 	struct low_packet pkt = { 0 };
 	struct xdp_md md;
 	struct __sk_buff skb;
@@ -344,6 +334,12 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	bpfrt_err_clear();
 	if (!prog || !prog->insns)
 		return bpfrt_err(-EINVAL, "test_run: no loaded program");
+	desc = bpfrt_prog_kind_desc(prog->kind);
+	if (!desc)
+		return bpfrt_err(-EINVAL, "test_run: %s: kind %d is no program kind", prog->name,
+				 prog->kind);
+	packet = desc->info.packet;
+	xdp = desc->test_ctx == BPFRT_TEST_CTX_XDP_MD;
 	if (!o || o->sz < known)
 		return bpfrt_err(-EINVAL, "test_run: %s: opts->sz is %zu, at least %zu", prog->name,
 				 o ? o->sz : 0, known);
@@ -361,24 +357,24 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	if (!packet && (o->data_in || o->data_out))
 		return bpfrt_err(-EINVAL, "test_run: %s: %s programs take no packet (data_in, "
 				 "data_out): their context is ctx_in", prog->name, kind_str(prog->kind));
-	if (o->ctx_out && (bpfrt_prog_kind_is_tracing(prog->kind) || prog->kind > BPFRT_PROG_SYSCALL))
+	if (o->ctx_out && desc->info.tracing)
 		return bpfrt_err(-EINVAL, "test_run: %s: the context of %s programs is read-only: "
 				 "no ctx_out", prog->name, kind_str(prog->kind));
 	repeat = o->repeat ? (uint32_t)o->repeat : 1;
 
 	if (packet) {
 		err = packet_in(prog, o);
-		if (!err && prog->kind == BPFRT_PROG_XDP)
+		if (!err && xdp)
 			err = xdp_ctx(prog, o, &md);
 		else if (!err)
 			err = skb_ctx(prog, o, &skb);
 		/* the socket filter's packet is read through no pointer and
 		 * never written: only XDP needs the low copy */
-		if (!err && prog->kind == BPFRT_PROG_XDP)
+		if (!err && xdp)
 			err = packet_alloc(prog, &pkt, o->data_in, o->data_size_in);
 		if (err)
 			return err;
-		if (prog->kind == BPFRT_PROG_XDP) {
+		if (xdp) {
 			md.data = (uint32_t)(uintptr_t)pkt.data;
 			md.data_end = (uint32_t)((uintptr_t)pkt.data + o->data_size_in);
 			md.data_meta = 0; /* a scalar to bpfrt's verifier: no address in it */
@@ -407,7 +403,7 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	if (packet) {
 		out_err = copy_out(o->data_out, &o->data_size_out,
 				   pkt.data ? pkt.data : o->data_in, o->data_size_in, true);
-		if (prog->kind == BPFRT_PROG_XDP) {
+		if (xdp) {
 			/* offsets, as Linux reports an xdp_md back */
 			md.data = 0;
 			md.data_end = o->data_size_in;
@@ -419,7 +415,7 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 			skb_ctx_out(&out, &skb);
 			err = copy_out(o->ctx_out, &o->ctx_size_out, &out, sizeof(out), false);
 		}
-	} else if (!bpfrt_prog_kind_is_tracing(prog->kind)) {
+	} else if (!desc->info.tracing) {
 		err = copy_out(o->ctx_out, &o->ctx_size_out, ctx, ctx_len, false);
 	}
 	if (out_err)

@@ -112,26 +112,65 @@ void bpfrt_check_set_prog(struct bpfrt_check_run *cr, const struct bpfrt_prog *p
 	};
 }
 
+/* One packet-pointer field of the context (zero-extended, as the
+ * verifier types a whole-field load of it). */
+static uint64_t ctx_pointer_field(uint64_t ctx, const struct bpfrt_ctx_packet_field *f)
+{
+	const void *at = (const void *)(uintptr_t)(ctx + f->off);
+	uint32_t v32;
+	uint64_t v64;
+
+	if (f->width == 4) {
+		memcpy(&v32, at, 4);
+		return v32;
+	}
+	memcpy(&v64, at, 8);
+	return v64;
+}
+
+/* The packet [data, data_end) a context of prog's kind points to, if its
+ * kind has one and the run gave the fields. */
+static bool ctx_packet(const struct bpfrt_prog *prog, uint64_t ctx, uint32_t ctx_given,
+		       uint64_t *data, uint64_t *data_end)
+{
+	const struct bpfrt_prog_kind_desc *desc = bpfrt_prog_kind_desc(prog->kind);
+	bool have_data = false, have_end = false;
+
+	if (!desc)
+		return false;
+	for (unsigned int i = 0; i < desc->ctx.packet_field_cnt; i++) {
+		const struct bpfrt_ctx_packet_field *f = &desc->ctx.packet_fields[i];
+
+		if ((uint32_t)f->off + f->width > ctx_given)
+			return false;
+		if (f->end) {
+			*data_end = ctx_pointer_field(ctx, f);
+			have_end = true;
+		} else {
+			*data = ctx_pointer_field(ctx, f);
+			have_data = true;
+		}
+	}
+	return have_data && have_end;
+}
+
 void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 			  uint64_t ctx, uint64_t ctx_len)
 {
+	uint64_t data = 0, data_end = 0;
+
 	memset(cr, 0, sizeof(*cr));
 	cr->ctx = ctx;
 	cr->ctx_given = ctx && ctx_len < UINT32_MAX ? (uint32_t)ctx_len : ctx ? UINT32_MAX : 0;
 	bpfrt_check_set_prog(cr, prog);
-	/* xdp_md: u32 data and data_end at offsets 0 and 4 (the packet
-	 * lies below 4 GiB, as the verifier's packet pointers assume) */
-	if (prog->kind == BPFRT_PROG_XDP && cr->ctx_given >= 8) {
-		uint32_t data, data_end;
-
-		memcpy(&data, (const void *)(uintptr_t)ctx, 4);
-		memcpy(&data_end, (const void *)(uintptr_t)(ctx + 4), 4);
-		if (data <= data_end)
-			cr->pkt_region = (struct bpfrt_check_region){
-				.start = data, .end = data_end, .kind = BPFRT_REGION_PACKET,
-				.writable = true, .readable = true,
-			};
-	}
+	/* the packet between the context's packet-pointer fields (xdp_md's
+	 * u32 data and data_end: the packet lies below 4 GiB, as the
+	 * verifier's packet pointers assume) */
+	if (ctx_packet(prog, ctx, cr->ctx_given, &data, &data_end) && data <= data_end)
+		cr->pkt_region = (struct bpfrt_check_region){
+			.start = data, .end = data_end, .kind = BPFRT_REGION_PACKET,
+			.writable = true, .readable = true,
+		};
 }
 
 void bpfrt_check_run_fini(struct bpfrt_check_run *cr)

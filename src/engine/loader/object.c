@@ -58,48 +58,6 @@ const char *obj_sym_name(const struct bpfrt_object *obj, const GElf_Sym *sym)
 	return n ? n : "?";
 }
 
-static const struct {
-	const char *prefix;
-	enum bpfrt_prog_kind kind;
-	bool exact;
-} sec_defs[] = {
-	{ "tp/", BPFRT_PROG_TRACEPOINT },
-	{ "tracepoint/", BPFRT_PROG_TRACEPOINT },
-	{ "raw_tp/", BPFRT_PROG_RAW_TRACEPOINT },
-	{ "raw_tracepoint/", BPFRT_PROG_RAW_TRACEPOINT },
-	{ "tp_btf/", BPFRT_PROG_RAW_TRACEPOINT },
-	{ "fentry.multi/", BPFRT_PROG_FENTRY_MULTI },
-	{ "fentry/", BPFRT_PROG_FENTRY },
-	{ "fexit/", BPFRT_PROG_FEXIT },
-	{ "fmod_ret/", BPFRT_PROG_FMOD_RET },
-	{ "kprobe/", BPFRT_PROG_KPROBE },
-	{ "kretprobe/", BPFRT_PROG_KRETPROBE },
-	{ "uprobe", BPFRT_PROG_UPROBE },
-	{ "uretprobe", BPFRT_PROG_UPROBE },
-	{ "socket", BPFRT_PROG_SOCKET },
-	{ "xdp", BPFRT_PROG_XDP },
-	{ "syscall", BPFRT_PROG_SYSCALL, true },
-};
-
-/* Program kind and attach target from a SEC() name, as libbpf reads it. */
-static int parse_sec_name(const char *sec, enum bpfrt_prog_kind *kind, const char **target)
-{
-	for (size_t i = 0; i < sizeof(sec_defs) / sizeof(sec_defs[0]); i++) {
-		size_t n = strlen(sec_defs[i].prefix);
-
-		if (strncmp(sec, sec_defs[i].prefix, n))
-			continue;
-		if (sec_defs[i].exact && sec[n])
-			continue;
-		*kind = sec_defs[i].kind;
-		*target = sec + n;
-		if (**target == '/')
-			(*target)++;
-		return 0;
-	}
-	return -ENOENT;
-}
-
 static enum sec_kind classify(const char *name, const GElf_Shdr *sh)
 {
 	if (sh->sh_type == SHT_SYMTAB)
@@ -202,7 +160,7 @@ static int collect_progs(struct bpfrt_object *obj)
 		if (sec->kind != SEC_PROG || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
 			continue;
 		name = obj_sym_name(obj, &sym);
-		if (parse_sec_name(sec->name, &kind, &target))
+		if (bpfrt_prog_kind_from_sec(sec->name, &kind, &target))
 			return bpfrt_err(-EOPNOTSUPP, "%s: program %s: unknown section name '%s'",
 					 obj->path, name, sec->name);
 		if (sym.st_value % 8 || sym.st_size % 8 || !sec->data || !sym.st_size ||

@@ -1,8 +1,8 @@
 /* Links: the process-wide list, detach/destroy and the attach dispatch. */
 #define _GNU_SOURCE
 #include "attach/link.h"
-#include "attach/kprobe.h"
-#include "attach/trampoline.h"
+#include "attach/attach_kind.h"
+#include "attach/trampoline.h" /* bpfrt_attach_nr_args */
 #include "core/error.h"
 #include "core/prog.h"
 
@@ -210,27 +210,14 @@ static void snapshot_locked(void)
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-/* One entry per program kind that can attach in the host process. The
- * trampoline kinds (fentry, fexit, fmod_ret, fentry.multi) and kprobes are
- * filled in by their modules (trampoline.c, multi.c, kprobe.c): put the
- * function here, with the bpfrt_attach_fn signature from link.h. */
-static const bpfrt_attach_fn attach_fns[] = {
-	[BPFRT_PROG_TRACEPOINT]     = bpfrt_tracepoint_attach_prog,
-	[BPFRT_PROG_RAW_TRACEPOINT] = bpfrt_tracepoint_attach_prog,
-	[BPFRT_PROG_FENTRY]         = bpfrt_trampoline_attach_prog,
-	[BPFRT_PROG_FEXIT]          = bpfrt_trampoline_attach_prog,
-	[BPFRT_PROG_FMOD_RET]       = bpfrt_trampoline_attach_prog,
-	[BPFRT_PROG_FENTRY_MULTI]   = bpfrt_multi_attach_prog,
-	[BPFRT_PROG_KPROBE]         = bpfrt_kprobe_attach_prog,
-	[BPFRT_PROG_KRETPROBE]      = bpfrt_kprobe_attach_prog,
-};
-
 int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *opts,
 		      struct bpfrt_link **link)
 {
-	unsigned int kind;
+	const struct bpfrt_prog_kind_desc *desc;
+	bpfrt_attach_fn attach;
 	const char *target;
 	uint64_t cookie = 0;
+	int kind;
 
 	bpfrt_err_clear();
 	if (!prog || !link)
@@ -242,18 +229,23 @@ int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *o
 	 * are only final then */
 	if (!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE))
 		return bpfrt_err(-EINVAL, "prog_attach: %s is not loaded", prog->name);
-	kind = opts && opts->kind ? (unsigned int)opts->kind : (unsigned int)prog->kind;
+	kind = opts && opts->kind ? (int)opts->kind : prog->kind;
 	target = opts && opts->target ? opts->target : prog->attach_target;
 	if (opts)
 		cookie = opts->cookie;
-	if (kind >= sizeof(attach_fns) / sizeof(attach_fns[0]) || !attach_fns[kind])
+	desc = bpfrt_prog_kind_desc(kind);
+	if (!desc)
+		return bpfrt_err(-EINVAL, "prog_attach: %s: kind %d is no program kind", prog->name,
+				 kind);
+	attach = bpfrt_attach_kind_fn(kind);
+	if (!desc->info.attachable || !attach)
 		return bpfrt_err(-EOPNOTSUPP, "prog_attach: %s: kind %s cannot attach in this process",
-				 prog->name, bpfrt_prog_kind_str((int)kind));
+				 prog->name, desc->short_name);
 	if (!target || !*target)
 		return bpfrt_err(-EINVAL, "prog_attach: %s: no attach target (SEC name or opts->target)",
 				 prog->name);
 	/* Trampolines read the argument count of the attach in progress. */
 	bpfrt_attach_nr_args = opts && opts->sz >= offsetof(struct bpfrt_attach_opts, nr_args) +
 					sizeof(opts->nr_args) ? opts->nr_args : 0;
-	return attach_fns[kind](prog, (enum bpfrt_prog_kind)kind, target, cookie, link);
+	return attach(prog, (enum bpfrt_prog_kind)kind, target, cookie, link);
 }

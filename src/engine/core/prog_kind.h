@@ -1,0 +1,111 @@
+/* Program kinds: one const description per enum bpfrt_prog_kind, read by
+ * the object loader (SEC() names), the verifier (context layout), private
+ * stacks (tracing-like kinds), test runs (which context to build), attach
+ * (context compatibility, attachable here) and the CLI (names), so that
+ * knowing a kind is one table entry instead of a case in each of them.
+ * Engine layer: nothing here points into the host; the host's attach
+ * functions have their own table indexed by the same enum
+ * (attach/attach_kind.c). */
+#ifndef BPFRT_PROG_KIND_H
+#define BPFRT_PROG_KIND_H
+
+#include "bpfrt/prog.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How a SEC() name carries the attach target, as libbpf's section
+ * definitions spell it: "syscall" (exact), "tp/" (prefix, then the
+ * target), "uprobe+" (the name alone or the name, '/', a target). */
+enum bpfrt_sec_syntax {
+	BPFRT_SEC_EXACT,          /* the name alone: "syscall" */
+	BPFRT_SEC_TARGET,         /* name/TARGET: "tp/syscalls/sys_enter_getpgid" (TARGET may be empty) */
+	BPFRT_SEC_TARGET_OPT,     /* name or name/TARGET: "uprobe", "uprobe/PATH:FUNC" */
+};
+
+struct bpfrt_sec_def {
+	const char *name;         /* without the '/' */
+	enum bpfrt_sec_syntax syntax;
+};
+
+/* Where the size of a kind's context comes from. */
+enum bpfrt_ctx_sizing {
+	BPFRT_CTX_FIXED,          /* ctx.size bytes */
+	/* ctx.size bytes of header, then one u64 per argument of the
+	 * tracepoint the attach target names (registered at load), or
+	 * BPFRT_TP_MAX_ARGS if none is: the attach point then checks the
+	 * program's reach against its own count */
+	BPFRT_CTX_TP_ARGS,
+	BPFRT_CTX_CALLER,         /* the load's ctx_size: memory the caller describes */
+};
+
+/* Kinds in one class (other than OWN) see the same context type and may
+ * run at each other's hooks and share prog arrays. */
+enum bpfrt_ctx_class {
+	BPFRT_CTX_CLASS_OWN,      /* only its own kind (not even fentry and fexit: the
+				   * verifier checks each one's return value and the slot
+				   * after the arguments differently) */
+	BPFRT_CTX_CLASS_PT_REGS,  /* struct pt_regs: kprobe, kretprobe, uprobe */
+};
+
+/* The context a test run (BPF_PROG_TEST_RUN) builds for the kind. */
+enum bpfrt_test_ctx {
+	BPFRT_TEST_CTX_MEMORY,    /* a zeroed or caller-filled context of the verified size */
+	BPFRT_TEST_CTX_XDP_MD,    /* an xdp_md over a copy of the packet */
+	BPFRT_TEST_CTX_SK_BUFF,   /* a __sk_buff describing the packet */
+};
+
+/* A context field that loads as a pointer into the packet. */
+struct bpfrt_ctx_packet_field {
+	uint16_t off;
+	uint8_t width;            /* bytes; the load must be the whole field */
+	bool end;                 /* the packet's end (data_end), else its start (data) */
+};
+
+#define BPFRT_CTX_PACKET_FIELDS_MAX 2
+
+struct bpfrt_ctx_layout {
+	enum bpfrt_ctx_sizing sizing;
+	uint32_t size;            /* FIXED: the size; TP_ARGS: the header before the args */
+	bool rdonly;              /* the program may not write it */
+	bool u64_only;            /* only aligned 8-byte slots (a trampoline's argument frame) */
+	uint8_t packet_field_cnt;
+	struct bpfrt_ctx_packet_field packet_fields[BPFRT_CTX_PACKET_FIELDS_MAX];
+	/* the fields holding addresses (xdp_md's data, data_end, data_meta)
+	 * end here: no sign-extending load below it */
+	uint16_t addr_fields_end;
+};
+
+struct bpfrt_prog_kind_desc {
+	/* what the public bpfrt_prog_kind_info() hands out: the name links,
+	 * the CLI and test runs print, tracing, packet, ctx_writable and
+	 * attachable */
+	struct bpfrt_prog_kind_info info;
+	/* the kind in verifier and attach messages: its SEC() name ("tp",
+	 * "raw_tp", ...; "unspec" for raw loads) */
+	const char *short_name;
+	const struct bpfrt_sec_def *secs; /* terminated by a NULL name */
+	struct bpfrt_ctx_layout ctx;
+	enum bpfrt_ctx_class ctx_class;
+	enum bpfrt_test_ctx test_ctx;
+};
+
+/* The description of kind, NULL for a value that is no kind. */
+const struct bpfrt_prog_kind_desc *bpfrt_prog_kind_desc(int kind);
+/* Number of kinds (every value below it has a description). */
+int bpfrt_prog_kind_count(void);
+
+/* The kind a SEC() name says and where its attach target starts in it
+ * (after the '/'; "" if none); -ENOENT if no kind has that name. */
+int bpfrt_prog_kind_from_sec(const char *sec, enum bpfrt_prog_kind *kind, const char **target);
+
+/* The predicates the other modules ask, from the table (false, or
+ * "unknown", for a value that is no kind). */
+bool bpfrt_prog_kind_is_tracing(int kind);
+/* Programs of kinds a and b see the same context: the same kind, or two
+ * of one context class (kprobe, kretprobe, uprobe: one pt_regs). */
+bool bpfrt_prog_kinds_share_ctx(int a, int b);
+/* "raw_tp", "fentry", ... ("unknown" out of range). */
+const char *bpfrt_prog_kind_str(int kind);
+
+#endif
