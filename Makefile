@@ -9,7 +9,7 @@ BUILD   ?= $(if $(SAN),build-san,build)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
            -fPIC -Iinclude -Isrc/engine -Isrc/host -MMD -MP
-LDLIBS  += -lcapstone -lbpf -lelf -lz -lpthread -lm
+LDLIBS  += -lbpf -lelf -lz -lpthread -lm
 ifneq ($(SAN),)
 CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
@@ -38,8 +38,31 @@ $(BUILD)/libbpfrt.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libbpfrt.so: $(LIB_OBJS)
-	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+# The shared library exports the public API only: its objects are
+# compiled with hidden visibility, BPFRT_API (include/bpfrt/export.h)
+# marks what is public, and the version script mk/libbpfrt.map names the
+# version node. The same objects make libbpfrt.a, where hidden symbols
+# still link (the tests and tools call internals). The version is
+# include/bpfrt/version.h's; the SONAME changes with its major number.
+version_part = $(shell sed -n 's/^\#define BPFRT_VERSION_$(1) *\([0-9]*\).*/\1/p' include/bpfrt/version.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME  := libbpfrt.so.$(VERSION_MAJOR)
+# What the library links: the binaries' flags without what only tools use.
+LIB_LDLIBS = $(filter-out -lcapstone,$(LDLIBS))
+$(LIB_OBJS): CFLAGS += -fvisibility=hidden
+# (the objects rebuild when the export rules change)
+$(LIB_OBJS): mk/libbpfrt.map
+
+$(BUILD)/libbpfrt.so.$(VERSION): $(LIB_OBJS) mk/libbpfrt.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=mk/libbpfrt.map \
+		-o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+
+$(BUILD)/$(SONAME): $(BUILD)/libbpfrt.so.$(VERSION)
+	ln -sf $(notdir $<) $@
+
+$(BUILD)/libbpfrt.so: $(BUILD)/$(SONAME)
+	ln -sf $(notdir $<) $@
 
 $(BUILD)/bpfrt: $(BUILD)/tools/bpfrt.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/cli_*.c)) $(BUILD)/libbpfrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -47,8 +70,9 @@ $(BUILD)/bpfrt: $(BUILD)/tools/bpfrt.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard to
 $(BUILD)/bpfrt-conformance: $(BUILD)/tools/conformance_plugin.o $(BUILD)/libbpfrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# bench_cpu lists JIT code with capstone directly.
 $(BUILD)/bpfrt-bench: $(BENCH_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcapstone
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -85,4 +109,5 @@ print-ldlibs:
 -include mk/attach.mk
 -include mk/kprobe.mk
 -include mk/verifier.mk
+-include mk/install.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

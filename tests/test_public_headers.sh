@@ -33,7 +33,7 @@ for h in $headers; do
 	$CC_CXX -x c++ -std=c++11 $WARN -Iinclude -fsyntax-only "$tmp/one.c" >"$tmp/out" 2>&1
 	report $? "$h compiles alone as C++11"
 	# a header declaring functions must wrap them in extern "C"
-	if grep -qE '^[a-z].*\bbpfrt_[a-z0-9_]+\(' "include/$h" && ! grep -q 'extern "C"' "include/$h"; then
+	if grep -qE '^(BPFRT_API )?[a-z].*\bbpfrt_[a-z0-9_]+\(' "include/$h" && ! grep -q 'extern "C"' "include/$h"; then
 		echo "include/$h declares functions but has no extern \"C\" block" >"$tmp/out"; rc=1
 	else
 		rc=0

@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"  execmem [--no-pack] [--copies N] [FILE...]\n"
 		"                              load each FILE JIT'ed (N times), print the prog packs\n"
 		"                              and their backing (alias: prog-pack)\n"
+		"  --version                   the library's version\n"
 		"FILE is raw bytes (.bin/.o-less), assembly (.s/.asm) or a conformance .data file.\n");
 }
 
@@ -391,6 +392,10 @@ int main(int argc, char **argv)
 		return bpfrt_conf_cli(argc - 2, argv + 2, stdout);
 	if (!strcmp(argv[1], "execmem") || !strcmp(argv[1], "prog-pack"))
 		return cmd_execmem(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "--version")) {
+		printf("bpfrt %s\n", bpfrt_version());
+		return 0;
+	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

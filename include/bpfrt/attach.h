@@ -30,6 +30,8 @@
 #ifndef BPFRT_PUBLIC_ATTACH_H
 #define BPFRT_PUBLIC_ATTACH_H
 
+#include "bpfrt/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,33 +61,33 @@ struct bpfrt_attach_opts {
 /* Attaches prog where its kind and target (or opts') say. Returns 0 and
  * *link, or -errno with bpfrt_last_error() set (-ENOENT: no such
  * tracepoint or function; -EOPNOTSUPP: kind not attachable here). */
-int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *opts,
-		      struct bpfrt_link **link);
+BPFRT_API int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *opts,
+				struct bpfrt_link **link);
 
 /* Detaches (if still attached) and frees. NULL is fine. */
-void bpfrt_link_destroy(struct bpfrt_link *link);
+BPFRT_API void bpfrt_link_destroy(struct bpfrt_link *link);
 /* Detaches but keeps the link object (listing shows it as detached). */
-int bpfrt_link_detach(struct bpfrt_link *link);
+BPFRT_API int bpfrt_link_detach(struct bpfrt_link *link);
 
-struct bpfrt_prog *bpfrt_link_prog(const struct bpfrt_link *link);
+BPFRT_API struct bpfrt_prog *bpfrt_link_prog(const struct bpfrt_link *link);
 /* Process-unique id, counting from 1. */
-uint32_t bpfrt_link_id(const struct bpfrt_link *link);
+BPFRT_API uint32_t bpfrt_link_id(const struct bpfrt_link *link);
 /* "tracepoint", "raw_tracepoint", "fentry", ... */
-const char *bpfrt_link_kind(const struct bpfrt_link *link);
+BPFRT_API const char *bpfrt_link_kind(const struct bpfrt_link *link);
 /* What it is attached to: tracepoint name, function name... */
-const char *bpfrt_link_target(const struct bpfrt_link *link);
+BPFRT_API const char *bpfrt_link_target(const struct bpfrt_link *link);
 
 /* Writes one line per live link of this process:
  *   ID  KIND  PROG  TARGET  [details]
  * Returns the number of links or -errno. */
-int bpfrt_link_list(FILE *out);
+BPFRT_API int bpfrt_link_list(FILE *out);
 /* Number of live links. */
-uint32_t bpfrt_link_count(void);
+BPFRT_API uint32_t bpfrt_link_count(void);
 
 /* Runs of prog skipped by the recursion guard (Linux's prog->misses). */
-uint64_t bpfrt_prog_misses(const struct bpfrt_prog *prog);
+BPFRT_API uint64_t bpfrt_prog_misses(const struct bpfrt_prog *prog);
 /* Attached runs of prog that aborted (bad callx, ...). */
-uint64_t bpfrt_prog_aborts(const struct bpfrt_prog *prog);
+BPFRT_API uint64_t bpfrt_prog_aborts(const struct bpfrt_prog *prog);
 
 #ifdef __cplusplus
 }

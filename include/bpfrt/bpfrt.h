@@ -17,6 +17,7 @@
  *   bpfrt/object.h      ELF objects (libbpf conventions)
  *   bpfrt/attach.h      attaching programs: links
  *   bpfrt/kprobe.h      kprobes and kretprobes
+ *   bpfrt/export.h      BPFRT_API, the mark of what libbpfrt.so exports
  * Not included: bpfrt/tracepoint.h (static tracepoints in host code), as
  * every file including it gets a constructor registering its module's
  * tracepoint sites: include it only where tracepoints are placed.
@@ -29,6 +30,7 @@
 #ifndef BPFRT_PUBLIC_BPFRT_H
 #define BPFRT_PUBLIC_BPFRT_H
 
+#include "bpfrt/export.h"
 #include "bpfrt/version.h"
 #include "bpfrt/error.h"
 #include "bpfrt/prog.h"

@@ -12,12 +12,14 @@
 #ifndef BPFRT_PUBLIC_ERROR_H
 #define BPFRT_PUBLIC_ERROR_H
 
+#include "bpfrt/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Message for the last failing bpfrt call on this thread ("" if none). */
-const char *bpfrt_last_error(void);
+BPFRT_API const char *bpfrt_last_error(void);
 
 #ifdef __cplusplus
 }

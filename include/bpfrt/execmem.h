@@ -9,6 +9,8 @@
 #ifndef BPFRT_PUBLIC_EXECMEM_H
 #define BPFRT_PUBLIC_EXECMEM_H
 
+#include "bpfrt/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,19 +55,19 @@ struct bpfrt_execmem_stats {
 };
 
 /* Snapshot of the executable-memory allocator. Returns 0 or -EINVAL. */
-int bpfrt_execmem_stats(struct bpfrt_execmem_stats *stats);
+BPFRT_API int bpfrt_execmem_stats(struct bpfrt_execmem_stats *stats);
 /* Returns the spare empty pack (kept so that a load/unload loop does not
  * map and fill 2 MiB each time) to the system. */
-void bpfrt_execmem_trim(void);
+BPFRT_API void bpfrt_execmem_trim(void);
 /* Writes the stats as text, one line per pack with its backing (for the
  * CLI and benchmarks). Returns 0 or -errno. */
-int bpfrt_execmem_dump(FILE *out);
+BPFRT_API int bpfrt_execmem_dump(FILE *out);
 /* "4k", "thp-shmem", "hugetlb" or "thp-anon". */
-const char *bpfrt_execmem_backing_name(uint32_t backing);
+BPFRT_API const char *bpfrt_execmem_backing_name(uint32_t backing);
 /* Turns packing on or off for images allocated from now on (default on;
  * the environment variable BPFRT_NO_PACK=1 starts it off). */
-void bpfrt_execmem_set_packing(bool on);
-bool bpfrt_execmem_packing(void);
+BPFRT_API void bpfrt_execmem_set_packing(bool on);
+BPFRT_API bool bpfrt_execmem_packing(void);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 #ifndef BPFRT_PUBLIC_HELPERS_H
 #define BPFRT_PUBLIC_HELPERS_H
 
+#include "bpfrt/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -64,23 +66,23 @@ struct bpfrt_helper {
 
 /* Registers (or replaces) helper `id`. Programs validate calls against the
  * registry at load; JIT code binds the function it saw at load. */
-int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper);
-int bpfrt_helper_unregister(uint32_t id);
-const struct bpfrt_helper *bpfrt_helper_get(uint32_t id);
+BPFRT_API int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper);
+BPFRT_API int bpfrt_helper_unregister(uint32_t id);
+BPFRT_API const struct bpfrt_helper *bpfrt_helper_get(uint32_t id);
 
 /* Host kfuncs: named C functions that BPF code declares as
  * `extern ... __ksym` and calls; the loader resolves them by name. Returns
  * the id (>= BPFRT_KFUNC_ID_BASE) the calls are bound to, or -errno. */
-int bpfrt_kfunc_register(const char *name, const struct bpfrt_helper *proto);
+BPFRT_API int bpfrt_kfunc_register(const char *name, const struct bpfrt_helper *proto);
 /* Id of the kfunc registered under name, or -ENOENT. */
-int bpfrt_kfunc_id(const char *name);
+BPFRT_API int bpfrt_kfunc_id(const char *name);
 
 /* Linux's helpers (map_lookup_elem ... loop, under their Linux ids) are
  * registered on the first program load, each only where its id is still
  * free: an embedder's own helper under a Linux id wins, and registering
  * one later replaces the default. Idempotent; call it to make the defaults
  * visible to bpfrt_helper_get() before any load. */
-void bpfrt_helpers_init(void);
+BPFRT_API void bpfrt_helpers_init(void);
 
 #ifdef __cplusplus
 }

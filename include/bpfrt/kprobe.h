@@ -51,6 +51,8 @@
 #ifndef BPFRT_PUBLIC_KPROBE_H
 #define BPFRT_PUBLIC_KPROBE_H
 
+#include "bpfrt/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,13 +94,13 @@ struct bpfrt_kprobe_opts {
  * function), -EINVAL (not an instruction boundary, or not code of a loaded
  * object), -EOPNOTSUPP (the instruction cannot run out of line), -EBUSY
  * (overlaps another probe's displaced bytes or a patched entry). */
-int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t addr,
-			const struct bpfrt_kprobe_opts *opts, struct bpfrt_link **link);
+BPFRT_API int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t addr,
+				  const struct bpfrt_kprobe_opts *opts, struct bpfrt_link **link);
 
 /* Address the link's probe sits at (0 if link is not a kprobe link). */
-uintptr_t bpfrt_kprobe_addr(const struct bpfrt_link *link);
+BPFRT_API uintptr_t bpfrt_kprobe_addr(const struct bpfrt_link *link);
 /* True while the probe of the link runs in jmp mode. */
-bool bpfrt_kprobe_optimized(const struct bpfrt_link *link);
+BPFRT_API bool bpfrt_kprobe_optimized(const struct bpfrt_link *link);
 
 #ifdef __cplusplus
 }

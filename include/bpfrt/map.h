@@ -26,6 +26,8 @@
 #ifndef BPFRT_PUBLIC_MAP_H
 #define BPFRT_PUBLIC_MAP_H
 
+#include "bpfrt/export.h"
+
 #include <linux/bpf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,10 +56,10 @@ struct bpfrt_map_create_opts {
  * default). Returns 0 and *map, or -EINVAL (bad sizes or flags), -E2BIG
  * (key or value too large), -ENOMEM (out of memory, or past the map
  * memory limit below). */
-int bpfrt_map_create(enum bpf_map_type type, const char *name,
-		     uint32_t key_size, uint32_t value_size, uint32_t max_entries,
-		     const struct bpfrt_map_create_opts *opts,
-		     struct bpfrt_map **map);
+BPFRT_API int bpfrt_map_create(enum bpf_map_type type, const char *name,
+			       uint32_t key_size, uint32_t value_size, uint32_t max_entries,
+			       const struct bpfrt_map_create_opts *opts,
+			       struct bpfrt_map **map);
 /* Map memory is bounded per process: every map's storage (values, hash
  * elements and buckets, ring pages, prog array slots) counts from
  * creation to bpfrt_map_free, and a creation that would take the total
@@ -68,13 +70,13 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
  * creation, sets it in bytes or with a k/m/g/t suffix (powers of 1024),
  * and bpfrt_set_map_memory_limit() replaces it at any time (maps that
  * already exist stay). 0 means no limit. */
-int bpfrt_set_map_memory_limit(uint64_t bytes);
-uint64_t bpfrt_map_memory_limit(void);
+BPFRT_API int bpfrt_set_map_memory_limit(uint64_t bytes);
+BPFRT_API uint64_t bpfrt_map_memory_limit(void);
 /* Bytes the live maps hold now. */
-uint64_t bpfrt_map_memory_used(void);
+BPFRT_API uint64_t bpfrt_map_memory_used(void);
 
 /* Waits for RCU read sections in flight, then frees. NULL is a no-op. */
-void bpfrt_map_free(struct bpfrt_map *map);
+BPFRT_API void bpfrt_map_free(struct bpfrt_map *map);
 
 /* Access flags (map_flags), as Linux: BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG
  * make the verifier refuse programs that write / read the map's values
@@ -84,12 +86,12 @@ void bpfrt_map_free(struct bpfrt_map *map);
  * get_next_key (WRONLY) fail with -EPERM. */
 
 /* BPF_MAP_LOOKUP_ELEM: copies the value (every CPU's for per-CPU maps). */
-int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value);
+BPFRT_API int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value);
 /* BPF_MAP_UPDATE_ELEM with BPF_ANY, BPF_NOEXIST or BPF_EXIST. */
-int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
-			  const void *value, uint64_t flags);
+BPFRT_API int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
+				    const void *value, uint64_t flags);
 /* BPF_MAP_DELETE_ELEM (arrays: -EINVAL, as Linux). */
-int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key);
+BPFRT_API int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key);
 /* BPF_MAP_FREEZE (libbpf's bpf_map_freeze): from now on user space may not
  * change the map: update and delete (bpfrt_map_update_prog/delete_prog
  * too) fail with -EPERM and a message naming the map. Programs may still
@@ -100,24 +102,24 @@ int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key);
  * it (a one-entry array) into constants, as Linux does. The loader freezes
  * ".rodata*" after writing their initial values, before verification.
  * Waits for host writes in flight. -EBUSY if already frozen. */
-int bpfrt_map_freeze(struct bpfrt_map *map);
-bool bpfrt_map_is_frozen(const struct bpfrt_map *map);
+BPFRT_API int bpfrt_map_freeze(struct bpfrt_map *map);
+BPFRT_API bool bpfrt_map_is_frozen(const struct bpfrt_map *map);
 /* BPF_MAP_GET_NEXT_KEY: key NULL (or not in the map) gives the first key;
  * -ENOENT after the last one. */
-int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_key);
+BPFRT_API int bpfrt_map_get_next_key(struct bpfrt_map *map, const void *key, void *next_key);
 
-const char *bpfrt_map_name(const struct bpfrt_map *map);
-enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map);
-uint32_t bpfrt_map_key_size(const struct bpfrt_map *map);
-uint32_t bpfrt_map_value_size(const struct bpfrt_map *map);
-uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map);
-uint32_t bpfrt_map_flags(const struct bpfrt_map *map);
+BPFRT_API const char *bpfrt_map_name(const struct bpfrt_map *map);
+BPFRT_API enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_key_size(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_value_size(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_flags(const struct bpfrt_map *map);
 /* Bytes a user-space lookup writes: value_size, or for per-CPU maps
  * bpfrt_num_possible_cpus() * round_up(value_size, 8). */
-size_t bpfrt_map_value_buf_size(const struct bpfrt_map *map);
+BPFRT_API size_t bpfrt_map_value_buf_size(const struct bpfrt_map *map);
 
 /* Number of possible CPUs (/sys/devices/system/cpu/possible). */
-int bpfrt_num_possible_cpus(void);
+BPFRT_API int bpfrt_num_possible_cpus(void);
 
 /* PROG_ARRAY: bpfrt has no file descriptors, so slots are filled with
  * program objects. A slot is a use of its program (see bpfrt_prog_free):
@@ -133,8 +135,8 @@ int bpfrt_num_possible_cpus(void);
  * for (a trusted owner: none), else -EINVAL naming both programs and the
  * array; a program referencing an owned array loads only if it is of
  * that kind and verified for at least the owner's context. */
-int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog);
-int bpfrt_map_delete_prog(struct bpfrt_map *map, uint32_t idx);
+BPFRT_API int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog);
+BPFRT_API int bpfrt_map_delete_prog(struct bpfrt_map *map, uint32_t idx);
 
 /* RINGBUF consumer (max_entries: data size in bytes, a power of 2 and a
  * multiple of the page size). The callback gets each submitted record in
@@ -142,14 +144,14 @@ int bpfrt_map_delete_prog(struct bpfrt_map *map, uint32_t idx);
  * and is returned (that record counts as consumed, as libbpf). Returns the
  * number of records consumed, or a negative errno. One consumer at a time. */
 typedef int (*bpfrt_ringbuf_sample_fn)(void *ctx, void *data, size_t len);
-int bpfrt_ringbuf_consume(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx);
+BPFRT_API int bpfrt_ringbuf_consume(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx);
 /* An eventfd that becomes readable when producers notify (see the
  * BPF_RB_NO_WAKEUP / BPF_RB_FORCE_WAKEUP flags); usable with epoll. */
-int bpfrt_ringbuf_fd(const struct bpfrt_map *map);
+BPFRT_API int bpfrt_ringbuf_fd(const struct bpfrt_map *map);
 /* Waits up to timeout_ms (-1: forever) for a notification or data, then
  * consumes. Returns records consumed (0 on timeout) or a negative errno. */
-int bpfrt_ringbuf_poll(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx,
-		       int timeout_ms);
+BPFRT_API int bpfrt_ringbuf_poll(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx,
+				 int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef BPFRT_PUBLIC_NEST_H
 #define BPFRT_PUBLIC_NEST_H
 
+#include "bpfrt/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,8 +34,8 @@ struct bpfrt_prog;
  * tail-call targets and host kfuncs given r1 may read); others are
  * refused with -EINVAL naming them. Unverified children are trusted. */
 #define BPFRT_NEST_MAX_LISTS 256
-int bpfrt_nest_kfunc_register(void);
-int bpfrt_nest_set_children(uint32_t list, struct bpfrt_prog *const *progs, uint32_t cnt);
+BPFRT_API int bpfrt_nest_kfunc_register(void);
+BPFRT_API int bpfrt_nest_set_children(uint32_t list, struct bpfrt_prog *const *progs, uint32_t cnt);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 #ifndef BPFRT_PUBLIC_OBJECT_H
 #define BPFRT_PUBLIC_OBJECT_H
 
+#include "bpfrt/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,8 +45,8 @@ struct bpfrt_object_load_opts {
 	uint32_t prog_flags; /* BPFRT_F_* added to every program's own flags */
 };
 
-int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
-		      struct bpfrt_object **obj);
+BPFRT_API int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
+				struct bpfrt_object **obj);
 /* Creates the maps, links, verifies (unless trusted) and prepares every
  * program. One attempt per object, as libbpf: any later call, after a
  * success or a failure, is refused (-EINVAL naming the object); after a
@@ -52,7 +54,8 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
  * usable (runs, attach, prog array slots) only once the whole load has
  * succeeded: while it is under way, and after it failed (which frees
  * every program's code and the maps), they are refused as not loaded. */
-int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_opts *opts);
+BPFRT_API int bpfrt_object_load(struct bpfrt_object *obj,
+				const struct bpfrt_object_load_opts *opts);
 /* Gives the object up; the caller must not use it, its programs or its
  * maps afterwards. Lifetimes, as Linux's references:
  *  - the object's prog arrays are emptied first (as Linux clears a prog
@@ -63,27 +66,28 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
  *    link or slot lets it go;
  *  - the maps, global data included, are what such programs use: they
  *    are freed with the object's last program, not before. */
-void bpfrt_object_close(struct bpfrt_object *obj);
+BPFRT_API void bpfrt_object_close(struct bpfrt_object *obj);
 
-const char *bpfrt_object_name(const struct bpfrt_object *obj);
-const char *bpfrt_object_license(const struct bpfrt_object *obj);
+BPFRT_API const char *bpfrt_object_name(const struct bpfrt_object *obj);
+BPFRT_API const char *bpfrt_object_license(const struct bpfrt_object *obj);
 
 /* Programs: iterate with prev = NULL first; find by function name. Before
  * load, the returned program has no instructions that can run. */
-struct bpfrt_prog *bpfrt_object_next_prog(const struct bpfrt_object *obj,
-					   const struct bpfrt_prog *prev);
-struct bpfrt_prog *bpfrt_object_find_prog(const struct bpfrt_object *obj, const char *name);
-const char *bpfrt_prog_section(const struct bpfrt_prog *prog);
-enum bpfrt_prog_kind bpfrt_prog_kind(const struct bpfrt_prog *prog);
+BPFRT_API struct bpfrt_prog *bpfrt_object_next_prog(const struct bpfrt_object *obj,
+						     const struct bpfrt_prog *prev);
+BPFRT_API struct bpfrt_prog *bpfrt_object_find_prog(const struct bpfrt_object *obj,
+						     const char *name);
+BPFRT_API const char *bpfrt_prog_section(const struct bpfrt_prog *prog);
+BPFRT_API enum bpfrt_prog_kind bpfrt_prog_kind(const struct bpfrt_prog *prog);
 /* Attach target from the section name ("syscalls/sys_enter_getpgid" for
  * tp/syscalls/sys_enter_getpgid), "" if none. */
-const char *bpfrt_prog_attach_target(const struct bpfrt_prog *prog);
+BPFRT_API const char *bpfrt_prog_attach_target(const struct bpfrt_prog *prog);
 
 /* Maps, including the global-data maps ".data", ".rodata", ".bss" (named
  * as libbpf's skeleton names them). Valid after open; created at load. */
-struct bpfrt_map *bpfrt_object_next_map(const struct bpfrt_object *obj,
-					const struct bpfrt_map *prev);
-struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj, const char *name);
+BPFRT_API struct bpfrt_map *bpfrt_object_next_map(const struct bpfrt_object *obj,
+						  const struct bpfrt_map *prev);
+BPFRT_API struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj, const char *name);
 
 /* Global variables by name, as a skeleton's obj->bss->hits: returns a
  * pointer to the variable (before load: the initial image, writable for
@@ -94,7 +98,7 @@ struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj, const ch
  * after load its storage is read-only memory, so a write through the
  * pointer faults, and the verifier may have folded its values into the
  * programs. */
-void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size_t *size);
+BPFRT_API void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size_t *size);
 
 #ifdef __cplusplus
 }

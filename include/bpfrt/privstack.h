@@ -12,6 +12,8 @@
 #ifndef BPFRT_PUBLIC_PRIVSTACK_H
 #define BPFRT_PUBLIC_PRIVSTACK_H
 
+#include "bpfrt/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,7 +33,8 @@ struct bpfrt_privstack_info {
 	uint32_t thread_cnt;    /* threads that hold a stack of this program now */
 	uint64_t faults;        /* runs aborted on a guard page */
 };
-int bpfrt_prog_privstack_info(const struct bpfrt_prog *prog, struct bpfrt_privstack_info *info);
+BPFRT_API int bpfrt_prog_privstack_info(const struct bpfrt_prog *prog,
+					struct bpfrt_privstack_info *info);
 
 /* Process-wide private-stack counters. */
 struct bpfrt_privstack_stats {
@@ -43,7 +46,7 @@ struct bpfrt_privstack_stats {
 				 * a private stack) mapped now, all threads */
 	uint64_t nest_bytes;    /* their mappings, guard pages included */
 };
-void bpfrt_privstack_stats(struct bpfrt_privstack_stats *stats);
+BPFRT_API void bpfrt_privstack_stats(struct bpfrt_privstack_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 #ifndef BPFRT_PUBLIC_PROG_H
 #define BPFRT_PUBLIC_PROG_H
 
+#include "bpfrt/export.h"
+
 #include <linux/bpf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -129,16 +131,16 @@ struct bpfrt_prog_load_opts {
  * not BPFRT_PROG_UNSPEC; otherwise the structural validator alone runs,
  * as before (trusted). A verified BPFRT_PROG_UNSPEC program gets r1 =
  * ctx_size read-write bytes and r2 = an unknown scalar. */
-int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
-		    const struct bpfrt_prog_load_opts *opts,
-		    struct bpfrt_prog **prog);
+BPFRT_API int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
+			      const struct bpfrt_prog_load_opts *opts,
+			      struct bpfrt_prog **prog);
 /* Gives the caller's program up. Like Linux's references, every use keeps
  * it alive: a prog array slot holding it, a link attaching it, a nest
  * list (bpfrt_nest_set_children) naming it. The memory goes when the
  * last of them lets it go (the slot is overwritten or deleted or its map
  * freed, the link destroyed, the list replaced); until then the program
  * still runs through them. After this call the caller must not use prog. */
-void bpfrt_prog_free(struct bpfrt_prog *prog);
+BPFRT_API void bpfrt_prog_free(struct bpfrt_prog *prog);
 
 /* Runs the program with r1 = arg1, r2 = arg2 (the conformance contract:
  * memory pointer and length). Returns 0 and *retval = r0, or -errno
@@ -151,8 +153,8 @@ void bpfrt_prog_free(struct bpfrt_prog *prog);
  * code of a program without one runs whole (with the helpers and kfuncs
  * it calls) on a per-thread stack of its nesting level; a run nested
  * deeper than 256 such levels is skipped: -ELOOP, counted as a miss. */
-int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
-		   uint64_t arg1, uint64_t arg2, uint64_t *retval);
+BPFRT_API int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
+			     uint64_t arg1, uint64_t arg2, uint64_t *retval);
 /* A verified program is only run with the context it was verified for:
  * bpfrt_prog_run refuses (-EINVAL, naming the program) arg1 = 0 (the
  * verifier takes r1 to be a valid pointer, so code under `if (ctx == 0)`
@@ -161,28 +163,28 @@ int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
  * memory below 4 GiB: use bpfrt_prog_test_run_opts (bpfrt/test_run.h),
  * which builds it. */
 
-const char *bpfrt_prog_name(const struct bpfrt_prog *prog);
-const struct bpf_insn *bpfrt_prog_insns(const struct bpfrt_prog *prog, size_t *cnt);
+BPFRT_API const char *bpfrt_prog_name(const struct bpfrt_prog *prog);
+BPFRT_API const struct bpf_insn *bpfrt_prog_insns(const struct bpfrt_prog *prog, size_t *cnt);
 /* Native image, or NULL if not JIT-compiled. */
-const void *bpfrt_prog_jited(const struct bpfrt_prog *prog, size_t *len);
+BPFRT_API const void *bpfrt_prog_jited(const struct bpfrt_prog *prog, size_t *len);
 /* Stack bytes of the deepest call chain (the private-stack size). */
-uint32_t bpfrt_prog_stack_depth(const struct bpfrt_prog *prog);
+BPFRT_API uint32_t bpfrt_prog_stack_depth(const struct bpfrt_prog *prog);
 /* Number of subprograms and each one's own stack depth and first insn. */
-uint32_t bpfrt_prog_subprog_cnt(const struct bpfrt_prog *prog);
-int bpfrt_prog_subprog_info(const struct bpfrt_prog *prog, uint32_t idx,
-			    uint32_t *start_insn, uint32_t *stack_depth);
+BPFRT_API uint32_t bpfrt_prog_subprog_cnt(const struct bpfrt_prog *prog);
+BPFRT_API int bpfrt_prog_subprog_info(const struct bpfrt_prog *prog, uint32_t idx,
+				      uint32_t *start_insn, uint32_t *stack_depth);
 
 /* Load flags of a program (object programs: set before bpfrt_object_load,
  * like libbpf's bpf_program__set_flags). Returns 0 or -errno (-EBUSY once
  * loaded, -EINVAL for unknown or contradicting flags). */
-int bpfrt_prog_set_flags(struct bpfrt_prog *prog, uint32_t flags);
-uint32_t bpfrt_prog_flags(const struct bpfrt_prog *prog);
+BPFRT_API int bpfrt_prog_set_flags(struct bpfrt_prog *prog, uint32_t flags);
+BPFRT_API uint32_t bpfrt_prog_flags(const struct bpfrt_prog *prog);
 
 /* Writes the native code, disassembled, with the BPF instruction each part
  * came from. */
-int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out);
+BPFRT_API int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out);
 /* Writes the BPF instructions, disassembled. */
-int bpfrt_prog_dump_xlated(const struct bpfrt_prog *prog, FILE *out);
+BPFRT_API int bpfrt_prog_dump_xlated(const struct bpfrt_prog *prog, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #ifndef BPFRT_PUBLIC_TEST_RUN_H
 #define BPFRT_PUBLIC_TEST_RUN_H
 
+#include "bpfrt/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,7 +81,7 @@ struct bpfrt_test_run_opts {
 	enum bpfrt_exec_mode mode; /* engine, as bpfrt_prog_run */
 };
 
-int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts *opts);
+BPFRT_API int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts *opts);
 
 #ifdef __cplusplus
 }

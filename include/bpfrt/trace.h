@@ -8,6 +8,8 @@
 #ifndef BPFRT_PUBLIC_TRACE_H
 #define BPFRT_PUBLIC_TRACE_H
 
+#include "bpfrt/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,18 +26,18 @@ extern "C" {
 /* Copies as many whole pending lines as fit into buf, NUL-terminated.
  * Returns the bytes copied (0: nothing pending), or -ENOSPC if even the
  * next line does not fit. */
-int bpfrt_trace_read(char *buf, size_t len);
+BPFRT_API int bpfrt_trace_read(char *buf, size_t len);
 /* Calls fn for every pending line (len excludes the NUL); a negative
  * return stops and is returned. Returns the number of lines. */
 typedef int (*bpfrt_trace_line_fn)(void *ctx, const char *line, size_t len);
-int bpfrt_trace_drain(bpfrt_trace_line_fn fn, void *ctx);
+BPFRT_API int bpfrt_trace_drain(bpfrt_trace_line_fn fn, void *ctx);
 /* Writes every pending line to out (the CLI's trace-pipe). Returns the
  * number of lines or -errno. */
-int bpfrt_trace_pipe(FILE *out);
+BPFRT_API int bpfrt_trace_pipe(FILE *out);
 /* Lines lost to a full buffer since the last clear. */
-uint64_t bpfrt_trace_dropped(void);
+BPFRT_API uint64_t bpfrt_trace_dropped(void);
 /* Discards pending lines and the dropped count. */
-void bpfrt_trace_clear(void);
+BPFRT_API void bpfrt_trace_clear(void);
 
 #ifdef __cplusplus
 }

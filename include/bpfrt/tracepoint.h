@@ -41,6 +41,8 @@
 #ifndef BPFRT_PUBLIC_TRACEPOINT_H
 #define BPFRT_PUBLIC_TRACEPOINT_H
 
+#include "bpfrt/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,25 +90,25 @@ struct bpfrt_tp_site {
 /* Registers tp (by name) and the site table [start, stop) of the calling
  * module; either may be NULL. Idempotent. Sites of enabled tracepoints in a
  * newly registered table are patched at once. */
-void bpfrt_tracepoint_register(struct bpfrt_tracepoint *tp,
-			       const struct bpfrt_tp_site *start,
-			       const struct bpfrt_tp_site *stop);
+BPFRT_API void bpfrt_tracepoint_register(struct bpfrt_tracepoint *tp,
+					 const struct bpfrt_tp_site *start,
+					 const struct bpfrt_tp_site *stop);
 
 /* Undoes bpfrt_tracepoint_register for a module going away (dlclose; the
  * headers' destructors call it). Detach the programs of a module's
  * tracepoints before unloading it. */
-void bpfrt_tracepoint_unregister(struct bpfrt_tracepoint *tp,
-				 const struct bpfrt_tp_site *start);
+BPFRT_API void bpfrt_tracepoint_unregister(struct bpfrt_tracepoint *tp,
+					   const struct bpfrt_tp_site *start);
 
 /* Runs the programs attached to tp; ctx[0] is filled with the header,
  * ctx[1..nargs] hold the arguments. Called by the sites' firing code. */
-void bpfrt_tracepoint_fire(struct bpfrt_tracepoint *tp, uint64_t *ctx);
+BPFRT_API void bpfrt_tracepoint_fire(struct bpfrt_tracepoint *tp, uint64_t *ctx);
 
 /* The sites' out-of-line calls: arguments in registers, the context
  * built in the callee's frame, so the host function keeps no buffer for a
  * disabled tracepoint. N = number of arguments. */
 #define __BPFRT_TP_FIRE_DECL(n, ...) \
-	void bpfrt_tracepoint_fire##n(struct bpfrt_tracepoint *tp, ##__VA_ARGS__) \
+	BPFRT_API void bpfrt_tracepoint_fire##n(struct bpfrt_tracepoint *tp, ##__VA_ARGS__) \
 		__attribute__((cold, noinline));
 typedef uint64_t __bpfrt_u64;
 __BPFRT_TP_FIRE_DECL(0)
@@ -133,15 +135,15 @@ __BPFRT_TP_FIRE_DECL(12, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __bpfrt_u64, __b
 		     __bpfrt_u64, __bpfrt_u64)
 
 /* Registered tracepoint named name ("NAME" or "CATEGORY/NAME"), or NULL. */
-struct bpfrt_tracepoint *bpfrt_tracepoint_find(const char *name);
+BPFRT_API struct bpfrt_tracepoint *bpfrt_tracepoint_find(const char *name);
 /* Whether tp's sites currently jump to the firing code. */
-bool bpfrt_tracepoint_enabled(const struct bpfrt_tracepoint *tp);
+BPFRT_API bool bpfrt_tracepoint_enabled(const struct bpfrt_tracepoint *tp);
 /* Copies up to max of tp's sites (nop address, jump target); returns the
  * total number. */
-size_t bpfrt_tracepoint_sites(const struct bpfrt_tracepoint *tp, struct bpfrt_tp_site *sites,
-			      size_t max);
+BPFRT_API size_t bpfrt_tracepoint_sites(const struct bpfrt_tracepoint *tp,
+					struct bpfrt_tp_site *sites, size_t max);
 /* One line per registered tracepoint: name, nargs, proto, sites, programs. */
-int bpfrt_tracepoint_list(FILE *out);
+BPFRT_API int bpfrt_tracepoint_list(FILE *out);
 
 /* ---- macros ---------------------------------------------------------- */
 

@@ -8,6 +8,8 @@
 #ifndef BPFRT_PUBLIC_VERIFY_H
 #define BPFRT_PUBLIC_VERIFY_H
 
+#include "bpfrt/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,16 +33,16 @@ struct bpfrt_verify_opts {
 /* Runs the verifier on a loaded program (e.g. one loaded trusted) as its
  * kind, without changing it. Returns 0, or -EACCES/-EINVAL/-E2BIG with
  * bpfrt_last_error() "insn N: reason" and the log in opts->log_buf. */
-int bpfrt_prog_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts);
+BPFRT_API int bpfrt_prog_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts);
 /* Largest context offset + size the program reads, or its tail-call
  * targets may (the context its prog arrays' owner was verified for):
  * attach points with a smaller context refuse it. 0 if unverified. */
-uint32_t bpfrt_prog_ctx_access(const struct bpfrt_prog *prog);
+BPFRT_API uint32_t bpfrt_prog_ctx_access(const struct bpfrt_prog *prog);
 /* Size of the context the program was verified against (its kind's
  * largest context, or the ctx_size of UNSPEC/SYSCALL), 0 if unverified. */
-uint32_t bpfrt_prog_ctx_size(const struct bpfrt_prog *prog);
+BPFRT_API uint32_t bpfrt_prog_ctx_size(const struct bpfrt_prog *prog);
 /* True if the program was verified at load. */
-bool bpfrt_prog_verified(const struct bpfrt_prog *prog);
+BPFRT_API bool bpfrt_prog_verified(const struct bpfrt_prog *prog);
 
 #ifdef __cplusplus
 }

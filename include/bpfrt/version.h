@@ -11,6 +11,8 @@
 #ifndef BPFRT_PUBLIC_VERSION_H
 #define BPFRT_PUBLIC_VERSION_H
 
+#include "bpfrt/export.h"
+
 #define BPFRT_VERSION_MAJOR 0
 #define BPFRT_VERSION_MINOR 1
 #define BPFRT_VERSION_PATCH 0
@@ -20,7 +22,7 @@ extern "C" {
 #endif
 
 /* "MAJOR.MINOR.PATCH" of the library in use, e.g. "0.1.0". */
-const char *bpfrt_version(void);
+BPFRT_API const char *bpfrt_version(void);
 
 #ifdef __cplusplus
 }

@@ -1,19 +1,19 @@
 /* Arch-neutral JIT driver: picks the backend for this machine and writes
  * annotated listings of JIT images (BPF instruction, then the native code
- * it became, via capstone, or GNU objdump where capstone lacks the
- * architecture). */
+ * it became, via capstone, loaded with dlopen on the first listing, or
+ * GNU objdump where capstone is missing or lacks the architecture). */
 #define _GNU_SOURCE /* pipe2 */
 #include "jit/jit.h"
 
 #include "core/error.h"
 #include "jit/backend.h"
+#include "jit/capstone_dl.h"
 
 /* BPFRT_NO_CAPSTONE: builds for machines without a capstone library
  * (riscv64 on Debian 12) disassemble with objdump only. */
-#ifndef BPFRT_NO_CAPSTONE
-#include <capstone/capstone.h>
-#else
+#ifdef BPFRT_NO_CAPSTONE
 typedef size_t csh;
+struct bpfrt_capstone;
 #endif
 #include <ctype.h>
 #include <errno.h>
@@ -321,7 +321,8 @@ static void dump_objdump(const struct od_listing *od, FILE *out, const uint8_t *
 
 /* Native instructions in [from, to) of the image: capstone, else
  * objdump's entries, else raw words. */
-static void dump_native(csh cs, const struct od_listing *od, FILE *out, const uint8_t *image,
+static void dump_native(const struct bpfrt_capstone *capstone, csh cs,
+			const struct od_listing *od, FILE *out, const uint8_t *image,
 			size_t from, size_t to)
 {
 	if (!cs) {
@@ -334,7 +335,7 @@ static void dump_native(csh cs, const struct od_listing *od, FILE *out, const ui
 #ifndef BPFRT_NO_CAPSTONE
 	while (from < to) {
 		cs_insn *ci;
-		size_t cnt = cs_disasm(cs, image + from, to - from, (uint64_t)from, 0, &ci);
+		size_t cnt = capstone->disasm(cs, image + from, to - from, (uint64_t)from, 0, &ci);
 		size_t done = 0;
 
 		for (size_t k = 0; k < cnt; k++) {
@@ -343,7 +344,7 @@ static void dump_native(csh cs, const struct od_listing *od, FILE *out, const ui
 			done += ci[k].size;
 		}
 		if (cnt)
-			cs_free(ci, cnt);
+			capstone->free(ci, cnt);
 		from += done;
 		if (from < to && !cnt) {
 			/* undecodable: show one byte raw and go on */
@@ -384,6 +385,8 @@ int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out)
 	const struct od_arch *oa;
 	size_t len;
 	csh cs = 0;
+	const struct bpfrt_capstone *capstone = NULL;
+	const char *no_capstone = forced ? "BPFRT_JIT_DISASM=objdump" : "none in this capstone";
 
 	if (!prog || !out)
 		return bpfrt_err(-EINVAL, "dump --jited: NULL argument");
@@ -394,20 +397,26 @@ int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out)
 		return bpfrt_err(-ENOTSUP, "dump --jited: no JIT backend for this machine");
 #ifndef BPFRT_NO_CAPSTONE
 	/* cs_arch < 0: this capstone has no decoder for the backend */
-	if (be->cs_arch >= 0 && !forced &&
-	    cs_open((cs_arch)be->cs_arch, (cs_mode)be->cs_mode, &cs) != CS_ERR_OK)
-		return bpfrt_err(-ENOTSUP, "dump --jited: capstone cannot open %s", be->arch);
+	if (be->cs_arch >= 0 && !forced) {
+		capstone = bpfrt_capstone_get(&no_capstone);
+		if (capstone &&
+		    capstone->open((cs_arch)be->cs_arch, (cs_mode)be->cs_mode, &cs) != CS_ERR_OK)
+			return bpfrt_err(-ENOTSUP, "dump --jited: capstone cannot open %s", be->arch);
+	}
 #endif
 	off = prog->jit_insn_off;
 
 	fprintf(out, "; %s: %zu bytes of %s code at %p\n", prog->name, len, be->arch, (void *)image);
+	if (be->cs_arch >= 0 && !forced && !capstone)
+		fprintf(out, "; capstone not loaded (%s): the next disassembler is used\n",
+			no_capstone);
 	oa = od_arch_of(be->arch);
 	if (!cs && od_disassemble(&od, be, image, len))
 		fprintf(out, "; disassembled by %s\n", od.tool);
 	else if (!cs)
 		fprintf(out, "; no %s disassembler (%s, and no objdump for %s ran: %s in PATH "
 			"and a writable TMPDIR): raw instruction words\n", be->arch,
-			forced ? "BPFRT_JIT_DISASM=objdump" : "none in this capstone",
+			no_capstone,
 			oa ? oa->machine : be->arch, oa ? oa->tools[0] : "objdump");
 	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
 		const struct bpfrt_subprog *sp = &prog->subprogs[s];
@@ -419,24 +428,24 @@ int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out)
 		fprintf(out, "\n; subprog %u (insn %u), stack %u bytes\n", s, sp->start,
 			sp->stack_depth);
 		fprintf(out, "; prologue\n");
-		dump_native(cs, &od, out, image, fstart, off[sp->start]);
+		dump_native(capstone, cs, &od, out, image, fstart, off[sp->start]);
 		for (uint32_t pc = sp->start; pc < sp->end;) {
 			int slots;
 			uint32_t next;
 
 			dump_bpf(out, prog, pc, &slots);
 			next = pc + (uint32_t)slots < sp->end ? off[pc + slots] : bend;
-			dump_native(cs, &od, out, image, off[pc], next);
+			dump_native(capstone, cs, &od, out, image, off[pc], next);
 			pc += (uint32_t)slots;
 		}
 		if (fend > bend) {
 			fprintf(out, "; epilogue (abort unwinding)\n");
-			dump_native(cs, &od, out, image, bend, fend);
+			dump_native(capstone, cs, &od, out, image, bend, fend);
 		}
 	}
 #ifndef BPFRT_NO_CAPSTONE
 	if (cs)
-		cs_close(&cs);
+		capstone->close(&cs);
 #endif
 	od_free(&od);
 	return 0;
