@@ -28,7 +28,7 @@ if [ -s "$tmp/public" ] && cmp -s "$tmp/public" "$tmp/exports"; then
 else
 	comm -13 "$tmp/public" "$tmp/exports" | sed 's/^/# exported, not declared: /' | head -20
 	comm -23 "$tmp/public" "$tmp/exports" | sed 's/^/# declared, not exported: /' | head -20
-	echo "not ok 1 - $lib exports differ from the public declarations"
+	echo "not ok 1 - $lib exports differ from the public declarations (a public function is declared with BPFRT_API in include/bpfrt/, see src/api/README)"
 fi
 
 unversioned=$(grep -v '@@BPFRT_0$' "$tmp/exports.raw" | head -5)

@@ -2,15 +2,15 @@
  * name (kfuncs, `extern ... __ksym`).
  *
  * Ownership: the registry copies struct bpfrt_helper; a helper's name
- * string must stay valid while it is registered (a kfunc's name is
- * copied). bpfrt_helper_get returns the registry's entry: valid until that
- * id is registered again or unregistered.
+ * string must stay valid while it is registered (a kfunc's name is copied
+ * and kept by bpfrt). bpfrt_helper_get returns the registry's entry:
+ * valid until that id is registered again or unregistered.
  *
- * Thread safety: register helpers and kfuncs before loading the programs
- * that call them. Registration is not synchronised with loads or runs on
- * other threads (kfunc registrations are serialised among themselves);
- * replacing a function that loaded programs call is safe only while none
- * of them runs. */
+ * Lifetimes and thread safety: registration may run on any thread, also
+ * while programs load and run on others (the tables are written under a
+ * lock). A program copies the entries of the helpers and kfuncs it calls
+ * when it loads: registering an id again changes what later loads call,
+ * never what a loaded program calls. */
 #ifndef BPFRT_PUBLIC_HELPERS_H
 #define BPFRT_PUBLIC_HELPERS_H
 
