@@ -4,7 +4,8 @@
 # its declarations inside extern "C" (C++ would otherwise mangle the names
 # and fail only at link time); the umbrella bpfrt/bpfrt.h including every
 # header (tracepoint.h excepted: its constructors belong only in the host
-# files that place tracepoints); the tracepoint macros expanded in C and
+# files that place tracepoints); each function declared with BPFRT_API (or
+# libbpfrt.so does not export it); the tracepoint macros expanded in C and
 # C++. A source check: only the first build directory (BUILD=build) runs it.
 cd "$(dirname "$0")/.." || exit 2
 case "${BUILD:-build}" in
@@ -13,7 +14,7 @@ build) ;;
 esac
 headers=$(cd include && ls bpfrt/*.h)
 set -- $headers
-echo "1..$(($# * 4 + 2))"
+echo "1..$(($# * 5 + 2))"
 CC_C=${HEADER_CC:-gcc}
 CC_CXX=${HEADER_CXX:-g++}
 WARN="-Wall -Wextra -Werror"
@@ -39,6 +40,11 @@ for h in $headers; do
 		rc=0
 	fi
 	report $rc "$h wraps its declarations in extern \"C\" for C++"
+	# a function declared without BPFRT_API is not exported by libbpfrt.so
+	grep -nE '^[A-Za-z_].*\bbpfrt_[a-z0-9_]+\(' "include/$h" |
+		grep -vE '^[0-9]+:(BPFRT_API |typedef |static |extern |#)' >"$tmp/out"
+	[ ! -s "$tmp/out" ]
+	report $? "$h declares every function with BPFRT_API (include/bpfrt/export.h)"
 done
 
 missing=

@@ -73,7 +73,7 @@ struct bpfrt_prog_kind_info {
 
 /* The description of kind (static, never freed; any thread), NULL for a
  * value that is no kind. */
-const struct bpfrt_prog_kind_info *bpfrt_prog_kind_info(enum bpfrt_prog_kind kind);
+BPFRT_API const struct bpfrt_prog_kind_info *bpfrt_prog_kind_info(enum bpfrt_prog_kind kind);
 
 enum bpfrt_exec_mode {
 	BPFRT_EXEC_DEFAULT = 0, /* JIT if the program was JIT-compiled, else interpreter */
