@@ -83,6 +83,8 @@
 #include "attach/trap.h"
 #include "core/error.h"
 #include "jit/execmem.h"
+#include "signal/chain.h"
+#include "signal/ucontext.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -952,19 +954,10 @@ static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
 static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
 {
 	struct kprobe_site *s = ctx;
-	greg_t *g = uc->uc_mcontext.gregs;
-	struct bpfrt_pt_regs regs = {
-		.r15 = (uint64_t)g[REG_R15], .r14 = (uint64_t)g[REG_R14],
-		.r13 = (uint64_t)g[REG_R13], .r12 = (uint64_t)g[REG_R12],
-		.bp = (uint64_t)g[REG_RBP], .bx = (uint64_t)g[REG_RBX],
-		.r11 = (uint64_t)g[REG_R11], .r10 = (uint64_t)g[REG_R10],
-		.r9 = (uint64_t)g[REG_R9], .r8 = (uint64_t)g[REG_R8],
-		.ax = (uint64_t)g[REG_RAX], .cx = (uint64_t)g[REG_RCX],
-		.dx = (uint64_t)g[REG_RDX], .si = (uint64_t)g[REG_RSI],
-		.di = (uint64_t)g[REG_RDI], .orig_ax = (uint64_t)-1,
-		.ip = addr + 1, .cs = 0x33, .flags = (uint64_t)g[REG_EFL],
-		.sp = (uint64_t)g[REG_RSP], .ss = 0x2b,
-	};
+	struct bpfrt_pt_regs regs;
+
+	bpfrt_uc_pt_regs(uc, &regs);
+	regs.ip = addr + 1;
 
 	/* Interrupted between the two stores of bpfrt_rcu_read_lock(): a
 	 * nested section would not be seen by grace periods. Skip. */
@@ -975,7 +968,7 @@ static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
 	} else {
 		kprobe_handle(s, &regs);
 	}
-	g[REG_RIP] = (greg_t)s->ool;
+	bpfrt_uc_set_pc(uc, s->ool);
 	return true;
 }
 
@@ -984,44 +977,32 @@ static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
 #define QUIESCE_TAG 0xb9f0000000000000ull
 
 static int quiesce_sig;
-static struct sigaction quiesce_prev;
 static _Atomic uint32_t q_gen, q_acks;
 static _Atomic bool q_busy;
 static uintptr_t q_lo, q_hi;
 
-static void quiesce_handler(int sig, siginfo_t *si, void *ucv)
+/* Ours: SI_QUEUE with the tag; other deliveries go to the host's
+ * disposition (signal/chain.h). */
+static bool quiesce_signal(int sig, siginfo_t *si, ucontext_t *uc)
 {
 	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
-	ucontext_t *uc = ucv;
 
-	if (si->si_code != SI_QUEUE || (v & ~0xffffffffull) != QUIESCE_TAG) {
-		if (quiesce_prev.sa_flags & SA_SIGINFO) {
-			if (quiesce_prev.sa_sigaction)
-				quiesce_prev.sa_sigaction(sig, si, ucv);
-		} else if (quiesce_prev.sa_handler != SIG_DFL && quiesce_prev.sa_handler != SIG_IGN) {
-			quiesce_prev.sa_handler(sig);
-		}
-		return;
-	}
+	if (si->si_code != SI_QUEUE || (v & ~0xffffffffull) != QUIESCE_TAG)
+		return false;
 	if ((uint32_t)v != atomic_load(&q_gen))
-		return;         /* an answer to a round that gave up */
-	uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+		return true;    /* an answer to a round that gave up */
+	uintptr_t pc = bpfrt_uc_pc(uc);
 
-	if (rip > q_lo && rip < q_hi)
+	if (pc > q_lo && pc < q_hi)
 		atomic_store(&q_busy, true);
 	atomic_fetch_add(&q_acks, 1);
+	return true;
 }
 
 static void quiesce_install(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = quiesce_handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
 	quiesce_sig = SIGRTMAX - 6;
-	if (sigaction(quiesce_sig, &sa, &quiesce_prev))
+	if (bpfrt_signal_handle(quiesce_sig, quiesce_signal, 0))
 		quiesce_sig = 0;
 }
 
@@ -1284,8 +1265,8 @@ static const struct bpfrt_link_ops kretprobe_ops = {
 static bool on_probe_path(const char *name)
 {
 	static const char *const deny[] = {
-		"kprobe_handle", "kprobe_trap", "kretprobe_enter", "quiesce_handler",
-		"trap_handler", "trap_get", "trap_chain", "poke_emulate", "is_nop",
+		"kprobe_handle", "kprobe_trap", "kretprobe_enter", "quiesce_signal",
+		"signal_dispatch", "trap_signal", "trap_get", "poke_emulate", "is_nop",
 		"count_misses", "__errno_location", "__restore_rt",
 	};
 

@@ -3,6 +3,7 @@
 #include "attach/text_poke.h"
 #include "attach/trap.h"
 #include "core/error.h"
+#include "signal/ucontext.h"
 
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -78,27 +79,26 @@ static bool poke_emulate(const struct bpfrt_poke *p, ucontext_t *uc)
 	(void)p; (void)uc; (void)is_nop;
 	return false; /* patched sites are x86-64 code (arm64 builds: make test-arm64) */
 #else
-	greg_t *r = uc->uc_mcontext.gregs;
 	uintptr_t next = p->addr + p->len;
 	int32_t rel32;
 
 	switch (p->bytes[0]) {
 	case 0xe8: /* call rel32 */
 		memcpy(&rel32, p->bytes + 1, 4);
-		r[REG_RSP] -= 8;
-		*(uint64_t *)r[REG_RSP] = next;
-		r[REG_RIP] = (greg_t)(next + (intptr_t)rel32);
+		bpfrt_uc_set_sp(uc, bpfrt_uc_sp(uc) - 8);
+		*(uint64_t *)bpfrt_uc_sp(uc) = next;
+		bpfrt_uc_set_pc(uc, next + (intptr_t)rel32);
 		return true;
 	case 0xe9: /* jmp rel32 */
 		memcpy(&rel32, p->bytes + 1, 4);
-		r[REG_RIP] = (greg_t)(next + (intptr_t)rel32);
+		bpfrt_uc_set_pc(uc, next + (intptr_t)rel32);
 		return true;
 	case 0xeb: /* jmp rel8 */
-		r[REG_RIP] = (greg_t)(next + (intptr_t)(int8_t)p->bytes[1]);
+		bpfrt_uc_set_pc(uc, next + (intptr_t)(int8_t)p->bytes[1]);
 		return true;
 	default:
 		if (is_nop(p->bytes, p->len)) {
-			r[REG_RIP] = (greg_t)next;
+			bpfrt_uc_set_pc(uc, next);
 			return true;
 		}
 		return false; /* a kprobe's bytes: its trap handler decides */

@@ -11,6 +11,8 @@
 #include "attach/trap.h"
 #include "attach/text_poke.h"
 #include "core/error.h"
+#include "signal/chain.h"
+#include "signal/ucontext.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -35,7 +37,6 @@ static _Atomic uint64_t trap_hits;
 static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t trap_once = PTHREAD_ONCE_INIT;
 static int trap_init_err;
-static struct sigaction trap_prev;   /* the host's handler, chained to */
 
 static uint32_t trap_hash(uintptr_t addr)
 {
@@ -72,41 +73,18 @@ static struct trap_slot *trap_get(uintptr_t addr)
 	}
 }
 
-static void trap_chain(int sig, siginfo_t *info, void *uc)
+/* bpfrt's SIGTRAP handler (signal/chain.c calls it and passes on what it
+ * declines: step 4). */
+static bool trap_signal(int sig, siginfo_t *info, ucontext_t *uc)
 {
-	if (trap_prev.sa_flags & SA_SIGINFO) {
-		if (trap_prev.sa_sigaction) {
-			trap_prev.sa_sigaction(sig, info, uc);
-			return;
-		}
-	} else if (trap_prev.sa_handler != SIG_DFL && trap_prev.sa_handler != SIG_IGN) {
-		trap_prev.sa_handler(sig);
-		return;
-	}
-	/* What the kernel does with an int3 nobody handles: end the process
-	 * with SIGTRAP (an ignored int3 is forced to the default action). */
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-	sigaction(SIGTRAP, &dfl, NULL);
-	raise(SIGTRAP);
-}
-
-static void trap_handler(int sig, siginfo_t *info, void *ucv)
-{
-	ucontext_t *uc = ucv;
-	int saved_errno = errno;
-
-	if (info->si_code != SI_KERNEL) {
-		trap_chain(sig, info, ucv);
-		errno = saved_errno;
-		return;
-	}
+	/* int3 traps only: single-step, kill(), raise() are the host's */
+	if (info->si_code != SI_KERNEL)
+		return false;
 #if !defined(__x86_64__)
-	(void)uc; (void)trap_get; /* int3 sites are x86-64 only (arm64: make test-arm64) */
-	trap_chain(sig, info, ucv);
-	errno = saved_errno;
+	(void)uc; (void)trap_get;
+	return false;   /* bpfrt writes breakpoints on x86-64 only */
 #else
-	uintptr_t addr = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+	uintptr_t addr = bpfrt_uc_breakpoint_addr(uc);
 
 	/* The signal may arrive long after the int3 that raised it (the
 	 * thread was preempted in between), when the int3 is gone and a
@@ -135,42 +113,30 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 		/* The int3 went away after this thread hit it: run what is
 		 * there (whatever the snapshot, that int3 is gone). */
 		if (*(volatile uint8_t *)addr != 0xcc) {
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)addr;
+			bpfrt_uc_set_pc(uc, addr);
 			goto handled;
 		}
 		atomic_thread_fence(memory_order_acquire);
 		if (!(seq & 1) && atomic_load(&trap_seq) == seq &&
 		    bpfrt_text_poke_gen() == gen)
-			break;
+			return false;
 	}
-	trap_chain(sig, info, ucv);
-	errno = saved_errno;
-	return;
 handled:
 	atomic_fetch_add_explicit(&trap_hits, 1, memory_order_relaxed);
-	errno = saved_errno;
+	return true;
 #endif
 }
 
 static void trap_install(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = trap_handler;
 	/* NODEFER: a program run from a trap handler may hit another int3. */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTRAP, &sa, &trap_prev))
-		trap_init_err = -errno;
+	trap_init_err = bpfrt_signal_handle(SIGTRAP, trap_signal, BPFRT_SIGNAL_NODEFER);
 }
 
 int bpfrt_trap_init(void)
 {
 	pthread_once(&trap_once, trap_install);
-	if (trap_init_err)
-		return bpfrt_err(trap_init_err, "trap: cannot install the SIGTRAP handler");
-	return 0;
+	return trap_init_err;  /* with bpfrt_signal_handle's message */
 }
 
 int bpfrt_trap_register(uintptr_t addr, bpfrt_trap_fn fn, void *ctx)

@@ -8,16 +8,18 @@
  *      runs; it returns true once it has set the registers to resume with;
  *   3. if the byte at addr is no longer an int3, the trap raced with its
  *      removal: the thread resumes at addr and runs what is there now;
- *   4. otherwise the trap is not ours and goes to the handler the host had
- *      installed before bpfrt's (SA_SIGINFO handlers get the same info and
- *      context; SIG_DFL and SIG_IGN end the process with SIGTRAP, as an
- *      unhandled int3 does). SIGTRAPs that are not int3 traps (si_code
- *      other than SI_KERNEL: single-step, kill(), raise()) go there too.
+ *   4. otherwise the trap is not ours and goes to the host's previous
+ *      disposition by the rules of signal/chain.h (its handler gets the
+ *      same info and context; SIG_DFL and SIG_IGN end the process with
+ *      SIGTRAP, as an unhandled int3 does). SIGTRAPs that are not int3
+ *      traps (si_code other than SI_KERNEL: single-step, kill(), raise())
+ *      go there too.
  *
- * The handler is installed on the first registration or text poke
- * (SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART) and stays. A host
- * that installs its own SIGTRAP handler afterwards must chain to the one
- * it replaced (sigaction's old action) or bpfrt's int3s kill the process.
+ * The handler is installed through signal/chain.h on the first
+ * registration or text poke, with SA_NODEFER (a program run from the
+ * handler may hit another int3), and stays. A host that installs its own
+ * SIGTRAP handler afterwards must chain to the one it replaced
+ * (sigaction's old action) or bpfrt's int3s kill the process.
  * Under a debugger, tell it to pass SIGTRAP (gdb: handle SIGTRAP nostop
  * noprint pass) or it stops at every bpfrt breakpoint. */
 #ifndef BPFRT_ATTACH_TRAP_H

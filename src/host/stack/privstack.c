@@ -24,15 +24,17 @@
  * skipped as a miss. The pthread key is created in a constructor, so it
  * is among the process's first and glibc keeps its value in the thread
  * descriptor (pthread_setspecific allocates nothing for keys below 32);
- * pthread_once calls on the run-time paths find their work done at load
- * (except the SIGSEGV handler's for a program whose first private-stack
- * id comes from a nested interpreter run: sigaction itself is safe). */
+ * pthread_once calls on the run-time paths find their work done at load;
+ * installing the SIGSEGV handler (for a program whose first private-stack
+ * id comes from a nested interpreter run) is async-signal-safe. */
 #define _GNU_SOURCE
 #include "stack/privstack.h"
 #include "core/error.h"
 #include "core/prog.h"
 #include "core/rcu.h"
 #include "core/run.h"
+#include "signal/chain.h"
+#include "signal/ucontext.h"
 #include "stack/stack_switch.h"
 
 #include <errno.h>
@@ -133,10 +135,6 @@ static size_t page_round(size_t v)
 {
 	return (v + ps_page - 1) & ~(ps_page - 1);
 }
-
-static struct sigaction ps_prev;                        /* the host's SIGSEGV handler */
-static pthread_once_t ps_fault_once = PTHREAD_ONCE_INIT;
-static int ps_fault_err;
 
 intptr_t bpfrt_privstack_slot_tp_offset(uint32_t id)
 {
@@ -636,32 +634,14 @@ void bpfrt_privstack_stats(struct bpfrt_privstack_stats *st)
 
 /* ---- guard-page faults --------------------------------------------------
  *
- * Chaining: the handler is installed once, on the first private stack,
- * with SA_ONSTACK | SA_SIGINFO, and remembers the handler it replaced. A
- * fault it owns (the address is in a guard page of a private stack of a
- * program running now on this thread, and the faulting code is that
- * program's JIT image or an interpreter run of it) is resolved by
- * resuming the thread at an unwind point; anything else goes to the
- * previous handler: its sa_sigaction/sa_handler is called with the same
- * arguments, and if it was SIG_DFL or SIG_IGN the default action is
- * restored and the fault re-executes to kill the process as it would
- * have without bpfrt (ignoring a fault would loop forever). A host that
- * installs its own SIGSEGV handler after bpfrt's should chain to the one
- * it replaced in the same way, or guard hits become its faults. */
-
-static void ps_chain(int sig, siginfo_t *info, void *uc)
-{
-	if (ps_prev.sa_flags & SA_SIGINFO) {
-		if (ps_prev.sa_sigaction) {
-			ps_prev.sa_sigaction(sig, info, uc);
-			return;
-		}
-	} else if (ps_prev.sa_handler != SIG_DFL && ps_prev.sa_handler != SIG_IGN) {
-		ps_prev.sa_handler(sig);
-		return;
-	}
-	signal(sig, SIG_DFL); /* returning re-executes the access: default action */
-}
+ * The handler goes in through signal/chain.h (its policy: installed once,
+ * SA_ONSTACK, chained to the host's previous disposition) when the first
+ * program gets a private-stack id. It owns a fault only when the address
+ * is in a guard page of a private stack of a program running now on this
+ * thread and the faulting code is that program's JIT image or an
+ * interpreter run of it; it then resumes the thread at an unwind point.
+ * Every other fault is declined and goes where it would have gone without
+ * bpfrt (with SIG_DFL: the process dies of it). */
 
 static struct bpfrt_privstack *ps_find_guard(struct ps_thread *t, uintptr_t addr)
 {
@@ -680,95 +660,57 @@ static struct bpfrt_privstack *ps_find_guard(struct ps_thread *t, uintptr_t addr
 	return NULL;
 }
 
-/* The registers the handler reads and rewrites in the interrupted
- * context. UC_CALL_BIAS: what a call leaves below a 16-byte aligned sp at
- * a function's first instruction (x86-64 pushes the return address; A64
- * and RISC-V keep it in a register). */
-#if defined(__x86_64__)
-#define UC_PC(uc)	((uc)->uc_mcontext.gregs[REG_RIP])
-#define UC_SP(uc)	((uc)->uc_mcontext.gregs[REG_RSP])
-#define UC_ARG0(uc)	((uc)->uc_mcontext.gregs[REG_RDI])
-#define UC_CALL_BIAS	8
-#elif defined(__aarch64__)
-#define UC_PC(uc)	((uc)->uc_mcontext.pc)
-#define UC_SP(uc)	((uc)->uc_mcontext.sp)
-#define UC_ARG0(uc)	((uc)->uc_mcontext.regs[0])
-#define UC_CALL_BIAS	0
-#elif defined(__riscv) && __riscv_xlen == 64
-#define UC_PC(uc)	((uc)->uc_mcontext.__gregs[REG_PC])
-#define UC_SP(uc)	((uc)->uc_mcontext.__gregs[REG_SP])
-#define UC_ARG0(uc)	((uc)->uc_mcontext.__gregs[REG_A0])
-#define UC_CALL_BIAS	0
-#endif
-#define UC_SET(reg, v)	((reg) = (__typeof__(reg))(uintptr_t)(v))
-
-#ifdef UC_PC
+#if BPFRT_UC_SUPPORTED
 static __attribute__((noreturn, used)) void ps_interp_unwind(void *jmpbuf)
 {
 	longjmp(*(jmp_buf *)jmpbuf, 1);
 }
 #endif
 
-static void ps_segv(int sig, siginfo_t *info, void *ucv)
+static bool ps_segv(int sig, siginfo_t *info, ucontext_t *uc)
 {
 	struct ps_thread *t = ps_self;
 	struct bpfrt_privstack *ps;
-	int saved_errno = errno;
 
 	if (!t || !(ps = ps_find_guard(t, (uintptr_t)info->si_addr)))
-		goto chain;
-#ifdef UC_PC
-	ucontext_t *uc = ucv;
+		return false;
+#if !BPFRT_UC_SUPPORTED
+	(void)uc;
+	return false;
+#else
 	struct bpfrt_prog *prog = ps->prog;
-	uintptr_t pc = (uintptr_t)UC_PC(uc);
+	uintptr_t pc = bpfrt_uc_pc(uc);
 	uintptr_t image = (uintptr_t)prog->jit_func;
 
 	if (prog->privstack_abort && pc >= image && pc < image + prog->jit_len) {
 		/* the stub calls bpfrt_privstack_release, which returns the
 		 * entry sp the program stored in its C area; the stub's call
 		 * runs on that sp */
-		UC_SET(UC_SP(uc), *(void **)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF));
-		UC_SET(UC_PC(uc), prog->privstack_abort);
+		bpfrt_uc_set_sp(uc, *(uintptr_t *)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF));
+		bpfrt_uc_set_pc(uc, prog->privstack_abort);
 	} else if (t->interp_top && t->interp_top->prog == prog) {
 		/* leave signal context (the kernel restores the mask) and
 		 * longjmp from there; the native stack is intact, and 256
 		 * bytes clear any red zone below sp */
-		uintptr_t sp = ((uintptr_t)UC_SP(uc) - 256) & ~(uintptr_t)15;
+		uintptr_t sp = (bpfrt_uc_sp(uc) - 256) & ~(uintptr_t)15;
 
-		UC_SET(UC_SP(uc), sp - UC_CALL_BIAS);
-		UC_SET(UC_ARG0(uc), t->interp_top->jmpbuf);
-		UC_SET(UC_PC(uc), ps_interp_unwind);
+		bpfrt_uc_set_sp(uc, sp - BPFRT_UC_CALL_BIAS);
+		bpfrt_uc_set_arg(uc, 0, (uintptr_t)t->interp_top->jmpbuf);
+		bpfrt_uc_set_pc(uc, (uintptr_t)ps_interp_unwind);
 	} else {
-		goto chain;
+		return false;
 	}
 	atomic_fetch_add_explicit(&prog->privstack_faults, 1, memory_order_relaxed);
 	bpfrt_run_state.abort_err = EFAULT;
 	bpfrt_run_state.abort_pc = 0;
 	bpfrt_run_state.abort_arg = (uint64_t)(uintptr_t)info->si_addr;
-	errno = saved_errno;
-	return;
+	return true;
 #endif
-chain:
-	errno = saved_errno;
-	ps_chain(sig, info, ucv);
-}
-
-static void ps_fault_setup(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = ps_segv;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, &ps_prev))
-		ps_fault_err = -errno;
 }
 
 int bpfrt_privstack_fault_init(void)
 {
-	pthread_once(&ps_fault_once, ps_fault_setup);
-	return ps_fault_err;
+	return bpfrt_signal_handle(SIGSEGV, ps_segv, 0);
 }
 
 /* ---- nested execution ----------------------------------------------------
