@@ -30,3 +30,11 @@ $(BUILD)/bpfrt-bench: $(BUILD)/bench/host/bench_funcs.o $(BUILD)/bench/host/benc
 $(BUILD)/bench/host/%_clang.o: bench/host/%_clang.c
 	@mkdir -p $(dir $@)
 	$(HOST_CLANG) $(HOST_OPT) -fPIC $(BPFRT_HOST_CLANG_PAD_CFLAGS) -c $< -o $@
+
+# A library test_symbols loads with dlopen after its first lookups (an
+# order-only prerequisite: never linked in); the test gets its path.
+$(BUILD)/tests/host/libsym_late.so: tests/host/sym_late.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared $< -o $@
+$(BUILD)/tests/test_symbols: | $(BUILD)/tests/host/libsym_late.so
+$(BUILD)/tests/test_symbols.o: CFLAGS += -DSYM_LATE_LIB='"$(abspath $(BUILD))/tests/host/libsym_late.so"'

@@ -76,6 +76,9 @@ TEST(patchable_functions_found)
 	CHECK(f->pad == 0 && !f->nops1);
 	CHECK(!bpfrt_patchable_lookup("no_such_function_here"));
 	CHECK(!bpfrt_patchable_lookup("main"), "main is not built with the flags");
+	CHECK(bpfrt_patchable_lookup("test_trampoline:tramp_add") == f, "%s", bpfrt_last_error());
+	CHECK(!bpfrt_patchable_lookup("libc:tramp_add"));
+	CHECK(strstr(bpfrt_last_error(), "tramp_add"), "%s", bpfrt_last_error());
 }
 
 static void check_fentry_args(bool jit)

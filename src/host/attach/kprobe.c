@@ -85,13 +85,11 @@
 #include "jit/execmem.h"
 #include "signal/chain.h"
 #include "signal/ucontext.h"
+#include "sym/symbols.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -145,174 +143,6 @@ struct kprobe_link {
 
 static pthread_mutex_t kprobe_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kprobe_site *sites;
-
-/* ---- symbols ------------------------------------------------------------- */
-
-struct ksym {
-	uintptr_t addr;
-	size_t size;
-	char *name;
-};
-
-static struct ksym *ksyms;
-static size_t ksym_cnt, ksym_cap;
-static unsigned long long ksym_adds = ~0ull;    /* dlpi_adds at the last scan */
-
-static int ksym_add(uintptr_t addr, size_t size, const char *name)
-{
-	if (ksym_cnt == ksym_cap) {
-		size_t cap = ksym_cap ? 2 * ksym_cap : 4096;
-		struct ksym *grown = realloc(ksyms, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		ksyms = grown;
-		ksym_cap = cap;
-	}
-	ksyms[ksym_cnt].name = strdup(name);
-	if (!ksyms[ksym_cnt].name)
-		return -ENOMEM;
-	ksyms[ksym_cnt].addr = addr;
-	ksyms[ksym_cnt].size = size;
-	ksym_cnt++;
-	return 0;
-}
-
-static int ksym_scan_file(const char *path, uintptr_t base)
-{
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	Elf *elf;
-
-	if (fd < 0)
-		return 0;       /* the vdso, deleted files: nothing to name */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		goto out;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
-	}
-	/* Both: .symtab has the static functions, .dynsym may be all a
-	 * stripped library has. Duplicates are harmless. */
-	for (int pass = 0; pass < 2 && !err; pass++) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		scn = pass ? dynsym : symtab;
-		if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !err; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && *name)
-				err = ksym_add(base + sym.st_value, sym.st_size, name);
-		}
-	}
-	elf_end(elf);
-out:
-	close(fd);
-	return err;
-}
-
-struct scan_ctx {
-	int err;
-	bool main_done;
-};
-
-static int ksym_phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : NULL;
-	struct scan_ctx *sc = ctx;
-
-	if (!path) {
-		/* The first unnamed object is the executable. */
-		if (sc->main_done)
-			return 0;
-		sc->main_done = true;
-		path = "/proc/self/exe";
-	}
-	sc->err = ksym_scan_file(path, info->dlpi_addr);
-	return sc->err;
-}
-
-static int adds_cb(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	*(unsigned long long *)ctx = info->dlpi_adds;
-	return 1;
-}
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->size > y->size ? -1 : x->size < y->size; /* sized ones first */
-}
-
-/* (Re)reads the symbols when libraries were loaded since the last scan. */
-static int ksym_refresh(void)
-{
-	unsigned long long adds = 0;
-	struct scan_ctx sc = { 0 };
-
-	dl_iterate_phdr(adds_cb, &adds);
-	if (adds == ksym_adds)
-		return 0;
-	for (size_t i = 0; i < ksym_cnt; i++)
-		free(ksyms[i].name);
-	ksym_cnt = 0;
-	elf_version(EV_CURRENT);
-	dl_iterate_phdr(ksym_phdr_cb, &sc);
-	if (sc.err)
-		return bpfrt_err(sc.err, "kprobe: cannot read the symbol tables");
-	qsort(ksyms, ksym_cnt, sizeof(*ksyms), ksym_cmp);
-	ksym_adds = adds;
-	return 0;
-}
-
-static const struct ksym *ksym_by_name(const char *name)
-{
-	for (size_t i = 0; i < ksym_cnt; i++)
-		if (!strcmp(ksyms[i].name, name))
-			return &ksyms[i];
-	return NULL;
-}
-
-/* The sized function symbol containing addr, or NULL. */
-static const struct ksym *ksym_by_addr(uintptr_t addr)
-{
-	size_t lo = 0, hi = ksym_cnt;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Aliases share an address: look back over the candidates. */
-	for (size_t i = lo; i-- > 0 && lo - i <= 16;) {
-		if (ksyms[i].size && addr < ksyms[i].addr + ksyms[i].size)
-			return &ksyms[i];
-	}
-	return NULL;
-}
 
 /* ---- JIT memory near the probed code ------------------------------------- */
 
@@ -428,15 +258,16 @@ static int sweep_function(struct kprobe_site *s, const uint8_t *code, bool *opt_
  * the function: its branches count too. */
 static void sweep_cold_part(struct kprobe_site *s, bool *opt_ok)
 {
-	const struct ksym *fn = ksym_by_addr(s->func), *cold;
+	const struct bpfrt_sym *fn, *cold;
 	char name[512];
 	uint8_t *code;
 
-	if (!fn || snprintf(name, sizeof(name), "%s.cold", fn->name) >= (int)sizeof(name))
+	if (bpfrt_sym_at(s->func, &fn) ||
+	    snprintf(name, sizeof(name), "%s.cold", fn->name) >= (int)sizeof(name) ||
+	    bpfrt_sym_lookup_in(fn->module, name, &cold)) {
+		bpfrt_err_clear();      /* no cold part: nothing to sweep */
 		return;
-	cold = ksym_by_name(name);
-	if (!cold)
-		return;
+	}
 	if (!cold->size || cold->size > SCAN_MAX || !(code = malloc(cold->size))) {
 		*opt_ok = false;
 		return;
@@ -1186,7 +1017,7 @@ static struct kprobe_site *site_find(uintptr_t addr)
 	return NULL;
 }
 
-static int site_create(uintptr_t addr, const struct ksym *sym, bool entry,
+static int site_create(uintptr_t addr, const struct bpfrt_sym *sym, bool entry,
 		       struct kprobe_site **out)
 {
 	struct kprobe_site *s = calloc(1, sizeof(*s));
@@ -1312,18 +1143,15 @@ static bool is_code(uintptr_t addr)
 /* Where to probe: resolves func + offset (or addr) and checks it is code of
  * a loaded object. *sym is the containing function (NULL if unknown). */
 static int resolve(const char *func, uintptr_t addr, uint64_t offset, bool retprobe,
-		   uintptr_t *where, const struct ksym **sym, bool *entry)
+		   uintptr_t *where, const struct bpfrt_sym **sym, bool *entry)
 {
-	int err = ksym_refresh();
+	int err;
 
-	if (err)
-		return err;
 	if (func) {
-		const struct ksym *k = ksym_by_name(func);
+		const struct bpfrt_sym *k;
 
-		if (!k)
-			return bpfrt_err(-ENOENT, "kprobe: no function %s in the executable or "
-					 "its loaded libraries", func);
+		if ((err = bpfrt_sym_lookup(func, &k)))
+			return err;
 		if (k->size && offset >= k->size)
 			return bpfrt_err(-EINVAL, "kprobe: %s+%#lx is past the function's end (%zu bytes)",
 					 func, (unsigned long)offset, k->size);
@@ -1332,7 +1160,10 @@ static int resolve(const char *func, uintptr_t addr, uint64_t offset, bool retpr
 	if (!addr || !is_code(addr))
 		return bpfrt_err(-EINVAL, "kprobe: %#lx is not code of a loaded object",
 				 (unsigned long)addr);
-	*sym = ksym_by_addr(addr);
+	if (bpfrt_sym_at(addr, sym)) {
+		*sym = NULL;    /* code without a symbol: probed in int3 mode */
+		bpfrt_err_clear();
+	}
 	if (*sym && on_probe_path((*sym)->name))
 		return bpfrt_err(-EINVAL, "kprobe: %s runs on the probe path itself (it would "
 				 "recurse)", (*sym)->name);
@@ -1357,7 +1188,7 @@ int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t add
 			const struct bpfrt_kprobe_opts *opts, struct bpfrt_link **linkp)
 {
 	struct bpfrt_kprobe_opts o = { 0 };
-	const struct ksym *sym = NULL;
+	const struct bpfrt_sym *sym = NULL;
 	struct kprobe_link *kl;
 	struct kprobe_site *s;
 	uintptr_t where = 0;

@@ -1,16 +1,17 @@
-/* Finding patchable host functions: for every module of the process
- * (dl_iterate_phdr: the executable and each loaded library), the records
- * the compiler left in __patchable_function_entries or __mcount_loc (read
- * from memory, where the dynamic loader has relocated them) and the
- * function symbols (.symtab, else .dynsym, read with libelf from the file
- * /proc/self/maps names; the executable through /proc/self/exe). A function
- * is patchable when a record points at its entry (or up to 64 bytes before
+/* Finding patchable host functions: for every module of the process (the
+ * shared symbol table's, sym/symbols.h: the executable and each loaded
+ * library), the records the compiler left in __patchable_function_entries
+ * or __mcount_loc (section headers read with libelf from the module's
+ * file, contents from memory, where the dynamic loader has relocated
+ * them), matched against the module's function symbols. A function is
+ * patchable when a record points at its entry (or up to 64 bytes before
  * it: the padding of -fpatchable-function-entry=N,M) and its entry is a
  * 5-byte nop. Libraries loaded later are scanned on the next lookup; a
  * library must not be unloaded while programs are attached to it. */
 #define _GNU_SOURCE
 #include "attach/trampoline.h"
 #include "core/error.h"
+#include "sym/symbols.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -25,15 +26,8 @@
 
 #define MAX_PAD 64
 
-struct module {
-	char *path;
-	uintptr_t base;
-};
-
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct module *modules;
-static size_t module_cnt;
-static unsigned long long scan_adds = ~0ull;   /* dl_iterate_phdr generation seen */
+static uint32_t modules_scanned;                /* symbol-table module ids below are done */
 static struct bpfrt_patchable_func **funcs;    /* in discovery order; each entry
 						* allocated once, never moved */
 static size_t func_cnt, func_cap;
@@ -110,14 +104,6 @@ static int name_index_add(struct bpfrt_patchable_func *f)
 		(*slot)->same_name = f;
 	}
 	return 0;
-}
-
-static bool module_known(const char *path, uintptr_t base)
-{
-	for (size_t i = 0; i < module_cnt; i++)
-		if (modules[i].base == base && !strcmp(modules[i].path, path))
-			return true;
-	return false;
 }
 
 static int addr_cmp(const void *a, const void *b)
@@ -199,9 +185,11 @@ static bool is_nops1(const uint8_t *p)
 	return p[0] == 0x90 && p[1] == 0x90 && p[2] == 0x90 && p[3] == 0x90 && p[4] == 0x90;
 }
 
+/* name and module belong to the symbol table (never freed). */
 static int add_func(const char *name, const char *module, uintptr_t entry, uint32_t pad)
 {
 	struct bpfrt_patchable_func *f;
+	int dup;
 
 	if (func_cnt == func_cap) {
 		size_t cap = func_cap ? 2 * func_cap : 1024;
@@ -212,15 +200,10 @@ static int add_func(const char *name, const char *module, uintptr_t entry, uint3
 		funcs = grown;
 		func_cap = cap;
 	}
-	/* One allocation for the function and its name. */
-	size_t len = strlen(name) + 1;
-	int dup;
-
-	f = calloc(1, sizeof(*f) + len);
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	memcpy(f + 1, name, len);
-	f->name = (const char *)(f + 1);
+	f->name = name;
 	f->module = module;
 	f->entry = entry;
 	f->pad = pad;
@@ -234,103 +217,23 @@ static int add_func(const char *name, const char *module, uintptr_t entry, uint3
 	return 0;
 }
 
-/* A matched symbol; bucket ranks its record by address. */
-struct cand {
-	size_t bucket;
-	const char *name;
-	uintptr_t entry;
-	uint32_t pad;
-};
-
-/* Adds the module's functions in address order (a counting sort on the
- * records' ranks, since symbol tables are in hash order), so fentry.multi
- * hands text_poke its sites already sorted. Frees cands. */
-static int add_in_address_order(struct cand *cands, size_t n, size_t buckets,
-				const char *module)
+/* The module's functions (in address order, so fentry.multi hands
+ * text_poke its sites already sorted) that a record marks. */
+static int scan_symbols(const struct bpfrt_sym_module *m, uintptr_t *recs[2], size_t cnt[2])
 {
-	size_t *start = calloc(buckets + 1, sizeof(*start));
-	struct cand **order = malloc((n ? n : 1) * sizeof(*order));
-	int err = 0;
-
-	if (!start || !order) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		start[cands[i].bucket + 1]++;
-	for (size_t b = 0; b < buckets; b++)
-		start[b + 1] += start[b];
-	for (size_t i = 0; i < n; i++)
-		order[start[cands[i].bucket]++] = &cands[i];
-	for (size_t i = 0; i < n && !err; i++)
-		err = add_func(order[i]->name, module, order[i]->entry, order[i]->pad);
-out:
-	free(start);
-	free(order);
-	free(cands);
-	return err;
-}
-
-static int scan_symbols(Elf *elf, uintptr_t base, const char *module,
-			uintptr_t *recs[2], size_t cnt[2])
-{
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	struct cand *cands = NULL;
-	size_t cand_cnt = 0, cand_cap = 0;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
-	}
-	scn = symtab ? symtab : dynsym;
-	if (!scn)
-		return 0;
-	GElf_Shdr sh;
-	Elf_Data *data = elf_getdata(scn, NULL);
-
-	if (!gelf_getshdr(scn, &sh) || !data || !sh.sh_entsize)
-		return 0;
-	size_t n = sh.sh_size / sh.sh_entsize;
-	/* Native 64-bit symbols are read in place (gelf_getsym copies each
-	 * one); the string table is bounds-checked here instead of by
-	 * elf_strptr. */
-	Elf_Data *strs = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
-	bool direct = gelf_getclass(elf) == ELFCLASS64 && sh.sh_entsize == sizeof(Elf64_Sym) &&
-		      data->d_size >= n * sizeof(Elf64_Sym) && strs && strs->d_buf &&
-		      data->d_type == ELF_T_SYM;
-
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym sym;
-		const char *name;
-
-		if (direct) {
-			sym = ((const Elf64_Sym *)data->d_buf)[i];
-		} else if (!gelf_getsym(data, (int)i, &sym)) {
-			continue;
-		}
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_value)
-			continue;
-		if (direct)
-			name = sym.st_name < strs->d_size &&
-			       memchr((const char *)strs->d_buf + sym.st_name, 0,
-				      strs->d_size - sym.st_name) ?
-			       (const char *)strs->d_buf + sym.st_name : NULL;
-		else
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		uintptr_t entry = base + sym.st_value;
+	/* Room for every function at once: one rehash instead of one per
+	 * doubling. */
+	if ((name_cnt + m->sym_cnt) * 2 > (name_mask ? name_mask + 1 : 0) &&
+	    name_index_grow((name_cnt + m->sym_cnt) * 2))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->sym_cnt; i++) {
+		const struct bpfrt_sym *sym = &m->syms[i];
+		uintptr_t entry = sym->addr;
 		ssize_t p = last_at_or_before(recs[0], cnt[0], entry);
-		ssize_t m = last_at_or_before(recs[1], cnt[1], entry);
-		bool mcount = m >= 0 && recs[1][m] == entry;
+		ssize_t mc = last_at_or_before(recs[1], cnt[1], entry);
+		bool mcount = mc >= 0 && recs[1][mc] == entry;
 		uint32_t pad = 0;
+		int err;
 
 		/* The function's own nops start at most MAX_PAD before it, and
 		 * everything from there to the entry is still 1-byte nops (so
@@ -352,61 +255,34 @@ static int scan_symbols(Elf *elf, uintptr_t base, const char *module,
 		}
 		if (!is_nop5((const uint8_t *)entry) && !is_nops1((const uint8_t *)entry))
 			continue;
-		if (cand_cnt == cand_cap) {
-			size_t cap = cand_cap ? 2 * cand_cap : 1024;
-			struct cand *grown = realloc(cands, cap * sizeof(*cands));
-
-			if (!grown) {
-				free(cands);
-				return -ENOMEM;
-			}
-			cands = grown;
-			cand_cap = cap;
-		}
-		/* bucket: the record's rank in address order */
-		cands[cand_cnt++] = (struct cand){
-			.bucket = mcount ? cnt[0] + (size_t)m : (size_t)p,
-			.name = name, .entry = entry, .pad = pad,
-		};
+		if ((err = add_func(sym->name, m->path, entry, pad)))
+			return err;
 	}
-	/* Room for them all at once: one rehash instead of one per doubling. */
-	if ((name_cnt + cand_cnt) * 2 > (name_mask ? name_mask + 1 : 0) &&
-	    name_index_grow((name_cnt + cand_cnt) * 2)) {
-		free(cands);
-		return -ENOMEM;
-	}
-	return add_in_address_order(cands, cand_cnt, cnt[0] + cnt[1], module);
+	return 0;
 }
 
-static int scan_module(const char *path, uintptr_t base)
+/* Reads the module's records; modules without any have nothing to patch. */
+static int scan_module(void *ctx, const struct bpfrt_sym_module *m)
 {
 	uintptr_t *recs[2] = { NULL, NULL };
 	size_t rec_cnt[2] = { 0, 0 };
-	struct module *grown;
 	int fd, err = 0;
 	Elf *elf;
 
-	grown = realloc(modules, (module_cnt + 1) * sizeof(*modules));
-	if (!grown)
-		return -ENOMEM;
-	modules = grown;
-	modules[module_cnt].path = strdup(path);
-	modules[module_cnt].base = base;
-	if (!modules[module_cnt].path)
-		return -ENOMEM;
-	module_cnt++;
-
-	fd = open(*path ? path : "/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (m->id < modules_scanned)
+		return 0;
+	modules_scanned = m->id + 1;
+	fd = open(m->executable ? "/proc/self/exe" : m->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* vdso and friends: nothing to patch */
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
-		err = read_records(elf, base, recs, rec_cnt);
+		err = read_records(elf, m->base, recs, rec_cnt);
 		if (!err && (rec_cnt[0] || rec_cnt[1])) {
 			for (int k = 0; k < 2; k++)
 				if (rec_cnt[k] && !addrs_sorted(recs[k], rec_cnt[k]))
 					qsort(recs[k], rec_cnt[k], sizeof(uintptr_t), addr_cmp);
-			err = scan_symbols(elf, base, modules[module_cnt - 1].path, recs, rec_cnt);
+			err = scan_symbols(m, recs, rec_cnt);
 		}
 		elf_end(elf);
 	}
@@ -416,45 +292,16 @@ static int scan_module(const char *path, uintptr_t base)
 	return err;
 }
 
-struct phdr_walk {
-	int err;
-	bool added;
-};
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	struct phdr_walk *w = ctx;
-	const char *path = info->dlpi_name ? info->dlpi_name : "";
-
-	if (module_known(path, info->dlpi_addr))
-		return 0;
-	w->err = scan_module(path, info->dlpi_addr);
-	w->added = true;
-	return w->err;
-}
-
-static int adds_cb(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	*(unsigned long long *)ctx = info->dlpi_adds;
-	return 1;
-}
-
 int bpfrt_patchable_scan(void)
 {
-	unsigned long long adds = 0;
-	struct phdr_walk w = { 0 };
+	int err;
 
-	dl_iterate_phdr(adds_cb, &adds);
 	pthread_mutex_lock(&scan_lock);
-	if (adds != scan_adds) {
-		elf_version(EV_CURRENT);
-		dl_iterate_phdr(phdr_cb, &w);
-		if (!w.err)
-			scan_adds = adds;
-	}
+	elf_version(EV_CURRENT);
+	err = bpfrt_sym_foreach_module(scan_module, NULL);
 	pthread_mutex_unlock(&scan_lock);
-	if (w.err)
-		return bpfrt_err(w.err, "patchable: scanning the loaded modules failed");
+	if (err)
+		return bpfrt_err(err, "patchable: scanning the loaded modules failed");
 	return 0;
 }
 
@@ -463,12 +310,24 @@ int bpfrt_patchable_scan(void)
  * first. */
 const struct bpfrt_patchable_func *bpfrt_patchable_lookup(const char *name)
 {
+	const char *colon = strrchr(name, ':');
 	int err = bpfrt_patchable_scan();
 
 	if (err)
 		return NULL;
-	if (name_mask && *name_slot(name))
+	if (colon) {
+		/* LIB:NAME: the symbol table picks the function, if patchable */
+		const struct bpfrt_sym *sym;
+
+		if (bpfrt_sym_lookup(name, &sym))
+			return NULL;
+		for (struct bpfrt_patchable_func *f = name_mask ? *name_slot(sym->name) : NULL; f;
+		     f = f->same_name)
+			if (f->entry == sym->addr)
+				return f;
+	} else if (name_mask && *name_slot(name)) {
 		return *name_slot(name);
+	}
 	bpfrt_err(-ENOENT, "no patchable function %s (build it with the flags of mk/bpfrt-host.mk)",
 		  name);
 	return NULL;

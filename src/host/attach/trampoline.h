@@ -43,7 +43,8 @@ struct bpfrt_patchable_func {
 /* Scans the executable and loaded libraries (again when libraries were
  * loaded since the last scan). Returns 0 or -errno. */
 int bpfrt_patchable_scan(void);
-/* The function called name, or NULL (bpfrt_last_error() says why). */
+/* The function called name, or LIB:NAME (the module as sym/symbols.h
+ * names it), or NULL (bpfrt_last_error() says why). */
 const struct bpfrt_patchable_func *bpfrt_patchable_lookup(const char *name);
 /* Calls fn for every patchable function whose name matches glob
  * (fnmatch); a negative return stops. Returns the count or -errno. */
