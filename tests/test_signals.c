@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,8 @@ static int in_child(void (*fn)(void))
 	fflush(stderr);
 	pid = fork();
 	if (pid == 0) {
+		/* children meant to die leave no core file */
+		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
 		fn();
 		fflush(stdout);
 		_exit(tl_failed() ? 1 : 0);
@@ -39,11 +42,16 @@ static int in_child(void (*fn)(void))
 	return status;
 }
 
-#define CHECK_EXITED_OK(status) \
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status)
-#define CHECK_KILLED_BY(status, sig)                                              \
-	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == (sig),                   \
-	      "child status %#x, expected death by signal %d", status, sig)
+#define CHECK_EXITED_OK(child_status) do {                                        \
+		int status_ = (child_status);                                      \
+		CHECK(WIFEXITED(status_) && WEXITSTATUS(status_) == 0,             \
+		      "child status %#x", status_);                                \
+	} while (0)
+#define CHECK_KILLED_BY(child_status, sig) do {                                   \
+		int status_ = (child_status);                                      \
+		CHECK(WIFSIGNALED(status_) && WTERMSIG(status_) == (sig),          \
+		      "child status %#x, expected death by signal %d", status_, sig); \
+	} while (0)
 
 static void set_disposition(int sig, void (*handler)(int), void (*action)(int, siginfo_t *, void *),
 			    int flags)
@@ -182,7 +190,8 @@ static void segv_plain_chained_child(void)
 	REQUIRE(page);
 	set_disposition(SIGSEGV, host_segv_plain, NULL, 0);
 	REQUIRE(!bpfrt_privstack_fault_init(), "%s", bpfrt_last_error());
-	for (int i = 0; i < 3; i++)
+	/* volatile: it changes between sigsetjmp and siglongjmp */
+	for (volatile int i = 0; i < 3; i++)
 		if (!sigsetjmp(segv_env, 1))
 			*(volatile char *)page = 1;
 	CHECK(host_segvs == 3, "host plain handler ran %d times", host_segvs);
