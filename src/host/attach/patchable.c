@@ -271,10 +271,11 @@ static int scan_module(void *ctx, const struct bpfrt_sym_module *m)
 
 	if (m->id < modules_scanned)
 		return 0;
-	modules_scanned = m->id + 1;
 	fd = open(m->executable ? "/proc/self/exe" : m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		modules_scanned = m->id + 1;
 		return 0; /* vdso and friends: nothing to patch */
+	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
 		err = read_records(elf, m->base, recs, rec_cnt);
@@ -289,6 +290,8 @@ static int scan_module(void *ctx, const struct bpfrt_sym_module *m)
 	close(fd);
 	free(recs[0]);
 	free(recs[1]);
+	if (!err)
+		modules_scanned = m->id + 1;    /* a failed one is read again next time */
 	return err;
 }
 

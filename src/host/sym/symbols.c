@@ -377,6 +377,8 @@ static int rescan(void)
 		modules = grown;
 		err = module_read(found, l.v[k].path ? l.v[k].path : "/proc/self/exe");
 		if (err) {
+			free(found->strs[0]);
+			free(found->strs[1]);
 			free(found);
 			break;
 		}
