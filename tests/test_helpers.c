@@ -8,6 +8,7 @@
 #include "bpfrt/bpfrt.h"
 #include "core/run.h"
 #include "helpers/callback.h"
+#include "helpers/helpers.h"
 #include "helpers/probe.h"
 #include "helpers/trace.h"
 
@@ -169,6 +170,36 @@ TEST(defaults_registered_with_linux_ids_and_prototypes)
 	h = bpfrt_helper_get(BPF_FUNC_loop);
 	CHECK(h->args[1] == BPFRT_ARG_PTR_TO_FUNC);
 	CHECK(bpfrt_helper_get(BPF_FUNC_tail_call)->fn == bpfrt_helper_tail_call);
+}
+
+static uint64_t not_a_tracing_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5)
+{
+	return 1;
+}
+
+/* The host's tracing helpers are defaults of the engine's registry, added
+ * before main: a program calling one loads and runs before anything was
+ * ever attached (get_attach_cookie is 0 outside an attached run), and the
+ * registry takes no second set. */
+TEST(tracing_helpers_are_defaults_before_any_attach)
+{
+	static const struct bpfrt_helper_default other[] = {
+		{ BPF_FUNC_get_attach_cookie, { "other", not_a_tracing_helper } },
+	};
+	const struct bpf_insn insns[] = { CALL_HELPER(BPF_FUNC_get_attach_cookie), EXIT() };
+	const struct bpfrt_helper *h;
+	uint64_t r0 = 1;
+
+	CHECK(run(insns, ARRAY_LEN(insns), BPFRT_EXEC_INTERP, 0, 0, &r0) == 0, "%s",
+	      bpfrt_last_error());
+	CHECK(r0 == 0, "cookie %llu outside an attached run", (unsigned long long)r0);
+	h = bpfrt_helper_get(BPF_FUNC_get_func_ip);
+	CHECK(h && !strcmp(h->name, "get_func_ip"));
+	CHECK(bpfrt_helpers_add_defaults(other, ARRAY_LEN(other)) == -EBUSY);
+	CHECK(strstr(bpfrt_last_error(), "another set"), "%s", bpfrt_last_error());
+	h = bpfrt_helper_get(BPF_FUNC_get_attach_cookie);
+	CHECK(h && h->fn != not_a_tracing_helper);
 }
 
 /* A program that calls ktime_get_ns with only r1/r2 defined must load:

@@ -5,8 +5,16 @@
 
 #include "bpfrt/bpfrt.h"
 
-/* get_func_ip/arg/ret/arg_cnt, get_attach_cookie (attach/helpers_tracing.c),
- * registered with the default environment's Linux defaults. */
-void bpfrt_tracing_helpers_register(void);
+/* A default helper: registered under id where the id is still free. */
+struct bpfrt_helper_default {
+	uint32_t id;
+	struct bpfrt_helper h;
+};
+
+/* The host's defaults (its tracing helpers), registered once, before
+ * main: bpfrt_helpers_init fills them into the default environment after
+ * Linux's, under the same rule; added after it ran, they are filled in at
+ * once. A second, different set is -EBUSY. */
+int bpfrt_helpers_add_defaults(const struct bpfrt_helper_default *set, size_t cnt);
 
 #endif

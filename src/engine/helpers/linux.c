@@ -6,7 +6,10 @@
  * gets them at creation), and fills only ids that are still empty, so
  * an embedder's helper under a Linux id is never overwritten and
  * registering one later replaces the default. (The conformance runner's
- * helper 5, "return r1", and ktime_get_ns both use id 5 this way.)
+ * helper 5, "return r1", and ktime_get_ns both use id 5 this way.) The
+ * host adds its own defaults for the default environment (the tracing
+ * helpers) before main (bpfrt_helpers_add_defaults): the engine never
+ * calls it.
  *
  * Pointers programs pass (maps, keys, buffers) are trusted as the Linux
  * verifier would have checked them; only the probe_read family and
@@ -14,6 +17,7 @@
 #define _GNU_SOURCE
 #include "helpers/helpers.h"
 #include "core/env.h"
+#include "core/error.h"
 #include "helpers/callback.h"
 #include "helpers/probe.h"
 #include "helpers/trace.h"
@@ -273,15 +277,10 @@ static uint64_t bpf_loop(uint64_t nr_loops, uint64_t callback, uint64_t ctx,
 
 #define A(t) BPFRT_ARG_##t
 
-struct default_helper {
-	uint32_t id;
-	struct bpfrt_helper h;
-};
-
 /* Prototypes follow the kernel's bpf_func_proto for each helper. Only the
  * arguments Linux declares are listed: the validator treats the others as
  * unread (trace_printk's optional arguments, like Linux). */
-static const struct default_helper defaults[] = {
+static const struct bpfrt_helper_default defaults[] = {
 	{ BPF_FUNC_map_lookup_elem, { "map_lookup_elem", bpf_map_lookup_elem,
 	  BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL, { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY) } } },
 	{ BPF_FUNC_map_update_elem, { "map_update_elem", bpf_map_update_elem,
@@ -336,16 +335,34 @@ static const struct default_helper defaults[] = {
 	  { A(ANYTHING), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL), A(ANYTHING) } } },
 };
 
+static void add_free_ids(struct bpfrt_env *env, const struct bpfrt_helper_default *set,
+			 size_t cnt)
+{
+	for (size_t i = 0; i < cnt; i++)
+		bpfrt_env_helper_register_default(env, set[i].id, &set[i].h);
+}
+
 void bpfrt_env_add_linux_helpers(struct bpfrt_env *env)
 {
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		bpfrt_env_helper_register_default(env, defaults[i].id, &defaults[i].h);
+	add_free_ids(env, defaults, sizeof(defaults) / sizeof(defaults[0]));
 }
+
+/* The host's set (bpfrt_helpers_add_defaults): registered once, under
+ * defaults_lock, as is whether the default environment's defaults went
+ * in. */
+static const struct bpfrt_helper_default *host_defaults;
+static size_t host_default_cnt;
+static bool defaults_filled;
+static pthread_mutex_t defaults_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void register_defaults(void)
 {
+	pthread_mutex_lock(&defaults_lock);
 	bpfrt_env_add_linux_helpers(bpfrt_env_default());
-	bpfrt_tracing_helpers_register(); /* attach/helpers_tracing.c */
+	if (host_defaults)
+		add_free_ids(bpfrt_env_default(), host_defaults, host_default_cnt);
+	defaults_filled = true;
+	pthread_mutex_unlock(&defaults_lock);
 }
 
 static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
@@ -353,4 +370,24 @@ static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
 void bpfrt_helpers_init(void)
 {
 	pthread_once(&defaults_once, register_defaults);
+}
+
+int bpfrt_helpers_add_defaults(const struct bpfrt_helper_default *set, size_t cnt)
+{
+	int err = 0;
+
+	if (!set || !cnt)
+		return bpfrt_err(-EINVAL, "helper defaults: empty set");
+	pthread_mutex_lock(&defaults_lock);
+	if (host_defaults && host_defaults != set) {
+		err = bpfrt_err(-EBUSY, "helper defaults: another set is registered");
+	} else {
+		host_defaults = set;
+		host_default_cnt = cnt;
+		/* a program was loaded already: later loads get them */
+		if (defaults_filled)
+			add_free_ids(bpfrt_env_default(), set, cnt);
+	}
+	pthread_mutex_unlock(&defaults_lock);
+	return err;
 }

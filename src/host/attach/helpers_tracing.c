@@ -3,13 +3,19 @@
  * trampoline frame of the run in progress (bpfrt_run_state.tramp_frame)
  * and answer only for the ctx that frame gave the program: other program
  * kinds get 0 or -EINVAL, as their ctx is not an argument array.
- * get_attach_cookie serves every attach kind (bpfrt_attach_tls.cookie). */
+ * get_attach_cookie serves every attach kind (bpfrt_attach_tls.cookie).
+ *
+ * They are defaults of the default environment like Linux's other helpers
+ * (helpers/linux.c): added before main, filled in at the first program
+ * load where an id is still free, so a program loaded before any attach
+ * has them too. */
+#include "attach/helpers_tracing.h"
 #include "attach/run.h"
 #include "attach/trampoline.h"
-#include "core/env.h"
 #include "helpers/helpers.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #define A(t) BPFRT_ARG_##t
 
@@ -72,10 +78,7 @@ static uint64_t bpf_get_attach_cookie(uint64_t ctx, uint64_t r2, uint64_t r3, ui
 	return bpfrt_attach_tls.cookie;
 }
 
-static const struct {
-	uint32_t id;
-	struct bpfrt_helper h;
-} tracing_helpers[] = {
+static const struct bpfrt_helper_default tracing_helpers[] = {
 	{ BPF_FUNC_get_func_ip, { "get_func_ip", bpf_get_func_ip, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_CTX) } } },
 	{ BPF_FUNC_get_attach_cookie, { "get_attach_cookie", bpf_get_attach_cookie,
@@ -88,10 +91,9 @@ static const struct {
 	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX) } } },
 };
 
-/* Called from bpfrt_helpers_init's defaults: fills ids still free. */
-void bpfrt_tracing_helpers_register(void)
+__attribute__((constructor)) void bpfrt_tracing_helpers_init(void)
 {
-	for (size_t i = 0; i < sizeof(tracing_helpers) / sizeof(tracing_helpers[0]); i++)
-		bpfrt_env_helper_register_default(bpfrt_env_default(), tracing_helpers[i].id,
-						  &tracing_helpers[i].h);
+	if (bpfrt_helpers_add_defaults(tracing_helpers,
+				       sizeof(tracing_helpers) / sizeof(tracing_helpers[0])))
+		abort(); /* only this file adds a set */
 }

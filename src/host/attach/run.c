@@ -1,6 +1,7 @@
 /* Slow paths of the attached-program fast path (run.h): counters and the
  * copy-on-write program arrays. */
 #include "attach/run.h"
+#include "attach/helpers_tracing.h"
 #include "core/error.h"
 
 #include <errno.h>
@@ -9,6 +10,11 @@
 
 __thread struct bpfrt_attach_tls bpfrt_attach_tls
 	__attribute__((tls_model("initial-exec")));
+
+/* Links the tracing helpers' constructor wherever this file is linked (a
+ * static archive takes only the objects something refers to). */
+__attribute__((used)) static void (*const link_tracing_helpers)(void) =
+	bpfrt_tracing_helpers_init;
 
 void bpfrt_attach_count_miss(struct bpfrt_prog *prog)
 {
