@@ -85,6 +85,30 @@ TEST(policy_follows_kind_depth_and_flags)
 	bpfrt_object_close(obj);
 }
 
+static void *no_claim(struct bpfrt_prog *prog)
+{
+	return NULL;
+}
+
+/* The engine reaches the stacks only through the host registered before
+ * main (core/stack_abi.h): it is there before any load, it is the one
+ * JIT code calls, and no second one replaces it. */
+TEST(stack_host_is_registered_once_before_main)
+{
+	const struct bpfrt_stack_host *host = bpfrt_stack_host;
+	struct bpfrt_stack_host other;
+
+	REQUIRE(host, "no stack host registered");
+	other = *host;
+	other.claim_slow = no_claim;
+	CHECK(bpfrt_stack_host_register(&other) == -EBUSY);
+	CHECK(strstr(bpfrt_last_error(), "another one"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_stack_host_register(host) == 0, "the same host again");
+	other.prog_fini = NULL;
+	CHECK(bpfrt_stack_host_register(&other) == -EINVAL);
+	CHECK(bpfrt_stack_host == host);
+}
+
 TEST(dump_jited_shows_private_stack_code)
 {
 	struct bpfrt_object *obj = load_obj("privstack_policy.bpf.o", true, 0);

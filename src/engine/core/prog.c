@@ -1,12 +1,8 @@
 #include "core/prog.h"
-#include "attach/run.h"
 #include "core/env.h"
 #include "core/error.h"
-#include "stack/privstack.h"
-#include "core/rcu.h"
-#include "core/run.h"
+#include "core/stack_abi.h"
 #include "helpers/helpers.h"
-#include "interp/interp.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
 #include "maps/map.h"
@@ -60,8 +56,11 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 	prog->ctx_size = 0;
 	if (!err && prog->verify_opts)
 		err = bpfrt_verify(prog, prog->verify_opts, true);
-	if (!err)
-		err = bpfrt_privstack_prog_init(prog);
+	/* the host decides the private stack (core/stack_abi.h); without
+	 * one there are none */
+	prog->privstack = false;
+	if (!err && bpfrt_stack_host)
+		err = bpfrt_stack_host->prog_init(prog);
 	if (!err)
 		err = use_prog_arrays(prog);
 	if (!err && jit) {
@@ -93,7 +92,8 @@ int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
 {
 	__atomic_store_n(&prog->loaded, false, __ATOMIC_RELEASE);
-	bpfrt_privstack_prog_fini(prog);
+	if (bpfrt_stack_host)
+		bpfrt_stack_host->prog_fini(prog);
 	bpfrt_execmem_free(prog->jit_mem);
 	free(prog->jit_insn_off);
 	free(prog->insn_subprog);
@@ -226,132 +226,6 @@ int bpfrt_prog_set_flags(struct bpfrt_prog *prog, uint32_t flags)
 uint32_t bpfrt_prog_flags(const struct bpfrt_prog *prog)
 {
 	return prog ? prog->load_flags : 0;
-}
-
-/* Direct runs in progress on this thread, innermost first (frames live on
- * the callers' stacks): the recursion guard and the "nested" test. */
-struct run_frame {
-	const struct bpfrt_prog *prog;
-	struct run_frame *outer;
-};
-
-static __thread struct run_frame *run_top __attribute__((tls_model("initial-exec")));
-
-static bool prog_running_here(const struct bpfrt_prog *prog)
-{
-	for (const struct run_frame *f = run_top; f; f = f->outer)
-		if (f->prog == prog)
-			return true;
-	for (uint32_t i = 0; i < bpfrt_attach_tls.depth && i < BPFRT_ATTACH_MAX_NEST; i++)
-		if (bpfrt_attach_tls.active[i] == prog)
-			return true;
-	return false;
-}
-
-static int run_refused(const struct bpfrt_prog *prog)
-{
-	atomic_fetch_add_explicit(&((struct bpfrt_prog *)prog)->attach_misses, 1,
-				  memory_order_relaxed);
-	return bpfrt_err(-EBUSY, "%s: already running on this thread: run skipped (recursion)",
-			 prog->name);
-}
-
-/* Reports the aborted run and puts the outer run's state back. */
-static __attribute__((noinline, cold)) int
-report_abort(const struct bpfrt_prog *prog, const struct bpfrt_run_state *outer)
-{
-	const struct bpfrt_run_state copy = bpfrt_run_state, *inner = &copy;
-
-	bpfrt_run_state = *outer;
-	if (inner->abort_msg) /* the engine wrote the report */
-		return bpfrt_err(-inner->abort_err, "%s", inner->abort_msg);
-	if (inner->abort_err == ENOENT)
-		return bpfrt_err(-EINVAL, "%s: insn %u: callx to unregistered helper %llu",
-				 prog->name, inner->abort_pc, (unsigned long long)inner->abort_arg);
-	if (inner->abort_err == EFAULT)
-		return bpfrt_err(-EFAULT, "%s: private stack overflow (stack %u bytes, "
-				 "fault at %#llx): run aborted", prog->name, prog->privstack_size,
-				 (unsigned long long)inner->abort_arg);
-	if (inner->abort_err == ENOMEM)
-		return bpfrt_err(-ENOMEM, "%s: cannot allocate a %s stack: run skipped",
-				 prog->name, prog->privstack || !prog->jit_func ? "private" : "nest");
-	if (inner->abort_err == ELOOP)
-		return bpfrt_err(-ELOOP, "%s: nested more than %u levels deep without a "
-				 "private stack: run skipped", prog->name, BPFRT_NEST_STACK_LEVELS);
-	return bpfrt_err(-inner->abort_err, "%s: insn %u: run aborted", prog->name,
-			 inner->abort_pc);
-}
-
-/* A verified program runs only with a context it was verified for: r1 is
- * a valid pointer to the verifier (it prunes `if (ctx == 0)` branches
- * unchecked), and arg2, the context length, covers every byte it reaches. */
-static __attribute__((noinline, cold)) int
-ctx_refused(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
-{
-	if (!arg1)
-		return bpfrt_err(-EINVAL, "prog_run: %s: NULL context (the program was verified "
-				 "for a %u-byte context)", prog->name, prog->ctx_size);
-	return bpfrt_err(-EINVAL, "prog_run: %s: context of %llu bytes, the program reads %u",
-			 prog->name, (unsigned long long)arg2, prog->max_ctx_access);
-}
-
-int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode,
-		   uint64_t arg1, uint64_t arg2, uint64_t *retval)
-{
-	/* Runs nest (a helper or kfunc may run another program): the outer
-	 * run's state comes back intact whatever the inner one did, including
-	 * a JIT abort that unwound past other bookkeeping. */
-	const struct bpfrt_run_state outer = bpfrt_run_state;
-	struct run_frame frame;
-	int abort_err;
-	bool nested;
-
-	if (!prog || !retval)
-		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
-	if (__builtin_expect(!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE), 0))
-		return bpfrt_err(-EINVAL, "prog_run: %s is not loaded", prog->name);
-	if (mode == BPFRT_EXEC_DEFAULT)
-		mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
-	if (mode == BPFRT_EXEC_JIT && !prog->jit_func)
-		return bpfrt_err(-ENOTSUP, "prog_run: %s was not JIT-compiled", prog->name);
-	if (mode != BPFRT_EXEC_INTERP && mode != BPFRT_EXEC_JIT && mode != BPFRT_EXEC_CHECKED)
-		return bpfrt_err(-EINVAL, "prog_run: %s: unknown execution mode %d", prog->name,
-				 (int)mode);
-	if (prog->verified && __builtin_expect(!arg1 || arg2 < prog->max_ctx_access, 0))
-		return ctx_refused(prog, arg1, arg2);
-	nested = run_top || bpfrt_attach_tls.depth;
-	if (__builtin_expect(nested, 0) && prog_running_here(prog))
-		return run_refused(prog);
-	frame.prog = prog;
-	frame.outer = run_top;
-	run_top = &frame;
-	bpfrt_run_state.abort_err = 0;
-	bpfrt_run_state.abort_msg = NULL;
-	bpfrt_run_state.tail_call_cnt = 0;
-	/* a run nested in a checked one is not checked (unless asked):
-	 * its callbacks must not look for the outer run's regions */
-	bpfrt_run_state.check = NULL;
-	/* Map values and tail-call targets the program reaches stay alive
-	 * until the run ends (RCU read section). */
-	bpfrt_rcu_read_lock();
-	if (mode == BPFRT_EXEC_JIT) {
-		/* nested without a private stack: the run goes to this
-		 * level's nest stack (privstack.h) */
-		if (__builtin_expect(nested, 0) && !prog->privstack)
-			*retval = bpfrt_nest_stack_run(prog, arg1, arg2);
-		else
-			*retval = prog->jit_func(arg1, arg2);
-	} else if (mode == BPFRT_EXEC_CHECKED)
-		*retval = bpfrt_interp_run_checked(prog, arg1, arg2);
-	else
-		*retval = bpfrt_interp_run_nested(prog, arg1, arg2, nested);
-	bpfrt_rcu_read_unlock();
-	run_top = frame.outer;
-	abort_err = bpfrt_run_state.abort_err;
-	if (__builtin_expect(abort_err != 0, 0))
-		return report_abort(prog, &outer);
-	bpfrt_run_state = outer;
-	return 0;
 }
 
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start)

@@ -99,7 +99,9 @@ struct bpfrt_prog {
 	_Atomic uint64_t attach_misses;
 	_Atomic uint64_t attach_aborts;
 
-	/* stack/privstack.c: load flags, and the private stack when used. */
+	/* Load flags, and the private stack when used: set by the host's
+	 * stack functions (core/stack_abi.h; stack/privstack.c), read by
+	 * the JIT and the interpreter. */
 	uint32_t load_flags;          /* BPFRT_F_* */
 	bool privstack;               /* JIT code and interpreter runs use one */
 	bool privstack_has_id;

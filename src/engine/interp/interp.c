@@ -10,9 +10,9 @@
  * counter or the checks. */
 #include "interp/interp.h"
 #include "interp/check.h"
-#include "stack/privstack.h"
 #include "core/rcu.h"
 #include "core/run.h"
+#include "core/stack_abi.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"
 #include "maps/map.h"
@@ -130,7 +130,7 @@ interp_abort(const struct bpfrt_prog *prog, const struct bpf_insn *insn, int err
  * program can have (8 frames of at most 512 bytes). */
 #define NATIVE_STACK (BPFRT_MAX_CALL_FRAMES * BPFRT_STACK_PER_FRAME)
 
-/* Private stack (stack/privstack.h): claimed for the run, frames carved
+/* Private stack (core/stack_abi.h): claimed for the run, frames carved
  * below the program's frame top, and a setjmp point the SIGSEGV handler
  * resumes at when the run touches a guard page. The native frame holds
  * no BPF stack, so runs nested through kfuncs stay small. */
@@ -152,13 +152,19 @@ interp_run_guarded(const struct bpfrt_prog *prog, const uint64_t args[5], uint8_
 	volatile uint64_t r0 = 0;
 
 	run.jmpbuf = &area->jb;
-	bpfrt_privstack_interp_push(&run);
-	if (!setjmp(area->jb))
+	run.rcu_nesting = bpfrt_rcu_self.nesting;
+	run.outer = bpfrt_privstack_interp_top;
+	bpfrt_privstack_interp_top = &run;
+	if (!setjmp(area->jb)) {
 		r0 = interp_run_plain(prog, 0, args, NULL, top - prog->stack_depth,
 				      (uint64_t)(uintptr_t)top, area->frames);
-	else
+	} else {
 		r0 = 0; /* guard-page fault: the handler set the abort */
-	bpfrt_privstack_interp_pop(&run);
+		/* and the read sections the run took were not left */
+		while (bpfrt_rcu_self.nesting > run.rcu_nesting)
+			bpfrt_rcu_read_unlock();
+	}
+	bpfrt_privstack_interp_top = run.outer;
 	return r0;
 }
 
@@ -169,11 +175,14 @@ interp_run_private(const struct bpfrt_prog *prog, const uint64_t args[5])
 	uint64_t r0;
 	void *top;
 
-	if (!prog->privstack_has_id && bpfrt_privstack_prog_need_id(p))
-		return interp_abort(prog, prog->insns, ENOMEM, 0);
-	top = bpfrt_privstack_enter(p, prog->privstack_id);
+	/* without an id yet (a nested run of a program the policy gave
+	 * none), the host's slow path gives it one */
+	if (__builtin_expect(prog->privstack_has_id, 1))
+		top = bpfrt_privstack_enter(p, prog->privstack_id);
+	else
+		top = bpfrt_stack_host->claim_slow(p);
 	if (!top)
-		return 0; /* skipped: a live activation holds it (miss counted) */
+		return 0; /* skipped: a live activation holds it (miss counted), or no stack */
 	r0 = interp_run_guarded(prog, args, top);
 	bpfrt_privstack_exit(prog->privstack_id, top);
 	return r0;
@@ -244,7 +253,9 @@ uint64_t bpfrt_interp_run_nested(const struct bpfrt_prog *prog, uint64_t arg1,
 	uint64_t r0;
 
 	bpfrt_run_state.cur_prog = prog;
-	if (prog->privstack || nested)
+	/* nested runs need a host that maps stacks (core/stack_abi.h);
+	 * prog->privstack is only set by one */
+	if (prog->privstack || (nested && bpfrt_stack_host))
 		r0 = interp_run_private(prog, args);
 	else
 		r0 = interp_run_native(prog, 0, args, NULL);

@@ -4,6 +4,7 @@
 #include "isa/datafile.h"
 #include "isa/isa.h"
 #include "core/error.h"
+#include "core/exec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -58,7 +59,7 @@ int bpfrt_conf_exec(const struct bpf_insn *insns, size_t insn_cnt,
 		memcpy(buf, mem, mem_len);
 	}
 	*stage = BPFRT_CONF_STAGE_RUN;
-	err = bpfrt_prog_run(prog, mode, (uint64_t)(uintptr_t)buf, mem_len, r0);
+	err = bpfrt_prog_exec(prog, mode, (uint64_t)(uintptr_t)buf, mem_len, r0);
 	if (!err)
 		*stage = BPFRT_CONF_STAGE_DONE;
 	free(buf);

@@ -30,7 +30,7 @@ enum bpfrt_conf_stage {
 	BPFRT_CONF_STAGE_PARSE,    /* .data reader, or no program section */
 	BPFRT_CONF_STAGE_ASM,      /* assembler, or raw bytes not a multiple of 8 */
 	BPFRT_CONF_STAGE_LOAD,     /* bpfrt_prog_load (validator, JIT) */
-	BPFRT_CONF_STAGE_RUN,      /* bpfrt_prog_run aborted */
+	BPFRT_CONF_STAGE_RUN,      /* the run (bpfrt_prog_exec) aborted */
 	BPFRT_CONF_STAGE_DONE,     /* ran to exit; r0 is valid */
 };
 

@@ -3,8 +3,8 @@
 #include "jit/passes.h"
 
 #include "core/error.h"
-#include "stack/privstack.h"
 #include "core/run.h"
+#include "core/stack_abi.h"
 #include "isa/isa.h"
 #include "jit/execmem.h"
 
@@ -52,8 +52,12 @@ int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
 	};
 	if (!prog->subprogs || !ns || !n)
 		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
-	if (jp->priv)
+	if (jp->priv) {
+		/* only a registered host sets prog->privstack */
 		jp->priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
+		jp->priv_claim_slow = (uintptr_t)bpfrt_stack_host->claim_slow;
+		jp->priv_release_aborted = (uintptr_t)bpfrt_stack_host->release_aborted;
+	}
 	jp->callback = calloc(ns, sizeof(*jp->callback));
 	jp->marks = calloc(n + 1, 1);
 	if (arch->frame_size)
@@ -320,7 +324,7 @@ int bpfrt_jit_build(struct bpfrt_jit_passes *jp)
 	prog->jit_len = jp->prev.len - jp->head_pad;
 	prog->jit_func = (bpfrt_jit_fn)(uintptr_t)(jp->base + jp->head_pad);
 	if (jp->priv)
-		bpfrt_privstack_set_jit_info(prog, jp->base + jp->prev.abort_off);
+		prog->privstack_abort = jp->base + jp->prev.abort_off;
 	return 0;
 fail:
 	bpfrt_execmem_free(mem);

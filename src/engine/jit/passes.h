@@ -88,10 +88,12 @@ struct bpfrt_jit_passes {
 	/* from bpfrt_jit_prescan() */
 	bool has_callx;
 	bool *callback;         /* per subprogram: lddw BPF_PSEUDO_FUNC names it */
-	/* private stack (prog->privstack, stack/privstack.h) */
+	/* private stack (prog->privstack, core/stack_abi.h) */
 	bool priv;
 	bool priv_release;      /* main's teardown gives the stack back */
 	intptr_t priv_slot;     /* the program's slot from the thread pointer */
+	uintptr_t priv_claim_slow;      /* the host's claim_slow: void *(prog) */
+	uintptr_t priv_release_aborted; /* the host's release_aborted: void *(prog) */
 };
 
 /* Checks that prog was validated, fills in the shared state and
@@ -111,8 +113,8 @@ int bpfrt_jit_compile(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
 
 /* Converges, allocates the image, emits it at its address if the code
  * depends on it, copies it and sets prog->jit_func, jit_mem, jit_len and
- * jit_insn_off (and, with a private stack, tells stack/privstack.c where
- * the abort stub is). jp->base and jp->prev stay valid until
+ * jit_insn_off (and, with a private stack, prog->privstack_abort: where
+ * the host's fault handler resumes). jp->base and jp->prev stay valid until
  * bpfrt_jit_passes_free(). Returns 0 or -errno with bpfrt_last_error(). */
 int bpfrt_jit_build(struct bpfrt_jit_passes *jp);
 

@@ -1,7 +1,10 @@
-/* Private stacks (see privstack.h for the layout and the backend
- * contract): ids, per-thread stacks, their life cycle, the stacks of
- * nested runs without a private stack (nest stacks), and the SIGSEGV
- * handler that turns a guard-page hit inside a run into an aborted run.
+/* Private stacks, the host behind the engine's contract (core/stack_abi.h
+ * has the layout and what backends do; privstack.h the nesting rules):
+ * ids, per-thread stacks, their life cycle, the stacks of nested runs
+ * without a private stack (nest stacks), and the SIGSEGV handler that
+ * turns a guard-page hit inside a run into an aborted run. The engine
+ * reaches the load, unload, first-run and abort paths only through the
+ * struct bpfrt_stack_host registered at the end of this file, before main.
  *
  * Ownership: every private stack is on two lists, its program's and its
  * thread's, both under ps_lock. Whoever comes first frees it: the thread
@@ -51,9 +54,6 @@
 
 #define PS_ALTSTACK_SIZE (64u << 10)
 
-__thread void *bpfrt_privstack_slot[BPFRT_PRIVSTACK_MAX_IDS]
-	__attribute__((tls_model("initial-exec")));
-
 struct ps_thread;
 
 /* The record of a stack lives at the top of its own usable pages, above
@@ -77,7 +77,6 @@ struct ps_thread {
 	/* by id: the signal handler finds a running program's stack without
 	 * walking lists that other threads may change */
 	struct bpfrt_privstack *_Atomic rec[BPFRT_PRIVSTACK_MAX_IDS];
-	struct bpfrt_privstack_interp_run *interp_top;
 	void *altstack;                          /* ours, or NULL */
 	/* nest stacks by level (their tops, the mapping ends one guard page
 	 * above), and how many levels the runs in progress here use */
@@ -136,10 +135,6 @@ static size_t page_round(size_t v)
 	return (v + ps_page - 1) & ~(ps_page - 1);
 }
 
-intptr_t bpfrt_privstack_slot_tp_offset(uint32_t id)
-{
-	return (intptr_t)((char *)&bpfrt_privstack_slot[id] - (char *)__builtin_thread_pointer());
-}
 
 void bpfrt_privstack_test_set_size(uint32_t bytes)
 {
@@ -188,18 +183,14 @@ static int ps_init(void)
 	return ps_init_err;
 }
 
-/* Early, so the key gets a low index (see the top of the file). */
-__attribute__((constructor)) static void ps_ctor(void)
-{
-	ps_init();
-}
-
 static uint32_t round_up(uint32_t v, uint32_t a)
 {
 	return (v + a - 1) & ~(a - 1);
 }
 
-int bpfrt_privstack_prog_need_id(struct bpfrt_prog *prog)
+/* Gives prog an id without turning the policy on (nested interpreter
+ * runs), or with it (prog_init). Returns 0 or -errno. */
+static int prog_need_id(struct bpfrt_prog *prog)
 {
 	int err;
 
@@ -215,7 +206,9 @@ int bpfrt_privstack_prog_need_id(struct bpfrt_prog *prog)
 	return 0;
 }
 
-int bpfrt_privstack_prog_init(struct bpfrt_prog *prog)
+/* Load time: decides whether prog uses a private stack (policy, flags),
+ * and if so gives it an id. */
+static int prog_init(struct bpfrt_prog *prog)
 {
 	bool on;
 	int err;
@@ -229,7 +222,7 @@ int bpfrt_privstack_prog_init(struct bpfrt_prog *prog)
 	prog->privstack = false;
 	if (!on)
 		return 0;
-	err = bpfrt_privstack_prog_need_id(prog);
+	err = prog_need_id(prog);
 	if (err == -ENOSPC && !(prog->load_flags & BPFRT_F_PRIVATE_STACK))
 		return 0; /* the default policy falls back to the native stack */
 	if (err)
@@ -277,7 +270,8 @@ static void stack_unlink(struct bpfrt_privstack *ps, struct bpfrt_privstack **de
 	*dead = ps;
 }
 
-void bpfrt_privstack_prog_fini(struct bpfrt_prog *prog)
+/* Unload: frees every thread's stack of prog and its id. */
+static void prog_fini(struct bpfrt_prog *prog)
 {
 	struct bpfrt_privstack *dead = NULL;
 
@@ -451,13 +445,16 @@ static void run_abort(int err)
 	bpfrt_run_state.abort_arg = 0;
 }
 
-void *bpfrt_privstack_enter_slow(struct bpfrt_prog *prog)
+/* The slow path of the claim (struct bpfrt_stack_host.claim_slow):
+ * an id first for a nested interpreter run of a program that has none
+ * (-EAGAIN in a handler that interrupted the lock's holder: no stack). */
+static void *claim_slow(struct bpfrt_prog *prog)
 {
 	struct ps_thread *t;
 	struct bpfrt_privstack *ps;
 	bool busy = false;
 
-	if (!prog->privstack_has_id || !(t = thread_get()))
+	if ((!prog->privstack_has_id && prog_need_id(prog)) || !(t = thread_get()))
 		goto fail;
 	ps = atomic_load_explicit(&t->rec[prog->privstack_id], memory_order_relaxed);
 	/* allocated and its slot empty: in use by a live activation (a
@@ -474,7 +471,7 @@ fail:
 	return NULL;
 }
 
-void *bpfrt_privstack_release(struct bpfrt_prog *prog)
+static void *release_aborted(struct bpfrt_prog *prog)
 {
 	struct ps_thread *t = ps_self;
 	struct bpfrt_privstack *ps = t ? atomic_load(&t->rec[prog->privstack_id]) : NULL;
@@ -483,28 +480,6 @@ void *bpfrt_privstack_release(struct bpfrt_prog *prog)
 		abort(); /* an abort stub ran without a claimed stack */
 	bpfrt_privstack_slot[prog->privstack_id] = ps->top;
 	return *(void **)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF);
-}
-
-void bpfrt_privstack_set_jit_info(struct bpfrt_prog *prog, uintptr_t abort_addr)
-{
-	prog->privstack_abort = abort_addr;
-}
-
-void bpfrt_privstack_interp_push(struct bpfrt_privstack_interp_run *run)
-{
-	struct ps_thread *t = ps_self; /* set: the run claimed a stack */
-
-	run->rcu_nesting = bpfrt_rcu_self.nesting;
-	run->outer = t->interp_top;
-	t->interp_top = run;
-}
-
-void bpfrt_privstack_interp_pop(struct bpfrt_privstack_interp_run *run)
-{
-	ps_self->interp_top = run->outer;
-	/* a fault skipped the read sections' unlocks */
-	while (bpfrt_rcu_self.nesting > run->rcu_nesting)
-		bpfrt_rcu_read_unlock();
 }
 
 /* ---- nest stacks ---------------------------------------------------------
@@ -683,19 +658,19 @@ static bool ps_segv(int sig, siginfo_t *info, ucontext_t *uc)
 	uintptr_t image = (uintptr_t)prog->jit_func;
 
 	if (prog->privstack_abort && pc >= image && pc < image + prog->jit_len) {
-		/* the stub calls bpfrt_privstack_release, which returns the
+		/* the stub calls release_aborted, which returns the
 		 * entry sp the program stored in its C area; the stub's call
 		 * runs on that sp */
 		bpfrt_uc_set_sp(uc, *(uintptr_t *)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF));
 		bpfrt_uc_set_pc(uc, prog->privstack_abort);
-	} else if (t->interp_top && t->interp_top->prog == prog) {
+	} else if (bpfrt_privstack_interp_top && bpfrt_privstack_interp_top->prog == prog) {
 		/* leave signal context (the kernel restores the mask) and
 		 * longjmp from there; the native stack is intact, and 256
 		 * bytes clear any red zone below sp */
 		uintptr_t sp = (bpfrt_uc_sp(uc) - 256) & ~(uintptr_t)15;
 
 		bpfrt_uc_set_sp(uc, sp - BPFRT_UC_CALL_BIAS);
-		bpfrt_uc_set_arg(uc, 0, (uintptr_t)t->interp_top->jmpbuf);
+		bpfrt_uc_set_arg(uc, 0, (uintptr_t)bpfrt_privstack_interp_top->jmpbuf);
 		bpfrt_uc_set_pc(uc, (uintptr_t)ps_interp_unwind);
 	} else {
 		return false;
@@ -799,4 +774,24 @@ int bpfrt_nest_set_children(uint32_t list, struct bpfrt_prog *const *progs, uint
 		free(old);
 	}
 	return 0;
+}
+
+/* ---- registration --------------------------------------------------------- */
+
+static const struct bpfrt_stack_host privstack_host = {
+	.prog_init = prog_init,
+	.prog_fini = prog_fini,
+	.claim_slow = claim_slow,
+	.release_aborted = release_aborted,
+};
+
+/* Before main, so that every program load (the engine's) finds the host,
+ * and early, so the pthread key gets a low index (see the top of the
+ * file). This object is in every program that runs programs: the run
+ * paths (bpfrt_prog_run, attached runs) call bpfrt_nest_stack_run. */
+__attribute__((constructor)) static void ps_ctor(void)
+{
+	ps_init();
+	if (bpfrt_stack_host_register(&privstack_host))
+		abort(); /* only this file registers one */
 }

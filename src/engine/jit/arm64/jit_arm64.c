@@ -32,7 +32,7 @@
  * HWCAP_ATOMICS says the CPU has them, exclusive ldaxr/stlxr loops
  * otherwise; BPFRT_ARM64_NO_LSE=1 in the environment forces the loops.
  *
- * Private stack (prog->privstack, stack/privstack.h has the contract): x25,
+ * Private stack (prog->privstack, core/stack_abi.h has the contract): x25,
  * already callee-saved, holds the private frame, so helper, kfunc and
  * local calls need no save/restore around them; main loads it from its
  * per-thread slot (TPIDR_EL0-relative) and claims the stack, subprograms
@@ -42,7 +42,7 @@
 #include "jit/arm64/emit.h"
 
 #include "core/error.h"
-#include "stack/privstack.h"
+#include "core/stack_abi.h"
 #include "core/run.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"
@@ -425,7 +425,7 @@ static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
  *	x9 = &slot                    ; tpidr_el0 + the slot's offset
  *	ldr x25, [x9]                 ; this thread's frame top, 0 if none/in use
  *	cbnz x25, have
- *	  x25 = bpfrt_privstack_enter_slow(prog)   ; x0, x1 kept
+ *	  x25 = host->claim_slow(prog)  ; x0, x1 kept
  *	  cbnz x25, claimed
  *	  tear down; mov x0, #0; ret  ; skipped run
  * have:
@@ -446,7 +446,7 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	j_have = emit_local(c, a64_cbz(true, true, R(BPF_R10), 0));
 	emit(c, a64_push_pair(0, 1));
 	emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->jp.prog);
-	emit_mov_imm(c, true, ADDR, (uint64_t)(uintptr_t)bpfrt_privstack_enter_slow);
+	emit_mov_imm(c, true, ADDR, c->jp.priv_claim_slow);
 	emit(c, a64_blr(ADDR));
 	emit(c, a64_mov_reg(true, R(BPF_R10), 0));
 	emit(c, a64_pop_pair(0, 1));
@@ -519,7 +519,7 @@ static void emit_abort_stub(struct bpfrt_jit_passes *jp)
 		 * SIGSEGV handler sets sp = the entry sp); x25 is unknown, so
 		 * the stack is given back by C, which returns that sp */
 		emit_mov_imm(c, true, 0, (uint64_t)(uintptr_t)c->jp.prog);
-		emit_mov_imm(c, true, ADDR, (uint64_t)(uintptr_t)bpfrt_privstack_release);
+		emit_mov_imm(c, true, ADDR, c->jp.priv_release_aborted);
 		emit(c, a64_blr(ADDR));
 		emit(c, a64_mov_sp(A64_SP, 0));
 		c->jp.priv_release = false;

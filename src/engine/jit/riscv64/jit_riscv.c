@@ -28,7 +28,7 @@
  * addresses as absolute constants), so it converges once before the
  * allocation and is copied as is.
  *
- * Private stack (prog->privstack, stack/privstack.h has the contract): s5,
+ * Private stack (prog->privstack, core/stack_abi.h has the contract): s5,
  * already callee-saved, holds the private frame, so helper, kfunc and
  * local calls need no save/restore around them; main loads it from its
  * per-thread slot (tp-relative) and claims the stack, subprograms inherit
@@ -42,7 +42,7 @@
 #include "jit/riscv64/emit.h"
 
 #include "core/error.h"
-#include "stack/privstack.h"
+#include "core/stack_abi.h"
 #include "core/run.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"
@@ -395,7 +395,7 @@ static int priv_slot_addr(struct jit_ctx *c, int32_t *disp)
 /* Private stack, main function, after the registers are saved:
  *	ld   s5, slot(tp)          ; this thread's frame top, 0 if none/in use
  *	bnez s5, claim
- *	  s5 = bpfrt_privstack_enter_slow(prog)   ; a0, a1 kept below sp
+ *	  s5 = host->claim_slow(prog)  ; a0, a1 kept below sp
  *	  bnez s5, claim
  *	  tear down; ret            ; skipped run: r0 = 0
  * claim:
@@ -417,7 +417,7 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	emit_store(b, ST_D, RV_A0, RV_SP, 0);
 	emit_store(b, ST_D, RV_A1, RV_SP, 8);
 	emit_imm(b, RV_A0, (int64_t)(uintptr_t)c->jp.prog);
-	emit_call_abs(c, bpfrt_privstack_enter_slow);
+	emit_call_abs(c, (const void *)c->jp.priv_claim_slow);
 	emit_mv(b, RV_S5, RV_A0);
 	emit_load(b, LD_D, RV_A0, RV_SP, 0);
 	emit_load(b, LD_D, RV_A1, RV_SP, 8);
@@ -481,7 +481,7 @@ static void emit_abort_stub(struct bpfrt_jit_passes *jp)
 		 * SIGSEGV handler sets sp = the entry sp); s5 is unknown, so
 		 * the stack is given back by C */
 		emit_imm(&c->b, RV_A0, (int64_t)(uintptr_t)c->jp.prog);
-		emit_call_abs(c, bpfrt_privstack_release);
+		emit_call_abs(c, (const void *)c->jp.priv_release_aborted);
 		emit_mv(&c->b, RV_SP, RV_A0); /* the entry sp it returns */
 		emit_addi(&c->b, RV_A5, RV_ZERO, 0);
 		c->jp.priv_release = false;

@@ -20,7 +20,7 @@
  * Image layout: per subprogram [prologue][body][stubs]; the offsets are
  * recorded in prog->jit_insn_off as described in jit/jit.h.
  *
- * Private stack (prog->privstack, stack/privstack.h has the contract):
+ * Private stack (prog->privstack, core/stack_abi.h has the contract):
  * rbp, already callee-saved, holds the private frame, so helper, kfunc and
  * local calls need no save/restore around them; main loads it from its
  * per-thread slot (fs:-relative) and claims the stack, subprograms inherit
@@ -30,7 +30,7 @@
 #include "jit/x86_64/emit.h"
 
 #include "core/error.h"
-#include "stack/privstack.h"
+#include "core/stack_abi.h"
 #include "core/run.h"
 #include "isa/isa.h"
 #include "jit/backend.h"
@@ -711,7 +711,7 @@ static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
  *	mov rbp, fs:[slot]          ; this thread's frame top, 0 if none/in use
  *	test rbp, rbp
  *	jnz claim
- *	  rbp = bpfrt_privstack_enter_slow(prog)   ; r1, r2 kept
+ *	  rbp = host->claim_slow(prog)  ; r1, r2 kept
  *	  test rbp, rbp; jnz claim
  *	  tear down; ret            ; skipped run: r0 = 0
  * claim:
@@ -737,7 +737,7 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	emit_push(b, RDI);
 	emit_push(b, RSI);
 	emit_mov_imm64(b, RDI, (uint64_t)(uintptr_t)c->jp.prog);
-	emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_privstack_enter_slow);
+	emit_call_abs(c, c->jp.priv_claim_slow);
 	emit_pop(b, RSI);
 	emit_pop(b, RDI);
 	emit_mov_rr(b, true, RBP, RAX);
@@ -817,7 +817,7 @@ static void emit_abort_stub(struct bpfrt_jit_passes *jp)
 		 * SIGSEGV handler sets rsp = entry_sp); rbp is unknown, so
 		 * the stack is given back by C */
 		emit_mov_imm64(&c->b, RDI, (uint64_t)(uintptr_t)c->jp.prog);
-		emit_call_abs(c, (uint64_t)(uintptr_t)bpfrt_privstack_release);
+		emit_call_abs(c, c->jp.priv_release_aborted);
 		emit_mov_rr(&c->b, true, RSP, RAX); /* the entry rsp it returns */
 		c->jp.priv_release = false;
 		emit_frame_teardown(c, 0);
