@@ -275,6 +275,13 @@ static const struct bpf_insn with_callback[] = {
 	EXIT(),
 };
 
+/* calls bpf_map_lookup_elem (never run: the JIT only resolves it) */
+static const struct bpf_insn calls_lookup[] = {
+	CALL_HELPER(1),
+	MOV64_IMM(BPF_R0, 0),
+	EXIT(),
+};
+
 TEST(shared_prescan_and_state)
 {
 	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "callback" };
@@ -313,16 +320,30 @@ TEST(shared_prescan_and_state)
 	REQUIRE(bpfrt_jit_passes_init(&f.jp, plain, &arch, &f.p, &f.len) == 0);
 	CHECK(bpfrt_jit_prescan(&f.jp) == 0);
 	CHECK(!f.jp.callback[0] && !f.jp.callback[1]);
-	/* helpers: a known id gives its function, an unknown one the error */
-	REQUIRE(plain->helpers[1].fn, "bpf_map_lookup_elem is registered");
-	CHECK(bpfrt_jit_helper(&f.jp, &(struct bpf_insn)CALL_HELPER(1)) == plain->helpers[1].fn);
-	CHECK(f.jp.err == 0);
-	CHECK(bpfrt_jit_helper(&f.jp, &(struct bpf_insn)CALL_HELPER(BPFRT_MAX_HELPER_ID - 1)) ==
-	      NULL);
+	/* helpers come from the program's snapshot: an id it does not call
+	 * is unknown to its JIT even where the environment has it */
+	CHECK(bpfrt_jit_helper(&f.jp, &(struct bpf_insn)CALL_HELPER(1)) == NULL);
 	CHECK(f.jp.err == -EINVAL && strstr(bpfrt_last_error(), "unknown helper"), "%s",
 	      bpfrt_last_error());
 	bpfrt_jit_passes_free(&f.jp);
 	bpfrt_prog_free(plain);
+
+	/* an id it calls gives the function it was loaded with */
+	struct bpfrt_prog *caller = NULL;
+	struct bpfrt_prog_load_opts co = { .sz = sizeof(co), .name = "lookup" };
+	REQUIRE(bpfrt_prog_load(calls_lookup, ARRAY_LEN(calls_lookup), &co, &caller) == 0, "%s",
+		bpfrt_last_error());
+	f = (struct fake){ .mode = FAKE_PLAIN };
+	REQUIRE(bpfrt_jit_passes_init(&f.jp, caller, &arch, &f.p, &f.len) == 0);
+	REQUIRE(bpfrt_prog_helper(caller, 1), "bpf_map_lookup_elem in the snapshot");
+	CHECK(bpfrt_jit_helper(&f.jp, &(struct bpf_insn)CALL_HELPER(1)) ==
+	      bpfrt_prog_helper(caller, 1)->fn);
+	CHECK(f.jp.err == 0);
+	CHECK(bpfrt_jit_helper(&f.jp, &(struct bpf_insn)CALL_HELPER(BPFRT_MAX_HELPER_ID - 1)) ==
+	      NULL);
+	CHECK(f.jp.err == -EINVAL);
+	bpfrt_jit_passes_free(&f.jp);
+	bpfrt_prog_free(caller);
 	bpfrt_prog_free(prog);
 }
 
