@@ -2,15 +2,17 @@
  * what each module that reads it does: the loader gives every SEC() name
  * of a kind that kind and the target after the '/', the verifier allows
  * the kind's context exactly ([0, size), read-only where the table says,
- * packet pointers only where it has packet fields), tracing-like kinds get
- * private stacks by default, test runs take a packet or give ctx_out as
- * the table says, and attach refuses a kind it cannot attach, naming it,
- * while every kind it can has a host attach function. */
+ * packet pointers only where it has packet fields, r0 == 0 where the kind
+ * must return it), tracing-like kinds get private stacks by default, test
+ * runs take a packet or give ctx_out as the table says, and attach
+ * refuses a kind it cannot attach, naming it, while every kind it can has
+ * a host attach function. */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "insns.h"
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/attach.h"
+#include "bpfrt/kprobe.h"
 #include "bpfrt/tracepoint.h"
 #include "core/prog.h"
 #include "core/prog_kind.h"
@@ -152,6 +154,36 @@ TEST(sec_names_outside_the_syntax_are_unknown)
 	}
 }
 
+/* The sizes themselves, written down apart from the table: Linux's
+ * layouts (struct pt_regs, xdp_md, __sk_buff), the tracepoint entry and
+ * u64 arguments, the trampoline frame's 6 arguments (and the return value). */
+TEST(context_sizes_are_the_hooks_layouts)
+{
+	const uint32_t tp_args = 8 * BPFRT_TP_MAX_ARGS;
+	static const struct { enum bpfrt_prog_kind kind; uint32_t size; } want[] = {
+		{ BPFRT_PROG_TRACEPOINT, sizeof(struct bpfrt_tp_entry) + 8 * BPFRT_TP_MAX_ARGS },
+		{ BPFRT_PROG_RAW_TRACEPOINT, 8 * BPFRT_TP_MAX_ARGS },
+		{ BPFRT_PROG_FENTRY, 48 }, { BPFRT_PROG_FEXIT, 56 }, { BPFRT_PROG_FMOD_RET, 56 },
+		{ BPFRT_PROG_FENTRY_MULTI, 48 },
+		{ BPFRT_PROG_KPROBE, sizeof(struct bpfrt_pt_regs) },
+		{ BPFRT_PROG_KRETPROBE, sizeof(struct bpfrt_pt_regs) },
+		{ BPFRT_PROG_UPROBE, sizeof(struct bpfrt_pt_regs) },
+		{ BPFRT_PROG_SOCKET, sizeof(struct __sk_buff) },
+		{ BPFRT_PROG_XDP, sizeof(struct xdp_md) },
+		{ BPFRT_PROG_UNSPEC, CALLER_CTX_SIZE }, { BPFRT_PROG_SYSCALL, CALLER_CTX_SIZE },
+	};
+
+	CHECK(ARRAY_LEN(want) == (size_t)bpfrt_prog_kind_count(), "a kind without a size here");
+	CHECK(sizeof(struct bpfrt_pt_regs) == 168 && tp_args == 96);
+	for (size_t i = 0; i < ARRAY_LEN(want); i++) {
+		const struct bpfrt_prog_kind_desc *d = bpfrt_prog_kind_desc(want[i].kind);
+
+		CHECK(d && expected_ctx_size(d) == want[i].size, "%s: %u bytes, want %u",
+		      bpfrt_prog_kind_str(want[i].kind), d ? expected_ctx_size(d) : 0,
+		      want[i].size);
+	}
+}
+
 TEST(context_size_is_what_the_verifier_allows)
 {
 	for (int k = 0; k < bpfrt_prog_kind_count(); k++) {
@@ -214,6 +246,10 @@ TEST(packet_fields_are_packet_pointers_only_where_the_table_says)
 			else
 				data = &d->ctx.packet_fields[i];
 		}
+		/* xdp_md alone holds packet pointers (a socket filter reads
+		 * its packet through helpers) */
+		CHECK(!!d->ctx.packet_field_cnt == (k == BPFRT_PROG_XDP), "%s: %u packet fields",
+		      d->short_name, d->ctx.packet_field_cnt);
 		CHECK(!d->ctx.packet_field_cnt || (data && end && data->width == 4 &&
 						   end->width == 4),
 		      "%s: packet fields should be u32 data and data_end", d->short_name);
@@ -410,4 +446,26 @@ TEST(raw_load_refuses_a_value_that_is_no_kind)
 
 	CHECK(err == -EINVAL && !p && strstr(bpfrt_last_error(), "no program kind"), "%d %s",
 	      err, bpfrt_last_error());
+}
+
+/* r0 = 1 at exit: refused exactly where the table says the kind must
+ * return 0 (fentry and fexit, as Linux). */
+TEST(return_value_rule_is_the_tables)
+{
+	struct bpf_insn ret1[] = { MOV64_IMM(0, 1), EXIT() };
+
+	for (int k = 0; k < bpfrt_prog_kind_count(); k++) {
+		const struct bpfrt_prog_kind_desc *d = bpfrt_prog_kind_desc(k);
+		struct bpfrt_prog *p;
+		int err = load_kind(k, ret1, ARRAY_LEN(ret1), &p);
+
+		CHECK(d->returns_zero == (k == BPFRT_PROG_FENTRY || k == BPFRT_PROG_FEXIT), "%s",
+		      d->short_name);
+		if (d->returns_zero)
+			CHECK(err == -EACCES && strstr(bpfrt_last_error(), "should have been in [0, 0]"),
+			      "%s: returning 1: %d %s", d->short_name, err, bpfrt_last_error());
+		else
+			CHECK(!err, "%s: returning 1: %s", d->short_name, bpfrt_last_error());
+		bpfrt_prog_free(p);
+	}
 }

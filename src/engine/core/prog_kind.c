@@ -51,12 +51,14 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.secs = SECS({ "fentry", BPFRT_SEC_TARGET }),
 		.ctx = { .sizing = BPFRT_CTX_FIXED, .size = TRAMP_ARGS_SIZE, .rdonly = true,
 			 .u64_only = true },
+		.returns_zero = true,
 	},
 	[BPFRT_PROG_FEXIT] = {
 		TRACING("fexit", "fexit", true),
 		.secs = SECS({ "fexit", BPFRT_SEC_TARGET }),
 		.ctx = { .sizing = BPFRT_CTX_FIXED, .size = TRAMP_ARGS_RET_SIZE, .rdonly = true,
 			 .u64_only = true },
+		.returns_zero = true,
 	},
 	[BPFRT_PROG_FMOD_RET] = {
 		TRACING("fmod_ret", "fmod_ret", true),

@@ -86,6 +86,9 @@ struct bpfrt_prog_kind_desc {
 	const char *short_name;
 	const struct bpfrt_sec_def *secs; /* terminated by a NULL name */
 	struct bpfrt_ctx_layout ctx;
+	/* the verifier requires r0 == 0 at exit (Linux's rule for fentry
+	 * and fexit, whose return value nothing reads) */
+	bool returns_zero;
 	enum bpfrt_ctx_class ctx_class;
 	enum bpfrt_test_ctx test_ctx;
 };

@@ -527,7 +527,7 @@ static int check_return_value(struct venv *env)
 		return verr(env, "R0 !read_ok (the program returns an uninitialized value)");
 	if ((err = vcheck_ptr_leak(env, r0, "R0 leaks addr as return value")))
 		return err;
-	if ((env->prog->kind == BPFRT_PROG_FENTRY || env->prog->kind == BPFRT_PROG_FEXIT) &&
+	if (env->kind->returns_zero &&
 	    (r0->type != SCALAR || r0->umin != 0 || r0->umax != 0))
 		return verr(env, "At program exit the register R0 has value (%lld; %llu) "
 			    "should have been in [0, 0]", (long long)r0->smin,

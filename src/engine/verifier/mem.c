@@ -297,24 +297,28 @@ static int check_region(struct venv *env, int regno, const struct vreg *reg, int
 	return 0;
 }
 
-/* xdp_md's data, data_end and data_meta: [0, 12). */
-#define XDP_MD_PTR_FIELDS_END 12
-
 /* The value a load of `size` bytes at ctx + off reads (sext: ldsx). */
 static int ctx_field(struct venv *env, int32_t off, uint32_t size, struct vreg *dst, bool sext)
 {
-	if (kind_has_packet(env) && sext && off < XDP_MD_PTR_FIELDS_END)
+	const struct bpfrt_ctx_layout *ctx = &env->kind->ctx;
+
+	if (kind_has_packet(env) && sext && off < ctx->addr_fields_end)
 		/* a sign-extended address is no address (Linux refuses it
 		 * the same way) */
 		return verr(env, "invalid bpf_context access off=%d size=%u (sign extension of "
 			    "packet pointers)", off, size);
-	if (kind_has_packet(env) && off < 8 && size != 4)
-		/* part of data or data_end, or both at once, would be address
-		 * bits as a number (Linux allows only the whole 4 bytes) */
-		return verr(env, "invalid bpf_context access off=%d size=%u (packet pointers "
-			    "are loaded whole, 4 bytes)", off, size);
-	if (kind_has_packet(env) && size == 4 && (off == 0 || off == 4)) {
-		mark_ptr(dst, off == 0 ? PTR_TO_PACKET : PTR_TO_PACKET_END);
+	for (unsigned int i = 0; i < ctx->packet_field_cnt; i++) {
+		const struct bpfrt_ctx_packet_field *f = &ctx->packet_fields[i];
+
+		if (off >= f->off + f->width || off + (int32_t)size <= f->off)
+			continue;
+		/* part of data or data_end, or both at once, would be
+		 * address bits as a number (Linux allows only the whole
+		 * field) */
+		if (off != f->off || size != f->width)
+			return verr(env, "invalid bpf_context access off=%d size=%u (packet "
+				    "pointers are loaded whole, %u bytes)", off, size, f->width);
+		mark_ptr(dst, f->end ? PTR_TO_PACKET_END : PTR_TO_PACKET);
 		return 0;
 	}
 	mark_loaded(dst, size, sext);

@@ -32,10 +32,6 @@
 
 /* ---- program kinds ---- */
 
-#define PT_REGS_SIZE     168  /* x86-64 struct pt_regs */
-#define SK_BUFF_SIZE     192  /* struct __sk_buff */
-#define XDP_MD_SIZE      24   /* struct xdp_md */
-
 /* Arguments of the tracepoint the program names, or the most any has
  * (the attach point then checks max_ctx_access against its own). */
 static uint32_t tracepoint_nargs(const struct bpfrt_prog *prog)
@@ -49,42 +45,25 @@ static uint32_t tracepoint_nargs(const struct bpfrt_prog *prog)
 	return tp ? tp->nargs : BPFRT_TP_MAX_ARGS;
 }
 
+/* The context of the program's kind, as the kind table describes it (a
+ * value that is no kind, which only a harness setting prog->kind can
+ * make, is verified as UNSPEC: caller-described memory). */
 static void setup_ctx(struct venv *env, uint32_t ctx_size)
 {
-	env->ctx_rdonly = true;
-	switch (env->prog->kind) {
-	case BPFRT_PROG_TRACEPOINT:
-		env->ctx_size = 8 + 8 * tracepoint_nargs(env->prog);
+	const struct bpfrt_prog_kind_desc *kind = bpfrt_prog_kind_desc(env->prog->kind);
+
+	env->kind = kind ? kind : bpfrt_prog_kind_desc(BPFRT_PROG_UNSPEC);
+	env->ctx_rdonly = env->kind->ctx.rdonly;
+	env->ctx_u64_only = env->kind->ctx.u64_only;
+	switch (env->kind->ctx.sizing) {
+	case BPFRT_CTX_FIXED:
+		env->ctx_size = env->kind->ctx.size;
 		break;
-	case BPFRT_PROG_RAW_TRACEPOINT:
-		env->ctx_size = 8 * tracepoint_nargs(env->prog);
+	case BPFRT_CTX_TP_ARGS:
+		env->ctx_size = env->kind->ctx.size + 8 * tracepoint_nargs(env->prog);
 		break;
-	case BPFRT_PROG_FENTRY:
-	case BPFRT_PROG_FENTRY_MULTI:
-		env->ctx_size = 6 * 8; /* the trampoline frame holds 6 arguments */
-		env->ctx_u64_only = true;
-		break;
-	case BPFRT_PROG_FEXIT:
-	case BPFRT_PROG_FMOD_RET:
-		/* and the return value (so far); attach checks the slot
-		 * against the target's argument count */
-		env->ctx_size = 7 * 8;
-		env->ctx_u64_only = true;
-		break;
-	case BPFRT_PROG_KPROBE:
-	case BPFRT_PROG_KRETPROBE:
-	case BPFRT_PROG_UPROBE:
-		env->ctx_size = PT_REGS_SIZE;
-		break;
-	case BPFRT_PROG_SOCKET:
-		env->ctx_size = SK_BUFF_SIZE;
-		break;
-	case BPFRT_PROG_XDP:
-		env->ctx_size = XDP_MD_SIZE;
-		break;
-	default: /* UNSPEC, SYSCALL: caller-described memory */
+	case BPFRT_CTX_CALLER:
 		env->ctx_size = ctx_size;
-		env->ctx_rdonly = false;
 		break;
 	}
 }

@@ -157,6 +157,7 @@ struct venv {
 	bool join_off;            /* nowhere */
 	uint32_t restarts;
 	/* context of the program kind */
+	const struct bpfrt_prog_kind_desc *kind;
 	uint32_t ctx_size;
 	bool ctx_rdonly;
 	bool ctx_u64_only;        /* tracing arrays: 8-byte loads only */
@@ -330,7 +331,7 @@ static inline uint32_t frame_slots_for(struct venv *env, uint32_t subprog)
 
 static inline bool kind_has_packet(const struct venv *env)
 {
-	return env->prog->kind == BPFRT_PROG_XDP;
+	return env->kind->ctx.packet_field_cnt > 0;
 }
 
 static inline struct vreg *reg_at(struct venv *env, int regno)
