@@ -323,6 +323,7 @@ static void note_tramp_set(uintptr_t image)
 				.item_cnt = cnt,
 				.run_item = FAKE_FN(void (*)(struct bpfrt_tramp_frame *, void *,
 							     struct bpfrt_prog *, uint64_t), 0x400),
+				.layout = bpfrt_tramp_layout(),
 			};
 
 			memcpy(it, items, sizeof(it));
@@ -341,7 +342,8 @@ static void note_tramp_set(uintptr_t image)
 				.pad = pad,
 				.pad_chunks = (const void *)(uintptr_t)0x7ad000,
 				.pad_chunk_bits = 10, .pad_chunk_cnt = 64,
-				.lookup = FAKE_FN(struct bpfrt_tramp_func *(*)(uintptr_t), 0x600),
+				.lookup = FAKE_FN(void *(*)(uintptr_t), 0x600),
+				.layout = bpfrt_tramp_layout(),
 				.md_table = table ? (const void *)(uintptr_t)(FAKE_NEAR + 0x7000) : NULL,
 			};
 

@@ -23,9 +23,11 @@ struct bpfrt_jit_backend {
 	 * capstone has no such arch, and jit.c runs objdump instead. */
 	int cs_arch, cs_mode;
 	/* Optional (x86-64 only now): writes into buf (cap bytes) the code of
-	 * an fentry/fexit/fmod_ret trampoline that will run at image, as
-	 * struct bpfrt_tramp_desc (attach/trampoline.h) describes. Returns
-	 * its length or -errno. (Linux: arch_prepare_bpf_trampoline.) */
+	 * an fentry/fexit/fmod_ret/fentry.multi trampoline that will run at
+	 * image, as struct bpfrt_tramp_desc (jit/trampoline_backend.h)
+	 * describes. Returns its length, -E2BIG when cap is too small, or
+	 * -EINVAL for a description it cannot build. (Linux:
+	 * arch_prepare_bpf_trampoline.) */
 	int (*arch_prepare_trampoline)(void *buf, size_t cap, uintptr_t image,
 				       const struct bpfrt_tramp_desc *desc);
 };

@@ -209,6 +209,12 @@ struct global_tramp {
 
 static struct global_tramp *globals;
 
+/* The hash in C, for a global trampoline without the inline probe. */
+static void *lookup_hash(uintptr_t ip)
+{
+	return bpfrt_multi_lookup_hash(ip);
+}
+
 bool bpfrt_multi_uses_pad(const struct bpfrt_tramp_func *tf)
 {
 	return tf->pad_idx && !bpfrt_multi_force_hash;
@@ -224,15 +230,19 @@ uintptr_t bpfrt_multi_global_tramp(const struct bpfrt_tramp_func *tf)
 		if (g->pad == pad && !bpfrt_encode_call(insn, tf->ip, g->addr))
 			return g->addr;
 	struct bpfrt_tramp_desc d = {
-		.type = BPFRT_TRAMP_MULTI, .pad = pad, .pad_chunks = pad_chunks,
+		.type = BPFRT_TRAMP_MULTI, .flags = BPFRT_TRAMP_F_FENTRY, .nr_args = 6,
+		.pad = pad, .pad_chunks = pad_chunks,
 		.pad_chunk_bits = PAD_CHUNK_BITS, .pad_chunk_cnt = PAD_CHUNKS,
-		.lookup = bpfrt_multi_lookup_hash, .run_item = bpfrt_tramp_run_item,
-		.md_table = (const void *)&md_table,
+		.lookup = lookup_hash, .run_item = bpfrt_tramp_run_item,
+		.md_table = (const void *)&md_table, .layout = bpfrt_tramp_layout(),
 	};
 
 	/* BPFRT_TRAMP_NO_FAST=1: the run path in C (benchmarks compare). */
 	if (getenv("BPFRT_TRAMP_NO_FAST"))
-		d = (struct bpfrt_tramp_desc){ .enter = pad ? multi_enter_pad : multi_enter_hash };
+		d = (struct bpfrt_tramp_desc){
+			.type = BPFRT_TRAMP_CLASSIC, .flags = BPFRT_TRAMP_F_FENTRY, .nr_args = 6,
+			.enter = pad ? multi_enter_pad : multi_enter_hash,
+		};
 
 	g = calloc(1, sizeof(*g));
 	if (!g)

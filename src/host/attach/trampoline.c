@@ -36,6 +36,68 @@ struct tramp_link {
 	enum bpfrt_prog_kind kind;
 };
 
+/* ---- the run path's layout, for generated code ------------------------------ */
+
+/* Offset of an initial-exec TLS variable from the thread pointer: the same
+ * in every thread. */
+static int32_t tls_offset(const void *var)
+{
+	uintptr_t addr = (uintptr_t)var;
+
+	/* Opaque to GCC, which otherwise folds the difference into a 32-bit
+	 * load of the GOT's TP offset that ld cannot relax. */
+	__asm__("" : "+r"(addr));
+	return (int32_t)(intptr_t)(addr - (uintptr_t)__builtin_thread_pointer());
+}
+
+#define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
+_Static_assert(FIELD_SIZE(struct bpfrt_attach_tls, depth) == 4, "depth is a u32");
+_Static_assert(FIELD_SIZE(struct bpfrt_attach_tls, active[0]) == 8, "active[] holds pointers");
+_Static_assert(FIELD_SIZE(struct bpfrt_prog_array, cnt) == 4, "cnt is a u32");
+_Static_assert(FIELD_SIZE(struct bpfrt_prog_array_item, prog) == 8, "item prog is a pointer");
+_Static_assert(FIELD_SIZE(struct bpfrt_prog_array_item, cookie) == 8, "item cookie is a u64");
+_Static_assert(FIELD_SIZE(struct bpfrt_prog_array_item, flags) == 4, "item flags is a u32");
+_Static_assert((sizeof(struct bpfrt_prog_array_item) & (sizeof(struct bpfrt_prog_array_item) - 1)) == 0,
+	       "item stride is a power of two");
+_Static_assert(FIELD_SIZE(struct bpfrt_tramp_func, ip) == 8, "func ip is a u64");
+_Static_assert(FIELD_SIZE(struct bpfrt_md_hash, shift) == 4 &&
+	       FIELD_SIZE(struct bpfrt_md_hash, mask) == 4, "hash shift and mask are u32");
+_Static_assert((sizeof(struct bpfrt_md_slot) & (sizeof(struct bpfrt_md_slot) - 1)) == 0,
+	       "slot stride is a power of two");
+
+static struct bpfrt_tramp_layout layout;
+
+static void layout_init(void)
+{
+	layout = (struct bpfrt_tramp_layout){
+		.tls_depth = tls_offset(&bpfrt_attach_tls.depth),
+		.tls_active = tls_offset(&bpfrt_attach_tls.active[0]),
+		.arr_cnt = offsetof(struct bpfrt_prog_array, cnt),
+		.arr_items = offsetof(struct bpfrt_prog_array, items),
+		.item_shift = (uint32_t)__builtin_ctz(sizeof(struct bpfrt_prog_array_item)),
+		.item_prog = offsetof(struct bpfrt_prog_array_item, prog),
+		.item_cookie = offsetof(struct bpfrt_prog_array_item, cookie),
+		.item_flags = offsetof(struct bpfrt_prog_array_item, flags),
+		.func_ip = offsetof(struct bpfrt_tramp_func, ip),
+		.func_multi = offsetof(struct bpfrt_tramp_func, multi),
+		.hash_shift = offsetof(struct bpfrt_md_hash, shift),
+		.hash_mask = offsetof(struct bpfrt_md_hash, mask),
+		.hash_slots = offsetof(struct bpfrt_md_hash, slots),
+		.slot_shift = (uint32_t)__builtin_ctz(sizeof(struct bpfrt_md_slot)),
+		.slot_ip = offsetof(struct bpfrt_md_slot, ip),
+		.slot_func = offsetof(struct bpfrt_md_slot, tf),
+		.hash_mul = BPFRT_MD_HASH_MUL,
+	};
+}
+
+const struct bpfrt_tramp_layout *bpfrt_tramp_layout(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, layout_init);
+	return &layout;
+}
+
 /* ---- run time (called from the images) ------------------------------------ */
 
 static inline void run_array(const struct bpfrt_prog_array *arr, struct bpfrt_tramp_frame *f)
@@ -502,8 +564,11 @@ static int tramp_fast_rebuild(struct bpfrt_tramp_func *tf)
 				};
 		}
 		struct bpfrt_tramp_desc d = {
-			.type = BPFRT_TRAMP_IMAGE, .md = tf, .tail = tf->stub + tf->stub_tail,
+			.type = BPFRT_TRAMP_IMAGE, .flags = BPFRT_TRAMP_F_FENTRY,
+			.func = tf->ip, .nr_args = (uint8_t)tf->nr_args,
+			.md = tf, .tail = tf->stub + tf->stub_tail,
 			.items = items, .item_cnt = n, .run_item = bpfrt_tramp_run_item,
+			.layout = bpfrt_tramp_layout(),
 		};
 
 		blk = image_build(&d, tf->stub);
@@ -534,7 +599,9 @@ static int tramp_fast_rebuild(struct bpfrt_tramp_func *tf)
 static int tramp_stub(struct bpfrt_tramp_func *tf)
 {
 	struct bpfrt_tramp_desc d = {
-		.type = BPFRT_TRAMP_STUB, .md = tf, .enter = bpfrt_tramp_stub_run,
+		.type = BPFRT_TRAMP_STUB, .flags = BPFRT_TRAMP_F_FENTRY,
+		.func = tf->ip, .nr_args = (uint8_t)tf->nr_args,
+		.md = tf, .enter = bpfrt_tramp_stub_run,
 		.tail_off = &tf->stub_tail, .slot_off = &tf->stub_slot,
 		.c_path_off = &tf->stub_c_path,
 	};
@@ -548,8 +615,13 @@ static int tramp_stub(struct bpfrt_tramp_func *tf)
 /* Builds tf's image once. */
 static int tramp_image(struct bpfrt_tramp_func *tf)
 {
+	/* one per function, whatever kinds attach: it keeps a 16-byte
+	 * return value (rax:rdx, xmm0-1), the type being unknown */
 	struct bpfrt_tramp_desc d = {
-		.type = BPFRT_TRAMP_CLASSIC, .body = tf->ip + 5, .md = tf,
+		.type = BPFRT_TRAMP_CLASSIC,
+		.flags = BPFRT_TRAMP_F_FENTRY | BPFRT_TRAMP_F_FEXIT | BPFRT_TRAMP_F_FMOD_RET,
+		.func = tf->ip, .nr_args = (uint8_t)tf->nr_args, .ret_size = 16,
+		.body = tf->ip + 5, .md = tf,
 		.enter = bpfrt_tramp_enter, .exit = bpfrt_tramp_exit,
 	};
 

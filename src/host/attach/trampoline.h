@@ -24,6 +24,7 @@
 #include "attach/link.h"
 #include "attach/run.h"
 #include "attach/text_poke.h"
+#include "jit/trampoline_backend.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -54,99 +55,18 @@ int bpfrt_patchable_foreach(const char *glob,
 /* Number of patchable functions found. */
 size_t bpfrt_patchable_count(void);
 
-/* ---- trampoline frame ----------------------------------------------------- */
-/* What a trampoline keeps on the stack; programs get ctx = args (the u64
- * argument array, ctx[nr_args] = return value for fexit/fmod_ret), and the
- * words before args are Linux's: ctx[-1] = nr_args, ctx[-2] = function ip. */
-struct bpfrt_tramp_frame {
-	uint64_t ip;            /* entry of the traced function */
-	uint64_t nr_args;
-	uint64_t args[7];       /* rdi, rsi, rdx, rcx, r8, r9, return slot */
-	uint64_t rax;           /* rax at entry; return value after the call */
-	uint64_t rdx;           /* rdx after the call (128-bit returns) */
-	uint64_t cookie;        /* multi: cookie of the program running now */
-	void *md;               /* struct bpfrt_tramp_func */
-	uint64_t unused;
-	uint8_t xmm[8][16];     /* xmm0-7: float arguments, float returns */
-};
-#define BPFRT_TRAMP_FRAME_SIZE 248  /* sizeof + 8: rsp 16-aligned at calls */
+/* ---- trampoline code ------------------------------------------------------ */
+/* The frame, the kinds of trampoline code and their description are the
+ * JIT backend's interface (jit/trampoline_backend.h); the host fills a
+ * struct bpfrt_tramp_desc and bpfrt_tramp_build() has the backend write
+ * the code. A trampoline kept per function is the CLASSIC one (fexit,
+ * fmod_ret) or the fentry STUB; IMAGEs are rebuilt on attach and detach
+ * and freed after a grace period: every thread running an IMAGE entered
+ * it inside the stub's read section, so the grace period proves it unused
+ * (the stub, which runs outside the section, is never freed). */
 
-/* Enter results (the image branches on them). */
-#define BPFRT_TRAMP_BODY      0 /* fentry only: resume the function body */
-#define BPFRT_TRAMP_CALL_ORIG 1 /* call the body, then exit() */
-#define BPFRT_TRAMP_SKIP_ORIG 2 /* fmod_ret override: frame->rax, then exit() */
-
-/* What the JIT backend's arch_prepare_trampoline builds (jit/backend.h).
- *
- * CLASSIC: the generic trampoline above (enter/exit in C; fexit, fmod_ret,
- * the fentry.multi global trampolines).
- *
- * STUB + IMAGE: the fentry fast path (the userspace form of what Linux's
- * arch_prepare_bpf_trampoline emits). The entry calls a permanent
- * per-function STUB: frame, argument saves, the RCU read lock inline, then
- * a jump through the slot at its end, inside the read section: to the
- * IMAGE, or to its own C path (enter(frame, md)) when there is none. The IMAGE is the
- * function's current program list compiled in: per program the recursion
- * guard inline and a direct call of its JIT code (run_item() in C for what
- * is not inline: interpreted programs, programs that call helpers, a guard
- * that is not free), then a jump back to the stub's tail (RCU unlock,
- * restores, ret). Attach and detach build a new IMAGE, publish it in the
- * slot and free the old one after a grace period: every thread running an
- * IMAGE entered it inside the stub's read section, so the grace period
- * proves it unused (the stub, which runs outside the section, is never
- * freed). */
-enum bpfrt_tramp_type {
-	BPFRT_TRAMP_CLASSIC,
-	BPFRT_TRAMP_STUB,
-	BPFRT_TRAMP_IMAGE,
-	/* fentry.multi's global trampoline with the run path generated: the
-	 * RCU lock, the function's state from the padding index (or the
-	 * hash, in C), then its multi array run item by item, items flagged
-	 * BPFRT_TRAMP_ITEM_INLINE called inline as in an IMAGE. */
-	BPFRT_TRAMP_MULTI,
-	/* Tests: the inline read-side lock / unlock as void f(void). */
-	BPFRT_TRAMP_RCU_LOCK_FN,
-	BPFRT_TRAMP_RCU_UNLOCK_FN,
-};
-
-/* One program of an IMAGE. inline_run: JIT'ed and calls nothing (no
- * helper, kfunc, callx or tail call), so it cannot abort, needs no cookie
- * or frame for helpers and leaves xmm alone: the guard and the call are
- * emitted inline. */
-struct bpfrt_tramp_item {
-	struct bpfrt_prog *prog;
-	uint64_t cookie;
-	bool inline_run;
-};
-
-/* bpfrt_prog_array_item.flags: the program may run inline. */
-#define BPFRT_TRAMP_ITEM_INLINE 0x80000000u
-
-struct bpfrt_tramp_desc {
-	enum bpfrt_tramp_type type;
-	uintptr_t body;         /* entry + 5: the original code after the patched
-				 * call (0: no original call, a global trampoline) */
-	const void *md;         /* passed to enter/exit/run_item as 2nd argument */
-	uint64_t (*enter)(struct bpfrt_tramp_frame *frame, void *md);
-	void (*exit)(struct bpfrt_tramp_frame *frame, void *md);
-	bool no_fp;             /* do not save xmm0-7 (benchmarks only) */
-	/* STUB (out: offsets in its code) */
-	uint32_t *tail_off;     /* the tail: RCU unlock, restores, ret */
-	uint32_t *slot_off;     /* the 8-byte slot the stub jumps through */
-	uint32_t *c_path_off;   /* the C path (the slot's value without IMAGE) */
-	/* IMAGE */
-	uintptr_t tail;         /* the stub's tail */
-	const struct bpfrt_tramp_item *items;
-	uint32_t item_cnt;
-	void (*run_item)(struct bpfrt_tramp_frame *frame, void *md,
-			 struct bpfrt_prog *prog, uint64_t cookie);
-	/* MULTI (with run_item) */
-	bool pad;               /* index in the padding first */
-	const void *pad_chunks; /* struct bpfrt_tramp_func **[pad_chunk_cnt] */
-	uint32_t pad_chunk_bits, pad_chunk_cnt;
-	struct bpfrt_tramp_func *(*lookup)(uintptr_t ip);       /* the hash, in C */
-	const void *md_table;   /* struct bpfrt_md_hash *_Atomic: probed inline */
-};
+/* Where the run-path state of this process is, for generated code. */
+const struct bpfrt_tramp_layout *bpfrt_tramp_layout(void);
 
 /* multi.c's address hash (open addressing, linear probing, load <= 1/2),
  * probed inline by the global trampolines: slot (ip * MUL) >> shift, then

@@ -148,16 +148,16 @@ static void emit_jump_to(struct jit_ctx *c, int cc, int64_t target)
 	int64_t d8 = target - (from + 2);
 
 	if (!c->jp.force_long && is_imm8(d8)) {
-		emit2(&c->b, cc < 0 ? 0xeb : (uint8_t)(0x70 | cc), (uint8_t)d8);
+		if (cc < 0)
+			emit_jmp_rel8(&c->b, (int8_t)d8);
+		else
+			emit_jcc(&c->b, (enum x86_cc)cc, (int32_t)d8);
 		return;
 	}
-	if (cc < 0) {
-		emit1(&c->b, 0xe9);
-		emit_u32(&c->b, (uint32_t)(int32_t)(target - (from + 5)));
-	} else {
-		emit2(&c->b, 0x0f, (uint8_t)(0x80 | cc));
-		emit_u32(&c->b, (uint32_t)(int32_t)(target - (from + 6)));
-	}
+	if (cc < 0)
+		emit_jmp_rel32(&c->b, (int32_t)(target - (from + 5)));
+	else
+		emit_jcc_rel32(&c->b, (enum x86_cc)cc, (int32_t)(target - (from + 6)));
 }
 
 /* Forward jump inside one instruction's code: emit with a placeholder,
@@ -178,17 +178,6 @@ static void patch_local(struct jit_ctx *c, size_t after_jump)
 }
 
 /* Accesses to bpfrt_run_state through fs: (initial-exec TLS). */
-static void emit_fs_prefix_modrm(struct jit_ctx *c, bool p66, bool w, uint8_t opc, int reg)
-{
-	emit1(&c->b, 0x64);
-	if (p66)
-		emit1(&c->b, 0x66);
-	emit_rex(&c->b, w, reg, 0, 0, false);
-	emit1(&c->b, opc);
-	emit_modrm(&c->b, 0, reg, RSP); /* SIB follows */
-	emit1(&c->b, 0x25);             /* no base, no index: disp32 */
-}
-
 static int32_t run_state_disp(const struct jit_ctx *c, size_t field)
 {
 	return (int32_t)(c->jp.tp_off + (intptr_t)field);
@@ -196,58 +185,26 @@ static int32_t run_state_disp(const struct jit_ctx *c, size_t field)
 
 static void emit_store_run_state_reg(struct jit_ctx *c, size_t field, int reg)
 {
-	emit_fs_prefix_modrm(c, false, true, 0x89, reg);
-	emit_u32(&c->b, (uint32_t)run_state_disp(c, field));
+	emit_fs_rm(&c->b, false, true, 0x89, reg, run_state_disp(c, field));
 }
 
 static void emit_load_run_state_reg(struct jit_ctx *c, size_t field, int reg)
 {
-	emit_fs_prefix_modrm(c, false, true, 0x8b, reg);
-	emit_u32(&c->b, (uint32_t)run_state_disp(c, field));
+	emit_fs_rm(&c->b, false, true, 0x8b, reg, run_state_disp(c, field));
 }
 
 static void emit_store_run_state_imm32(struct jit_ctx *c, size_t field, uint32_t v)
 {
-	emit_fs_prefix_modrm(c, false, false, 0xc7, 0);
-	emit_u32(&c->b, (uint32_t)run_state_disp(c, field));
+	emit_fs_rm(&c->b, false, false, 0xc7, 0, run_state_disp(c, field));
 	emit_u32(&c->b, v);
-}
-
-/* op reg, [base + index*scale + disp] */
-static void emit_rm_sib(struct x86_buf *b, bool w, uint8_t opc, int reg, int base, int index,
-			unsigned scale_log2, int32_t disp)
-{
-	int mod = (disp == 0 && (base & 7) != RBP) ? 0 : is_imm8(disp) ? 1 : 2;
-
-	emit_rex(b, w, reg, index, base, false);
-	emit1(b, opc);
-	emit_modrm(b, mod, reg, RSP);
-	emit1(b, (uint8_t)((scale_log2 << 6) | ((index & 7) << 3) | (base & 7)));
-	if (mod == 1)
-		emit1(b, (uint8_t)disp);
-	else if (mod == 2)
-		emit_u32(b, (uint32_t)disp);
 }
 
 /* Near call to an absolute address: rel32 when reachable from the image,
  * else through rax (r0 is clobbered by every call anyway). */
 static void emit_call_abs(struct jit_ctx *c, uint64_t fn)
 {
-	if (c->jp.base) {
-		int64_t from = (int64_t)c->jp.base + (int64_t)c->b.len + 5;
-		int64_t d = (int64_t)fn - from;
-
-		if (is_simm32(d)) {
-			emit1(&c->b, 0xe8);
-			emit_u32(&c->b, (uint32_t)(int32_t)d);
-			return;
-		}
-	}
-	/* movabs keeps the size the same in every pass before the address is known */
-	emit_rex(&c->b, true, 0, 0, RAX, false);
-	emit1(&c->b, 0xb8);
-	emit_u64(&c->b, fn);
-	emit2(&c->b, 0xff, 0xd0); /* call rax */
+	/* before the address is known the movabs form keeps every pass's size */
+	emit_branch_abs(&c->b, c->jp.base, fn, true, RAX);
 }
 
 /* ---- prescan ---------------------------------------------------------- */
@@ -660,18 +617,6 @@ static void subst(struct jit_ctx *c, uint32_t *grp_of_dst, uint32_t *grp_of_src)
 
 /* ---- prologue / epilogue --------------------------------------------- */
 
-static void emit_push(struct x86_buf *b, int reg)
-{
-	emit_rex(b, false, 0, 0, reg, false);
-	emit1(b, 0x50 + (reg & 7));
-}
-
-static void emit_pop(struct x86_buf *b, int reg)
-{
-	emit_rex(b, false, 0, 0, reg, false);
-	emit1(b, 0x58 + (reg & 7));
-}
-
 static void emit_frame_teardown(struct jit_ctx *c, uint32_t s);
 static void emit_private_main_prologue(struct jit_ctx *c);
 
@@ -699,8 +644,9 @@ static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 	if (s == 0 && c->jp.has_callx) {
 		/* a helper may run another program on this thread: keep the
 		 * outer run's unwind point and put it back on the way out */
-		emit_fs_prefix_modrm(c, false, false, 0xff, 6); /* push fs:[entry_sp] */
-		emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
+		/* push fs:[entry_sp] */
+		emit_fs_rm(&c->b, false, false, 0xff, 6,
+			   run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
 		emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, entry_sp), RSP);
 	}
 }
@@ -730,8 +676,7 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_push(b, saved_order[k]);
 
-	emit_fs_prefix_modrm(c, false, true, 0x8b, RBP); /* mov rbp, fs:[slot] */
-	emit_u32(b, (uint32_t)c->jp.priv_slot);
+	emit_fs_rm(b, false, true, 0x8b, RBP, (int32_t)c->jp.priv_slot);  /* mov rbp, fs:[slot] */
 	emit_test_rr(b, true, RBP, RBP);
 	j_have = emit_local_jcc(c, CC_NE);
 	emit_push(b, RDI);
@@ -746,11 +691,10 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	c->jp.priv_release = false;
 	emit_frame_teardown(c, 0);
 	c->jp.priv_release = true;
-	emit1(b, 0xc3);
+	emit1(b, X86_RET);
 	patch_local(c, j_have);
 	patch_local(c, j_got);
-	emit_fs_prefix_modrm(c, false, true, 0xc7, 0); /* mov qword fs:[slot], 0 */
-	emit_u32(b, (uint32_t)c->jp.priv_slot);
+	emit_fs_rm(b, false, true, 0xc7, 0, (int32_t)c->jp.priv_slot); /* mov qword fs:[slot], 0 */
 	emit_u32(b, 0);
 	/* the unwind point, in the stack's own C area: no outer value to
 	 * save and restore */
@@ -766,8 +710,7 @@ static void emit_private_main_teardown(struct jit_ctx *c)
 	const struct func_frame *f = &c->frames[0];
 
 	if (c->jp.priv_release) {
-		emit_fs_prefix_modrm(c, false, true, 0x89, RBP); /* mov fs:[slot], rbp */
-		emit_u32(&c->b, (uint32_t)c->jp.priv_slot);
+		emit_fs_rm(&c->b, false, true, 0x89, RBP, (int32_t)c->jp.priv_slot); /* mov fs:[slot], rbp */
 	}
 	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
 		if (f->saved_mask & (1u << saved_order[k]))
@@ -786,14 +729,15 @@ static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 		return;
 	}
 	if (s == 0 && c->jp.has_callx) {
-		emit_fs_prefix_modrm(c, false, false, 0x8f, 0); /* pop fs:[entry_sp] */
-		emit_u32(&c->b, (uint32_t)run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
+		/* pop fs:[entry_sp] */
+		emit_fs_rm(&c->b, false, false, 0x8f, 0,
+			   run_state_disp(c, offsetof(struct bpfrt_run_state, entry_sp)));
 	}
 	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_pop(&c->b, saved_order[k]);
 	if (f->uses_fp)
-		emit1(&c->b, 0xc9); /* leave */
+		emit1(&c->b, X86_LEAVE);
 	else if (f->sub)
 		emit_alu_ri(&c->b, true, ALU_ADD, RSP, (int32_t)f->sub);
 }
@@ -801,7 +745,7 @@ static void emit_frame_teardown(struct jit_ctx *c, uint32_t s)
 static void emit_epilogue(struct jit_ctx *c, uint32_t s)
 {
 	emit_frame_teardown(c, s);
-	emit1(&c->b, 0xc3);
+	emit1(&c->b, X86_RET);
 }
 
 
@@ -823,7 +767,7 @@ static void emit_abort_stub(struct bpfrt_jit_passes *jp)
 		emit_frame_teardown(c, 0);
 		c->jp.priv_release = true;
 		emit_rr(&c->b, false, 0x31, RAX, RAX);
-		emit1(&c->b, 0xc3);
+		emit1(&c->b, X86_RET);
 		return;
 	}
 
@@ -1624,7 +1568,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	emit_rm_sib(b, true, 0x8b, AUX, AUX, RAX, 0, (int32_t)offsetof(struct bpfrt_helper, fn));
 	emit_test_rr(b, true, AUX, AUX);
 	j_bad2 = emit_local_jcc(c, CC_E);
-	emit_rr(b, false, 0xff, 2, AUX); /* call r10 */
+	emit_call_r(b, AUX);
 	j_done = emit_local_jcc(c, -1);
 	patch_local(c, j_bad1);
 	patch_local(c, j_bad2);
@@ -1632,8 +1576,7 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	emit_store_run_state_reg(c, offsetof(struct bpfrt_run_state, abort_arg), TMP);
 	emit_store_run_state_imm32(c, offsetof(struct bpfrt_run_state, abort_err), ENOENT);
 	/* the stub's distance is out of this instruction's control: rel32 */
-	emit1(b, 0xe9);
-	emit_u32(b, (uint32_t)(int32_t)((int64_t)c->jp.prev.abort_off - (prev_pos(c) + 4)));
+	emit_jmp_rel32(b, (int32_t)((int64_t)c->jp.prev.abort_off - (prev_pos(c) + 5)));
 	patch_local(c, j_done);
 }
 
@@ -1652,7 +1595,7 @@ static void translate_tail_call(struct jit_ctx *c)
 	emit_load_run_state_reg(c, offsetof(struct bpfrt_run_state, tail_call_ctx), RDI);
 	emit_rr(b, false, 0x31, RSI, RSI);
 	emit_frame_teardown(c, c->jp.sub);
-	emit_rr(b, false, 0xff, 4, TMP); /* jmp r11 */
+	emit_jmp_r(b, TMP);
 	patch_local(c, j_fail);
 	emit_mov_imm64(b, RAX, (uint64_t)(int64_t)-ENOENT);
 }
@@ -1665,8 +1608,7 @@ static void emit_local_call(struct jit_ctx *c, int s)
 
 	if (own)
 		emit_alu_ri(&c->b, true, ALU_SUB, RBP, (int32_t)own);
-	emit1(&c->b, 0xe8);
-	emit_u32(&c->b, (uint32_t)(int32_t)((int64_t)c->jp.prev.fstart[s] - (prev_pos(c) + 4)));
+	emit_call_rel32(&c->b, (int32_t)((int64_t)c->jp.prev.fstart[s] - (prev_pos(c) + 5)));
 	if (own)
 		emit_alu_ri(&c->b, true, ALU_ADD, RBP, (int32_t)own);
 }
@@ -1947,6 +1889,7 @@ static const struct bpfrt_jit_arch x86_arch = {
 static int x86_compile(struct bpfrt_prog *prog)
 {
 	struct jit_ctx c = {
+		.b = { .cap = SIZE_MAX },
 		.bmi2 = cpu_has_leaf7_ebx(8),
 		.bmi1 = cpu_has_leaf7_ebx(3),
 		.zf_reg = -1,
