@@ -1,9 +1,9 @@
 # kprobes (src/host/attach/kprobe.c, insn_x86.c): Zydis decodes the displaced
-# instructions (libzydis-dev; its pkg-config file may be missing, so link
-# it by name). x86-64 builds only: other targets get stubs.
-ifeq ($(firstword $(subst -, ,$(shell $(CC) -dumpmachine))),x86_64)
-LDLIBS += -lZydis
-endif
+# instructions. Only its headers are needed to build (libzydis-dev):
+# insn_x86.c loads the library with dlopen at the first decode, so
+# libbpfrt.so does not need it and a process that never attaches a kprobe
+# never loads it (without it, a kprobe attach fails with -ENOTSUP naming
+# the library).
 
 # Host functions the kprobe tests probe: plain code (no patchable entries),
 # some written in assembly for known first instructions.

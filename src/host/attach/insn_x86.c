@@ -1,4 +1,8 @@
-/* x86-64 decoding and relocation of displaced instructions (insn_x86.h). */
+/* x86-64 decoding and relocation of displaced instructions (insn_x86.h).
+ *
+ * Zydis decodes; it is loaded with dlopen on the first decode, so
+ * libbpfrt needs it only where a kprobe is attached. The relocated code is
+ * written with the JIT's encoder (jit/x86_64/emit.h). */
 #include "attach/insn_x86.h"
 #include "core/error.h"
 
@@ -6,19 +10,75 @@
 #include <string.h>
 
 #if defined(__x86_64__)
-#include <Zydis/Zydis.h>
+#include "jit/x86_64/emit.h"
 
+#include <Zydis/Zydis.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+/* The Zydis functions used, from the library the headers describe. */
+static struct {
+	ZyanStatus (*decoder_init)(ZydisDecoder *, ZydisMachineMode, ZydisStackWidth);
+	ZyanStatus (*decode_full)(const ZydisDecoder *, const void *, ZyanUSize,
+				  ZydisDecodedInstruction *, ZydisDecodedOperand *);
+	ZyanStatus (*calc_absolute)(const ZydisDecodedInstruction *, const ZydisDecodedOperand *,
+				    ZyanU64, ZyanU64 *);
+	ZydisDecoder dec;
+	char lib[48];
+	char why[160];          /* empty once loaded */
+} zydis = { .why = "not loaded" };
+
+static void zydis_load(void)
+{
+	void *h;
+
+	/* Debian's soname is major.minor; others use the major alone */
+	snprintf(zydis.lib, sizeof(zydis.lib), "libZydis.so.%u",
+		 (unsigned)ZYDIS_VERSION_MAJOR(ZYDIS_VERSION));
+	h = dlopen(zydis.lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		char exact[sizeof(zydis.lib) + 16];
+
+		snprintf(exact, sizeof(exact), "%s.%u", zydis.lib,
+			 (unsigned)ZYDIS_VERSION_MINOR(ZYDIS_VERSION));
+		h = dlopen(exact, RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			snprintf(zydis.lib, sizeof(zydis.lib), "%.40s", exact);
+	}
+	if (!h) {
+		snprintf(zydis.why, sizeof(zydis.why), "%s", dlerror());
+		return;
+	}
+	*(void **)&zydis.decoder_init = dlsym(h, "ZydisDecoderInit");
+	*(void **)&zydis.decode_full = dlsym(h, "ZydisDecoderDecodeFull");
+	*(void **)&zydis.calc_absolute = dlsym(h, "ZydisCalcAbsoluteAddress");
+	if (!zydis.decoder_init || !zydis.decode_full || !zydis.calc_absolute) {
+		snprintf(zydis.why, sizeof(zydis.why), "%s lacks the decoder functions", zydis.lib);
+		return;
+	}
+	if (!ZYAN_SUCCESS(zydis.decoder_init(&zydis.dec, ZYDIS_MACHINE_MODE_LONG_64,
+					     ZYDIS_STACK_WIDTH_64))) {
+		snprintf(zydis.why, sizeof(zydis.why), "%s: decoder initialisation failed",
+			 zydis.lib);
+		return;
+	}
+	zydis.why[0] = 0;
+}
+
+/* The decoder, or NULL with the error set naming the library. */
 static const ZydisDecoder *decoder(void)
 {
-	static ZydisDecoder dec;
-	static _Atomic int ready;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (!ready) {
-		/* Idempotent: racing initialisations write the same bytes. */
-		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-		ready = 1;
+	pthread_once(&once, zydis_load);
+	if (zydis.why[0]) {
+		bpfrt_err(-ENOTSUP, "kprobe: the x86-64 decoder %s cannot be loaded (%s); "
+			  "install Zydis %u to decode probed instructions",
+			  zydis.lib, zydis.why, (unsigned)ZYDIS_VERSION_MAJOR(ZYDIS_VERSION));
+		return NULL;
 	}
-	return &dec;
+	return &zydis.dec;
 }
 
 static bool uses_rsp(const ZydisDecodedOperand *op)
@@ -47,7 +107,7 @@ static int rip_operand(const ZydisDecodedInstruction *zi, const ZydisDecodedOper
 		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY || ops[i].mem.base != ZYDIS_REGISTER_RIP)
 			continue;
 		if (zi->raw.disp.size != 32 ||
-		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, &ops[i], addr, &abs)))
+		    !ZYAN_SUCCESS(zydis.calc_absolute(zi, &ops[i], addr, &abs)))
 			return refuse(insn, "unusual rip-relative operand");
 		insn->rip_rel = true;
 		insn->disp_off = zi->raw.disp.offset;
@@ -60,12 +120,15 @@ static int rip_operand(const ZydisDecodedInstruction *zi, const ZydisDecodedOper
 int bpfrt_x86_decode(const uint8_t *code, size_t avail, uintptr_t addr,
 		     struct bpfrt_x86_insn *insn)
 {
+	const ZydisDecoder *dec = decoder();
 	ZydisDecodedInstruction zi;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	int err;
 
 	memset(insn, 0, sizeof(*insn));
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), code, avail, &zi, ops)))
+	if (!dec)
+		return -ENOTSUP;
+	if (!ZYAN_SUCCESS(zydis.decode_full(dec, code, avail, &zi, ops)))
 		return bpfrt_err(-EINVAL, "kprobe: no valid instruction at %#lx", (unsigned long)addr);
 	insn->len = zi.length;
 	insn->kind = BPFRT_X86_PLAIN;
@@ -105,7 +168,7 @@ int bpfrt_x86_decode(const uint8_t *code, size_t avail, uintptr_t addr,
 	if (zi.raw.imm[0].is_relative) {
 		ZyanU64 abs;
 
-		if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &ops[0], addr, &abs)))
+		if (!ZYAN_SUCCESS(zydis.calc_absolute(&zi, &ops[0], addr, &abs)))
 			return refuse(insn, "branch target not computable");
 		insn->target = (uintptr_t)abs;
 		if (call) {
@@ -143,78 +206,83 @@ int bpfrt_x86_decode(const uint8_t *code, size_t avail, uintptr_t addr,
 	return 0;
 }
 
-static uint8_t *put_abs_jmp(uint8_t *p, uintptr_t target)
+/* jmp [rip + 0]; .quad target: reaches anywhere, flags untouched. */
+static void emit_abs_jmp(struct x86_buf *b, uintptr_t target)
 {
-	static const uint8_t jmp_rip[6] = { 0xff, 0x25, 0, 0, 0, 0 }; /* jmp [rip+0] */
-
-	memcpy(p, jmp_rip, 6);
-	memcpy(p + 6, &target, 8);
-	return p + 14;
+	emit_rip_rm(b, false, 0xff, 4, 0);
+	emit_u64(b, target);
 }
 
 /* Pushes ret without touching the flags: lea rsp,[rsp-8]; two dword movs. */
-static uint8_t *put_push_ret(uint8_t *p, uintptr_t ret)
+static void emit_push_ret(struct x86_buf *b, uintptr_t ret)
 {
-	static const uint8_t lea[5] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
-	uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
-
-	memcpy(p, lea, 5);
-	p += 5;
-	*p++ = 0xc7; *p++ = 0x04; *p++ = 0x24;               /* mov dword [rsp], lo */
-	memcpy(p, &lo, 4);
-	p += 4;
-	*p++ = 0xc7; *p++ = 0x44; *p++ = 0x24; *p++ = 0x04;  /* mov dword [rsp+4], hi */
-	memcpy(p, &hi, 4);
-	return p + 4;
+	emit_lea(b, true, RSP, RSP, -8);
+	emit_rm(b, false, false, 0xc7, 0, RSP, 0, false);       /* mov dword [rsp], lo */
+	emit_u32(b, (uint32_t)ret);
+	emit_rm(b, false, false, 0xc7, 0, RSP, 4, false);       /* mov dword [rsp+4], hi */
+	emit_u32(b, (uint32_t)(ret >> 32));
 }
 
-/* Copies the instruction to p (to run at at) with its disp32 fixed. */
-static int put_copy(uint8_t *p, const struct bpfrt_x86_insn *insn, const uint8_t *code,
-		    uintptr_t at)
+/* Copies the instruction (to run at `at`) with its disp32 fixed. */
+static int emit_copy(struct x86_buf *b, const struct bpfrt_x86_insn *insn, const uint8_t *code,
+		     uintptr_t at)
 {
-	memcpy(p, code, insn->len);
+	size_t start = b->len;
+
+	emit_bytes(b, code, insn->len);
 	if (insn->rip_rel) {
 		int64_t disp = (int64_t)(insn->target - (at + insn->len));
-		int32_t d32 = (int32_t)disp;
 
-		if (d32 != disp)
+		if (!is_simm32(disp))
 			return -ERANGE;
-		memcpy(p + insn->disp_off, &d32, 4);
+		if (!b->overflow) {
+			int32_t d32 = (int32_t)disp;
+
+			memcpy(b->p + start + insn->disp_off, &d32, 4);
+		}
 	}
-	return insn->len;
+	return 0;
 }
 
 int bpfrt_x86_relocate(const struct bpfrt_x86_insn *insn, const uint8_t *code,
 		       uintptr_t from, uintptr_t at, uint8_t *out)
 {
+	struct x86_buf b = { .p = out, .cap = BPFRT_X86_RELOC_MAX };
 	uintptr_t next = from + insn->len;
-	uint8_t *p = out;
-	int n;
+	size_t copy;
+	int err = 0;
 
 	switch (insn->kind) {
 	case BPFRT_X86_JMP:
-		return (int)(put_abs_jmp(p, insn->target) - out);
+		emit_abs_jmp(&b, insn->target);
+		break;
 	case BPFRT_X86_JCC:
-		/* jcc +2 (to the absolute jmp); jmp +14 (over it) */
-		*p++ = insn->cond_op;
-		*p++ = 2;
-		*p++ = 0xeb;
-		*p++ = 14;
-		return (int)(put_abs_jmp(p, insn->target) - out);
+		/* jcc +2 (to the absolute jmp); jmp +14 (over it); the
+		 * condition's own short opcode: 70..7f, loop or jrcxz */
+		emit2(&b, insn->cond_op, 2);
+		emit_jmp_rel8(&b, 14);
+		emit_abs_jmp(&b, insn->target);
+		break;
 	case BPFRT_X86_CALL:
-		p = put_push_ret(p, next);
-		return (int)(put_abs_jmp(p, insn->target) - out);
+		emit_push_ret(&b, next);
+		emit_abs_jmp(&b, insn->target);
+		break;
 	case BPFRT_X86_CALL_IND:
-		p = put_push_ret(p, next);
-		n = put_copy(p, insn, code, at + (uintptr_t)(p - out));
-		if (n < 0)
-			return n;
+		emit_push_ret(&b, next);
+		copy = b.len;
+		err = emit_copy(&b, insn, code, at + copy);
 		/* ff /2 (call) -> ff /4 (jmp), same operand */
-		p[insn->modrm_off] = (uint8_t)((p[insn->modrm_off] & 0xc7) | (4 << 3));
-		return (int)(p - out) + n;
+		if (!err && !b.overflow)
+			out[copy + insn->modrm_off] =
+				(uint8_t)((out[copy + insn->modrm_off] & 0xc7) | (4 << 3));
+		break;
 	default:
-		return put_copy(p, insn, code, at);
+		err = emit_copy(&b, insn, code, at);
+		break;
 	}
+	if (err)
+		return err;
+	return b.overflow ? -E2BIG : (int)b.len;
 }
 
 #else /* !__x86_64__ */

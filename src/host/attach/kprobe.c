@@ -83,6 +83,7 @@
 #include "attach/trap.h"
 #include "core/error.h"
 #include "jit/execmem.h"
+#include "jit/x86_64/emit.h"
 #include "signal/chain.h"
 #include "signal/ucontext.h"
 #include "sym/symbols.h"
@@ -365,44 +366,50 @@ static int site_plan(struct kprobe_site *s)
 	return 0;
 }
 
-/* Writes the relocated span for execution at `at`, then a jmp back unless
- * the span ends in a control transfer. Returns the length or -errno. */
-static int emit_span(const struct kprobe_site *s, uintptr_t at, uint8_t *out)
+/* Appends the relocated span to b (whose first byte runs at `at`), then a
+ * jmp back unless the span ends in a control transfer. Returns 0 or
+ * -errno. */
+static int emit_span(const struct kprobe_site *s, uintptr_t at, struct x86_buf *b)
 {
-	uint8_t *p = out;
 	size_t off = 0;
 
 	for (unsigned int i = 0; i < s->insn_cnt; i++) {
-		int n = bpfrt_x86_relocate(&s->insns[i], s->orig + off, s->addr + off,
-					   at + (uintptr_t)(p - out), p);
+		int n;
 
+		if (!x86_room(b, BPFRT_X86_RELOC_MAX))
+			return bpfrt_err(-E2BIG, "kprobe: displaced code too long");
+		n = bpfrt_x86_relocate(&s->insns[i], s->orig + off, s->addr + off, at + b->len,
+				       b->p + b->len);
 		if (n < 0)
 			return bpfrt_err(n, "kprobe: rip-relative operand at %#lx out of reach "
 					 "of JIT memory near it", (unsigned long)(s->addr + off));
-		p += n;
+		b->len += (size_t)n;
 		off += s->insns[i].len;
 	}
 	if (!bpfrt_x86_ends_flow(&s->insns[s->insn_cnt - 1])) {
-		if (bpfrt_encode_jmp(p, at + (uintptr_t)(p - out), s->addr + s->span))
+		int64_t rel = (int64_t)(s->addr + s->span - (at + b->len + 5));
+
+		if (!is_simm32(rel))
 			return bpfrt_err(-ERANGE, "kprobe: out-of-line code out of reach");
-		p += 5;
+		emit_jmp_rel32(b, (int32_t)rel);
 	}
-	return (int)(p - out);
+	return b->overflow ? bpfrt_err(-E2BIG, "kprobe: displaced code too long") : 0;
 }
 
 static int build_ool(struct kprobe_site *s)
 {
 	uint8_t code[OOL_MAX];
+	struct x86_buf b = { .p = code, .cap = sizeof(code) };
 	size_t off;
 	struct kp_arena *a = arena_get(sizeof(code), s->addr, &off);
 	int n;
 
 	if (!a)
 		return -ENOMEM;
-	n = emit_span(s, a->base + off, code);
+	n = emit_span(s, a->base + off, &b);
 	if (n < 0)
 		return n;
-	n = bpfrt_execmem_copy(a->mem, off, code, (size_t)n);
+	n = bpfrt_execmem_copy(a->mem, off, code, b.len);
 	if (n)
 		return bpfrt_err(n, "kprobe: cannot write out-of-line code");
 	s->ool = a->base + off;
@@ -411,60 +418,32 @@ static int build_ool(struct kprobe_site *s)
 
 /* ---- trampoline (jmp mode) ------------------------------------------------- */
 
-enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15 };
+#define REGS_OFF(field) ((int32_t)offsetof(struct bpfrt_pt_regs, field))
+#define REGS_SIZE ((int32_t)sizeof(struct bpfrt_pt_regs))
 
-/* Offset of each register in struct bpfrt_pt_regs (RSP: sp). */
+/* Where each register goes in struct bpfrt_pt_regs (RSP: sp). */
 static const int32_t regs_off[16] = {
-	[RAX] = 80, [RCX] = 88, [RDX] = 96, [RBX] = 40, [RSP] = 152, [RBP] = 32,
-	[RSI] = 104, [RDI] = 112, [R8] = 72, [R9] = 64, [R10] = 56, [R11] = 48,
-	[R12] = 24, [R13] = 16, [R14] = 8, [R15] = 0,
+	[RAX] = REGS_OFF(ax), [RCX] = REGS_OFF(cx), [RDX] = REGS_OFF(dx), [RBX] = REGS_OFF(bx),
+	[RSP] = REGS_OFF(sp), [RBP] = REGS_OFF(bp), [RSI] = REGS_OFF(si), [RDI] = REGS_OFF(di),
+	[R8] = REGS_OFF(r8), [R9] = REGS_OFF(r9), [R10] = REGS_OFF(r10), [R11] = REGS_OFF(r11),
+	[R12] = REGS_OFF(r12), [R13] = REGS_OFF(r13), [R14] = REGS_OFF(r14), [R15] = REGS_OFF(r15),
 };
-#define REGS_SIZE 168
-#define REGS_IP 128
-#define REGS_ORIG_AX 120
-#define REGS_CS 136
-#define REGS_FLAGS 144
-#define REGS_SS 160
-_Static_assert(sizeof(struct bpfrt_pt_regs) == REGS_SIZE, "pt_regs layout");
-_Static_assert(offsetof(struct bpfrt_pt_regs, di) == 112 &&
-	       offsetof(struct bpfrt_pt_regs, ip) == REGS_IP &&
-	       offsetof(struct bpfrt_pt_regs, sp) == 152, "pt_regs layout");
 
-static uint8_t *put(uint8_t *p, const void *b, size_t n)
+/* The trampoline's stack below the probed code's: the red zone it skips,
+ * the flags word, then pt_regs. Its accesses use a disp32 throughout. */
+#define RED_ZONE 128
+
+/* mov [rsp + off], reg (store) or mov reg, [rsp + off] */
+static void regs_mov(struct x86_buf *b, int reg, int32_t off, bool store)
 {
-	memcpy(p, b, n);
-	return p + n;
+	emit_rm_min(b, false, true, store ? 0x89 : 0x8b, reg, RSP, off, false, 4);
 }
 
-static uint8_t *put32(uint8_t *p, uint32_t v)
+/* mov qword [rsp + off], simm32 */
+static void regs_store_imm(struct x86_buf *b, int32_t off, int32_t imm)
 {
-	return put(p, &v, 4);
-}
-
-/* mov [rsp+disp32], reg (store) or mov reg, [rsp+disp32] */
-static uint8_t *put_mov_rsp(uint8_t *p, int reg, int32_t disp, bool store)
-{
-	*p++ = (uint8_t)(0x48 | (reg >= 8 ? 4 : 0));
-	*p++ = store ? 0x89 : 0x8b;
-	*p++ = (uint8_t)(0x84 | ((reg & 7) << 3));
-	*p++ = 0x24;
-	return put32(p, (uint32_t)disp);
-}
-
-/* mov qword [rsp+disp32], simm32 */
-static uint8_t *put_movq_imm(uint8_t *p, int32_t disp, int32_t imm)
-{
-	p = put(p, "\x48\xc7\x84\x24", 4);
-	p = put32(p, (uint32_t)disp);
-	return put32(p, (uint32_t)imm);
-}
-
-/* mov reg, imm64 */
-static uint8_t *put_mov_imm64(uint8_t *p, int reg, uint64_t imm)
-{
-	*p++ = (uint8_t)(0x48 | (reg >= 8 ? 1 : 0));
-	*p++ = (uint8_t)(0xb8 + (reg & 7));
-	return put(p, &imm, 8);
+	emit_rm_min(b, false, true, 0xc7, 0, RSP, off, false, 4);
+	emit_u32(b, (uint32_t)imm);
 }
 
 static uint32_t xsave_size;     /* 0: no xsave, fxsave instead */
@@ -478,49 +457,62 @@ static void fp_probe(void)
 		xsave_size = b;
 }
 
-static uint8_t *put_fp_save(uint8_t *p, bool entry, uint32_t xsave_bytes)
+/* The xsave area: the legacy region, then the 64-byte header that must be
+ * zeroed before xsave (the eight words at 512). */
+#define XSAVE_HEADER 512
+
+/* xsave64/xrstor64/fxsave64/fxrstor64 [rsp]: 0f ae /digit with REX.W */
+enum { FXSAVE = 0, FXRSTOR = 1, XSAVE = 4, XRSTOR = 5 };
+
+static void fp_area_op(struct x86_buf *b, int digit)
 {
-	if (entry) {
-		p = put(p, "\x48\x8d\x64\x24\x80", 5);          /* lea rsp,[rsp-128] */
-		p = put(p, "\x48\x83\xe4\xf0", 4);              /* and rsp,-16 */
-		for (int i = 0; i < 8; i++) {                   /* movdqa [rsp+16i], xmmi */
-			p = put(p, "\x66\x0f\x7f", 3);
-			*p++ = (uint8_t)(0x44 | (i << 3));
-			*p++ = 0x24;
-			*p++ = (uint8_t)(16 * i);
-		}
-		return p;
-	}
-	if (!xsave_bytes) {
-		p = put(p, "\x48\x81\xec", 3);                  /* sub rsp, 512 */
-		p = put32(p, 512);
-		p = put(p, "\x48\x83\xe4\xf0", 4);              /* and rsp,-16 */
-		return put(p, "\x48\x0f\xae\x04\x24", 5);       /* fxsave64 [rsp] */
-	}
-	p = put(p, "\x48\x81\xec", 3);                          /* sub rsp, size */
-	p = put32(p, xsave_bytes);
-	p = put(p, "\x48\x83\xe4\xc0", 4);                      /* and rsp,-64 */
-	for (int i = 0; i < 8; i++)                             /* zero the header */
-		p = put_movq_imm(p, 512 + 8 * i, 0);
-	p = put(p, "\xb8\xff\xff\xff\xff\xba\xff\xff\xff\xff", 10); /* eax = edx = -1 */
-	return put(p, "\x48\x0f\xae\x24\x24", 5);               /* xsave64 [rsp] */
+	emit_rm(b, false, true, 0x0fae, digit, RSP, 0, false);
 }
 
-static uint8_t *put_fp_restore(uint8_t *p, bool entry, uint32_t xsave_bytes)
+/* eax = edx = -1: every state component */
+static void xsave_mask_all(struct x86_buf *b)
+{
+	emit_mov_imm64(b, RAX, 0xffffffffu);
+	emit_mov_imm64(b, RDX, 0xffffffffu);
+}
+
+static void emit_fp_save(struct x86_buf *b, bool entry, uint32_t xsave_bytes)
 {
 	if (entry) {
-		for (int i = 0; i < 8; i++) {                   /* movdqa xmmi, [rsp+16i] */
-			p = put(p, "\x66\x0f\x6f", 3);
-			*p++ = (uint8_t)(0x44 | (i << 3));
-			*p++ = 0x24;
-			*p++ = (uint8_t)(16 * i);
-		}
-		return p;
+		/* only the argument registers are live: xmm0-7, 16-aligned */
+		emit_lea(b, true, RSP, RSP, -128);
+		emit_alu_ri(b, true, ALU_AND, RSP, -16);
+		for (int i = 0; i < 8; i++)
+			emit_sse_mov(b, SSE_MOVDQA_STORE, i, RSP, 16 * i, 1);
+		return;
 	}
-	if (!xsave_bytes)
-		return put(p, "\x48\x0f\xae\x0c\x24", 5);       /* fxrstor64 [rsp] */
-	p = put(p, "\xb8\xff\xff\xff\xff\xba\xff\xff\xff\xff", 10);
-	return put(p, "\x48\x0f\xae\x2c\x24", 5);               /* xrstor64 [rsp] */
+	if (!xsave_bytes) {
+		emit_alu_ri(b, true, ALU_SUB, RSP, 512);
+		emit_alu_ri(b, true, ALU_AND, RSP, -16);
+		fp_area_op(b, FXSAVE);
+		return;
+	}
+	emit_alu_ri(b, true, ALU_SUB, RSP, (int32_t)xsave_bytes);
+	emit_alu_ri(b, true, ALU_AND, RSP, -64);
+	for (int i = 0; i < 8; i++)
+		regs_store_imm(b, XSAVE_HEADER + 8 * i, 0);
+	xsave_mask_all(b);
+	fp_area_op(b, XSAVE);
+}
+
+static void emit_fp_restore(struct x86_buf *b, bool entry, uint32_t xsave_bytes)
+{
+	if (entry) {
+		for (int i = 0; i < 8; i++)
+			emit_sse_mov(b, SSE_MOVDQA_LOAD, i, RSP, 16 * i, 1);
+		return;
+	}
+	if (!xsave_bytes) {
+		fp_area_op(b, FXRSTOR);
+		return;
+	}
+	xsave_mask_all(b);
+	fp_area_op(b, XRSTOR);
 }
 
 static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs);
@@ -531,53 +523,47 @@ static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs);
 static int tramp_code(const struct kprobe_site *s, uintptr_t site_arg, uintptr_t handler,
 		      uint32_t xsave_bytes, uintptr_t at, uint8_t code[TRAMP_MAX])
 {
-	uint8_t *p = code;
-	int n;
+	struct x86_buf b = { .p = code, .cap = TRAMP_MAX };
+	int err;
 
-	p = put(p, "\x48\x8d\x64\x24\x80", 5);                  /* lea rsp,[rsp-128] */
-	*p++ = 0x9c;                                            /* pushfq */
-	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp-168] */
-	p = put32(p, (uint32_t)-REGS_SIZE);
+	emit_lea(&b, true, RSP, RSP, -RED_ZONE);
+	emit1(&b, X86_PUSHFQ);
+	emit_lea(&b, true, RSP, RSP, -REGS_SIZE);
 	for (int r = RAX; r <= R15; r++)
 		if (r != RSP)
-			p = put_mov_rsp(p, r, regs_off[r], true);
-	p = put(p, "\x48\x8d\x84\x24", 4);                      /* lea rax,[rsp+168+8+128] */
-	p = put32(p, REGS_SIZE + 8 + 128);
-	p = put_mov_rsp(p, RAX, regs_off[RSP], true);
-	p = put_mov_rsp(p, RAX, REGS_SIZE, false);              /* the pushed flags */
-	p = put_mov_rsp(p, RAX, REGS_FLAGS, true);
-	p = put_mov_imm64(p, RAX, s->addr + 1);
-	p = put_mov_rsp(p, RAX, REGS_IP, true);
-	p = put_movq_imm(p, REGS_ORIG_AX, -1);
-	p = put_movq_imm(p, REGS_CS, 0x33);
-	p = put_movq_imm(p, REGS_SS, 0x2b);
-	p = put(p, "\x48\x89\xe3", 3);                          /* mov rbx, rsp */
-	p = put_fp_save(p, s->entry, xsave_bytes);
-	p = put(p, "\x48\x89\xde", 3);                          /* mov rsi, rbx */
-	p = put_mov_imm64(p, RDI, site_arg);
-	p = put_mov_imm64(p, RAX, handler);
-	p = put(p, "\xff\xd0", 2);                              /* call rax */
-	p = put_fp_restore(p, s->entry, xsave_bytes);
-	p = put(p, "\x48\x89\xdc", 3);                          /* mov rsp, rbx */
+			regs_mov(&b, r, regs_off[r], true);
+	emit_lea(&b, true, RAX, RSP, REGS_SIZE + 8 + RED_ZONE);  /* rsp at the probe */
+	regs_mov(&b, RAX, regs_off[RSP], true);
+	regs_mov(&b, RAX, REGS_SIZE, false);                      /* the pushed flags */
+	regs_mov(&b, RAX, REGS_OFF(flags), true);
+	emit_movabs(&b, RAX, s->addr + 1);
+	regs_mov(&b, RAX, REGS_OFF(ip), true);
+	regs_store_imm(&b, REGS_OFF(orig_ax), -1);
+	regs_store_imm(&b, REGS_OFF(cs), 0x33);
+	regs_store_imm(&b, REGS_OFF(ss), 0x2b);
+	emit_mov_rr(&b, true, RBX, RSP);
+	emit_fp_save(&b, s->entry, xsave_bytes);
+	emit_mov_rr(&b, true, RSI, RBX);
+	emit_movabs(&b, RDI, site_arg);
+	emit_movabs(&b, RAX, handler);
+	emit_call_r(&b, RAX);
+	emit_fp_restore(&b, s->entry, xsave_bytes);
+	emit_mov_rr(&b, true, RSP, RBX);
 	for (int r = RAX; r <= R15; r++)
 		if (r != RSP)
-			p = put_mov_rsp(p, r, regs_off[r], false);
-	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp+168] */
-	p = put32(p, REGS_SIZE);
+			regs_mov(&b, r, regs_off[r], false);
+	emit_lea(&b, true, RSP, RSP, REGS_SIZE);
 	/* popfq is slow (tens of cycles); at a function's entry no code
 	 * reads the flags its caller left (the ABI keeps none across calls) */
 	if (s->entry)
-		p = put(p, "\x48\x8d\x64\x24\x08", 5);     /* lea rsp,[rsp+8] */
+		emit_lea(&b, true, RSP, RSP, 8);
 	else
-		*p++ = 0x9d;                                    /* popfq */
-	p = put(p, "\x48\x8d\xa4\x24", 4);                      /* lea rsp,[rsp+128] */
-	p = put32(p, 128);
-	if ((size_t)(p - code) + s->insn_cnt * BPFRT_X86_RELOC_MAX + 5 > TRAMP_MAX)
+		emit1(&b, X86_POPFQ);
+	emit_rm_min(&b, false, true, 0x8d, RSP, RSP, RED_ZONE, false, 4); /* lea rsp,[rsp+128] */
+	if (b.len + s->insn_cnt * BPFRT_X86_RELOC_MAX + 5 > TRAMP_MAX)
 		return bpfrt_err(-E2BIG, "kprobe: trampoline too long");
-	n = emit_span(s, at + (uintptr_t)(p - code), p);
-	if (n < 0)
-		return n;
-	return (int)(p - code) + n;
+	err = emit_span(s, at, &b);
+	return err ? err : (int)b.len;
 }
 
 static int build_tramp(struct kprobe_site *s)
@@ -718,7 +704,18 @@ uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
 	return e.ret;
 }
 
-/* The return trampoline: a probed function with a kretprobe returns here. */
+/* The return trampoline: a probed function with a kretprobe returns here.
+ * Assembled, not generated: its pt_regs offsets are literals, checked
+ * against the structure here. */
+#define PT_REGS_AT(field, off) (offsetof(struct bpfrt_pt_regs, field) == (off))
+_Static_assert(PT_REGS_AT(r15, 0) && PT_REGS_AT(r14, 8) && PT_REGS_AT(r13, 16) &&
+	       PT_REGS_AT(r12, 24) && PT_REGS_AT(bp, 32) && PT_REGS_AT(bx, 40) &&
+	       PT_REGS_AT(r11, 48) && PT_REGS_AT(r10, 56) && PT_REGS_AT(r9, 64) &&
+	       PT_REGS_AT(r8, 72) && PT_REGS_AT(ax, 80) && PT_REGS_AT(cx, 88) &&
+	       PT_REGS_AT(dx, 96) && PT_REGS_AT(si, 104) && PT_REGS_AT(di, 112) &&
+	       PT_REGS_AT(orig_ax, 120) && PT_REGS_AT(ip, 128) && PT_REGS_AT(cs, 136) &&
+	       PT_REGS_AT(flags, 144) && PT_REGS_AT(sp, 152) && PT_REGS_AT(ss, 160) &&
+	       sizeof(struct bpfrt_pt_regs) == 168, "bpfrt_kretprobe_tramp's pt_regs offsets");
 __asm__(".text\n"
 	".globl bpfrt_kretprobe_tramp\n"
 	".hidden bpfrt_kretprobe_tramp\n"
