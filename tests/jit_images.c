@@ -4,11 +4,14 @@
 
 #include <capstone/capstone.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* capstone through dlopen: every test links this file, and none but the
  * image checks needs the library. */
@@ -81,6 +84,76 @@ static void name_addr(char *buf, size_t len, uintptr_t v, uintptr_t at, size_t c
 		snprintf(buf, len, "%#" PRIxPTR, v);
 }
 
+/* The executable's TLS symbols: offset in its TLS block, size, name. */
+static struct tls_sym {
+	uint64_t off, size;
+	char *name;
+} *tls_syms;
+static size_t tls_sym_cnt;
+static uintptr_t tls_block;     /* this thread's block of the executable */
+
+static int tls_block_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	tls_block = (uintptr_t)info->dlpi_tls_data;
+	return 1; /* the first object is the executable */
+}
+
+static void tls_load(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+
+	dl_iterate_phdr(tls_block_cb, NULL);
+	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_READ, NULL))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			struct tls_sym *n;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS)
+				continue;
+			n = realloc(tls_syms, (tls_sym_cnt + 1) * sizeof(*n));
+			if (!n)
+				break;
+			tls_syms = n;
+			tls_syms[tls_sym_cnt++] = (struct tls_sym){
+				sym.st_value, sym.st_size,
+				strdup(elf_strptr(e, sh.sh_link, sym.st_name)),
+			};
+		}
+	}
+	elf_end(e);
+	close(fd);
+}
+
+/* fs:[disp] as "SYMBOL+OFF", or the raw displacement. */
+static void name_tls(char *buf, size_t len, int64_t disp)
+{
+	uintptr_t addr = (uintptr_t)__builtin_thread_pointer() + (uintptr_t)disp;
+
+	for (size_t i = 0; tls_block && i < tls_sym_cnt; i++) {
+		uint64_t off = addr - tls_block;
+
+		if (addr >= tls_block && off >= tls_syms[i].off &&
+		    off < tls_syms[i].off + (tls_syms[i].size ? tls_syms[i].size : 1)) {
+			snprintf(buf, len, "%s+%" PRIu64, tls_syms[i].name ? tls_syms[i].name : "?",
+				 off - tls_syms[i].off);
+			return;
+		}
+	}
+	snprintf(buf, len, "%#" PRIx64, (uint64_t)disp);
+}
+
 static bool is_rel_branch(const cs_insn *in)
 {
 	for (uint8_t i = 0; i < in->detail->groups_count; i++)
@@ -103,7 +176,7 @@ static uint64_t note_insn(uint64_t h, const cs_insn *in, uintptr_t at, size_t co
 {
 	const cs_x86 *x = &in->detail->x86;
 	bool mask[16] = { false };
-	char line[256], what[96] = "", name[48];
+	char line[256], what[160] = "", name[64];
 	size_t n = 0;
 
 	if (is_rel_branch(in) && x->encoding.imm_offset) {
@@ -123,6 +196,14 @@ static uint64_t note_insn(uint64_t h, const cs_insn *in, uintptr_t at, size_t co
 	for (uint8_t i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
 
+		if (op->type == X86_OP_MEM && op->mem.segment == X86_REG_FS &&
+		    op->mem.base == X86_REG_INVALID && x->encoding.disp_offset) {
+			for (int k = 0; k < x->encoding.disp_size; k++)
+				mask[x->encoding.disp_offset + k] = true;
+			name_tls(name, sizeof(name), op->mem.disp);
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " fs=%s", name);
+			continue;
+		}
 		if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP || !x->encoding.disp_offset)
 			continue;
 		for (int k = 0; k < x->encoding.disp_size; k++)
@@ -145,11 +226,12 @@ static uint64_t note_insn(uint64_t h, const cs_insn *in, uintptr_t at, size_t co
 uint64_t jit_images_digest(const uint8_t *code, size_t len, uintptr_t at, FILE *out,
 			   size_t *insns)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	static pthread_once_t once = PTHREAD_ONCE_INIT, tls_once = PTHREAD_ONCE_INIT;
 	uint64_t h = 0xcbf29ce484222325ull;
 	size_t off = 0, cnt = 0;
 
 	pthread_once(&once, cs_load);
+	pthread_once(&tls_once, tls_load);
 	if (insns)
 		*insns = 0;
 	if (!cs.ok)

@@ -7,7 +7,9 @@
  * displacements, 64-bit immediates) are replaced by what they point at:
  * "+OFF" inside the code itself, "obj" inside any loaded object (library
  * and executable text and data move from one build to the next), the raw
- * value otherwise (heap and fake addresses, which the caller pins). Every
+ * value otherwise (heap and fake addresses, which the caller pins);
+ * fs-relative displacements (initial-exec TLS) by the executable's TLS
+ * symbol and the offset in it (the TLS layout moves too). Every
  * other byte is kept, so any change of encoding changes the digest. */
 #ifndef BPFRT_TEST_JIT_IMAGES_H
 #define BPFRT_TEST_JIT_IMAGES_H
