@@ -106,7 +106,6 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 
-#define INT3 0xcc
 #define SPAN_MAX 24             /* >= 5 + longest instruction */
 #define SCAN_MAX (256u << 10)   /* functions longer than this: int3 mode */
 #define OOL_MAX (SPAN_MAX * BPFRT_X86_RELOC_MAX / 2 + 16)
@@ -926,7 +925,7 @@ static bool quiesce(uintptr_t lo, uintptr_t hi)
 
 /* ---- state changes (under kprobe_lock) ------------------------------------ */
 
-static const uint8_t int3_byte = INT3;
+static const uint8_t int3_byte = X86_INT3;
 
 static int site_arm(struct kprobe_site *s)
 {
