@@ -273,6 +273,15 @@ bool jit_images_enabled(void)
 	return path && *path;
 }
 
+void jit_images_line(FILE *out, const char *label, const uint8_t *code, size_t len,
+		     uintptr_t at)
+{
+	size_t insns;
+	uint64_t h = jit_images_digest(code, len, at, NULL, &insns);
+
+	fprintf(out, "%s %zu %zu %016" PRIx64 "\n", label, len, insns, h);
+}
+
 void jit_images_note(const char *label, const uint8_t *code, size_t len, uintptr_t at)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -30,6 +30,10 @@ uint64_t jit_images_digest(const uint8_t *code, size_t len, uintptr_t at, FILE *
  * (and the listing when $BPFRT_JIT_IMAGES_LIST=1). Does nothing otherwise. */
 void jit_images_note(const char *label, const uint8_t *code, size_t len, uintptr_t at);
 
+/* Writes the "LABEL LEN INSNS HASH" line to out. */
+void jit_images_line(FILE *out, const char *label, const uint8_t *code, size_t len,
+		     uintptr_t at);
+
 /* True when $BPFRT_JIT_IMAGES is set. */
 bool jit_images_enabled(void);
 

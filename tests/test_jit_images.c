@@ -10,9 +10,9 @@
  *   rm -f a; BPFRT_JIT_IMAGES=a build/tests/test_jit_images
  *   BPFRT_JIT_IMAGES=a build/tests/test_differential
  *
- * Without it only the digest itself is tested (fast). The CPU features the
- * JIT uses (BMI1/2) and the xsave area size change code: compare on one
- * machine. */
+ * Without it the digest itself is tested, and the trampolines' digests
+ * against tests/jit_images.expected (fast). The CPU features the JIT uses
+ * (BMI1/2) change its code: compare JIT images on one machine. */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "insns.h"
@@ -262,6 +262,16 @@ TEST(conformance_images)
 /* ---- trampolines at a fixed fake address ----------------------------- */
 
 static size_t tramp_noted;
+/* where the lines go: $BPFRT_JIT_IMAGES (NULL) or a stream */
+static FILE *sink;
+
+static void note(const char *label, const uint8_t *code, size_t len, uintptr_t at)
+{
+	if (sink)
+		jit_images_line(sink, label, code, len, at);
+	else
+		jit_images_note(label, code, len, at);
+}
 
 static void note_tramp(const char *label, const struct bpfrt_tramp_desc *d, uintptr_t image)
 {
@@ -276,7 +286,7 @@ static void note_tramp(const char *label, const struct bpfrt_tramp_desc *d, uint
 	if (n <= 0)
 		return;
 	snprintf(l, sizeof(l), "tramp:%s@%s", label, image == FAKE_IMAGE ? "near" : "far");
-	jit_images_note(l, buf, (size_t)n, image);
+	note(l, buf, (size_t)n, image);
 	tramp_noted++;
 }
 
@@ -416,13 +426,11 @@ static const struct probe_case probe_cases[] = {
 	{ "call-ind", false, 9, { 0x48, 0x89, 0xdf, 0xff, 0x15, 0x40, 0x00, 0x00, 0x00 } },
 };
 
-TEST(kprobe_trampoline_images)
+static size_t note_kprobe_set(void)
 {
 	static const uint32_t xsaves[] = { 0, 832, 2696 };
 	size_t noted = 0;
 
-	if (!images_wanted())
-		return;
 	for (size_t i = 0; i < ARRAY_LEN(probe_cases); i++) {
 		const struct probe_case *c = &probe_cases[i];
 
@@ -437,11 +445,85 @@ TEST(kprobe_trampoline_images)
 			if (n <= 0)
 				continue;
 			snprintf(label, sizeof(label), "kprobe:%s-xsave%u", c->name, xsaves[x]);
-			jit_images_note(label, out, (size_t)n, at);
+			note(label, out, (size_t)n, at);
 			noted++;
 			if (c->entry)
 				break; /* an entry saves xmm0-7 whatever the xsave size */
 		}
 	}
-	printf("# %zu kprobe trampoline images\n", noted);
+	return noted;
+}
+
+TEST(kprobe_trampoline_images)
+{
+	if (!images_wanted())
+		return;
+	printf("# %zu kprobe trampoline images\n", note_kprobe_set());
+}
+
+/* ---- the stored digests ------------------------------------------------ */
+
+/* Trampolines and kprobe trampolines depend on no CPU feature (the xsave
+ * size is pinned above) and, at fake addresses with TLS and objects named,
+ * on no placement: their digests are the same on every x86-64 machine and
+ * stored in tests/jit_images.expected. A change of their code (on purpose)
+ * updates that file:
+ *   BPFRT_JIT_IMAGES=/tmp/i build/tests/test_jit_images
+ *   grep -E '^(tramp|kprobe):' /tmp/i > tests/jit_images.expected
+ * (JIT images depend on BMI1/BMI2 and are compared before/after on one
+ * machine instead.) */
+static const char *expected_path(void)
+{
+	static char buf[1024];
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "tests/jit_images.expected");
+	if (!stat(buf, &st))
+		return buf;
+	snprintf(buf, sizeof(buf), "%s", tl_test_path("../../tests/jit_images.expected"));
+	return buf;
+}
+
+TEST(trampoline_digests_match_the_stored_ones)
+{
+	char *text = NULL, *want = NULL;
+	size_t text_len = 0, want_len = 0, mismatched = 0, lines = 0;
+	FILE *f;
+
+	if (!have_capstone()) {
+		tl_skip("x86-64 with capstone only");
+		return;
+	}
+	f = fopen(expected_path(), "r");
+	REQUIRE(f, "%s: %s", expected_path(), strerror(errno));
+	want_len = (size_t)getdelim(&want, &want_len, '\0', f);
+	fclose(f);
+	sink = open_memstream(&text, &text_len);
+	REQUIRE(sink);
+	note_tramp_set(FAKE_IMAGE);
+	note_tramp_set(FAKE_FAR + 0x80000000ull);
+	note_kprobe_set();
+	fclose(sink);
+	sink = NULL;
+	/* line by line, so a failure names the trampolines that changed */
+	for (char *save1 = NULL, *line = strtok_r(text, "\n", &save1); line;
+	     line = strtok_r(NULL, "\n", &save1)) {
+		char label[128];
+		const char *at;
+
+		lines++;
+		snprintf(label, sizeof(label), "%.*s ", (int)strcspn(line, " "), line);
+		at = strstr(want, label);
+		if (!at || strncmp(at, line, strlen(line)) || (at[strlen(line)] != '\n' &&
+								 at[strlen(line)] != '\0')) {
+			if (++mismatched <= 10)
+				tl_fail(__FILE__, __LINE__, "%.*s changed: now \"%s\"",
+					(int)strcspn(line, " "), line, line);
+		}
+	}
+	CHECK(lines == 68, "%zu trampolines generated", lines);
+	CHECK(mismatched == 0, "%zu of %zu trampoline digests differ from %s", mismatched, lines,
+	      expected_path());
+	free(text);
+	free(want);
 }
