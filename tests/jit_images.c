@@ -74,12 +74,43 @@ static bool in_object(uintptr_t addr)
 	return c.found;
 }
 
+/* The process's mappings, read once per digest: a pointer into one (heap,
+ * a program's helper table, a map) moves from run to run. */
+static struct range {
+	uintptr_t lo, hi;
+} maps[4096];
+static size_t map_cnt;
+
+static void maps_load(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+
+	map_cnt = 0;
+	while (f && fgets(line, sizeof(line), f) && map_cnt < sizeof(maps) / sizeof(maps[0]))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			maps[map_cnt++] = (struct range){ lo, hi };
+	if (f)
+		fclose(f);
+}
+
+static bool in_mapping(uintptr_t v)
+{
+	for (size_t i = 0; i < map_cnt; i++)
+		if (v >= maps[i].lo && v < maps[i].hi)
+			return true;
+	return false;
+}
+
 static void name_addr(char *buf, size_t len, uintptr_t v, uintptr_t at, size_t code_len)
 {
 	if (v >= at && v < at + code_len)
 		snprintf(buf, len, "+%#" PRIxPTR, v - at);
 	else if (in_object(v))
 		snprintf(buf, len, "obj");
+	else if (in_mapping(v))
+		snprintf(buf, len, "mem");
 	else
 		snprintf(buf, len, "%#" PRIxPTR, v);
 }
@@ -236,6 +267,7 @@ uint64_t jit_images_digest(const uint8_t *code, size_t len, uintptr_t at, FILE *
 		*insns = 0;
 	if (!cs.ok)
 		return 0;
+	maps_load();
 	while (off < len) {
 		cs_insn *in;
 		size_t got = cs.disasm(cs.h, code + off, len - off, at + off, 0, &in);

@@ -6,8 +6,9 @@
  * address-bearing fields (relative branch targets, rip-relative
  * displacements, 64-bit immediates) are replaced by what they point at:
  * "+OFF" inside the code itself, "obj" inside any loaded object (library
- * and executable text and data move from one build to the next), the raw
- * value otherwise (heap and fake addresses, which the caller pins);
+ * and executable text and data move from one build to the next), "mem"
+ * inside any other mapping (heap, maps, helper tables: they move from run
+ * to run), the raw value otherwise (fake addresses the caller pins);
  * fs-relative displacements (initial-exec TLS) by the executable's TLS
  * symbol and the offset in it (the TLS layout moves too). Every
  * other byte is kept, so any change of encoding changes the digest. */

@@ -14,7 +14,7 @@ mkdir -p "$out/corpus" "$out/seeds" || exit 1
 rm -f "$out/corpus/"*
 cp "$B"/tests/progs/*.bpf.o "$B"/bench/progs/*.bpf.o "$out/seeds/" 2>/dev/null
 san=address
-# the Makefile's link flags (they grow in mk/*.mk, e.g. Zydis for kprobes)
+# the Makefile's link flags (they grow in mk/*.mk)
 libs=$(make -s --no-print-directory print-ldlibs 2>/dev/null) ||
 	libs="-lcapstone -lbpf -lelf -lz -lpthread -lm"
 case "$B" in *san*) san=address,undefined ;; esac

@@ -292,6 +292,19 @@ static void note_tramp(const char *label, const struct bpfrt_tramp_desc *d, uint
 
 static uint64_t fake_enter(struct bpfrt_tramp_frame *f, void *md) { return 0; }
 
+/* Where the run-path state is, pinned: the code must not change with the
+ * host's structure layouts or the TLS layout of a build. */
+static const struct bpfrt_tramp_layout fake_layout = {
+	.tls_depth = -0x2000, .tls_active = -0x1ff8,
+	.arr_cnt = 0, .arr_items = 24, .item_shift = 5,
+	.item_prog = 0, .item_cookie = 8, .item_flags = 20,
+	.prog_jit_func = 0x98,
+	.func_ip = 0, .func_multi = 48,
+	.hash_shift = 0, .hash_mask = 8, .hash_slots = 16,
+	.slot_shift = 4, .slot_ip = 0, .slot_func = 8,
+	.hash_mul = 0x9e3779b97f4a7c15ull,
+};
+
 /* Fake C functions and data, at fixed addresses (never called). */
 #define FAKE_FN(type, off) ((type)(uintptr_t)(FAKE_NEAR + (off)))
 
@@ -350,7 +363,7 @@ static void note_tramp_set(uintptr_t image)
 				.item_cnt = cnt,
 				.run_item = FAKE_FN(void (*)(struct bpfrt_tramp_frame *, void *,
 							     struct bpfrt_prog *, uint64_t), 0x400),
-				.layout = bpfrt_tramp_layout(),
+				.layout = &fake_layout,
 			};
 
 			memcpy(it, items, sizeof(it));
@@ -370,7 +383,7 @@ static void note_tramp_set(uintptr_t image)
 				.pad_chunks = (const void *)(uintptr_t)0x7ad000,
 				.pad_chunk_bits = 10, .pad_chunk_cnt = 64,
 				.lookup = FAKE_FN(void *(*)(uintptr_t), 0x600),
-				.layout = bpfrt_tramp_layout(),
+				.layout = &fake_layout,
 				.md_table = table ? (const void *)(uintptr_t)(FAKE_NEAR + 0x7000) : NULL,
 			};
 

@@ -100,6 +100,8 @@ struct bpfrt_tramp_item {
  * A program array: a u32 count and an array of items at a power-of-two
  * stride, each with a program pointer, a u64 cookie and u32 flags.
  *
+ * A program (struct bpfrt_prog): its JIT entry pointer.
+ *
  * The host's per-function state: the function's entry address and its
  * fentry.multi program array pointer.
  *
@@ -113,6 +115,7 @@ struct bpfrt_tramp_layout {
 	uint32_t arr_cnt, arr_items;    /* in a program array */
 	uint32_t item_shift;            /* log2 of the item stride */
 	uint32_t item_prog, item_cookie, item_flags;
+	uint32_t prog_jit_func;         /* in struct bpfrt_prog */
 	uint32_t func_ip, func_multi;   /* in the per-function state */
 	uint32_t hash_shift, hash_mask, hash_slots;
 	uint32_t slot_shift;            /* log2 of the slot stride */

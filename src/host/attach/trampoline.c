@@ -78,6 +78,7 @@ static void layout_init(void)
 		.item_prog = offsetof(struct bpfrt_prog_array_item, prog),
 		.item_cookie = offsetof(struct bpfrt_prog_array_item, cookie),
 		.item_flags = offsetof(struct bpfrt_prog_array_item, flags),
+		.prog_jit_func = offsetof(struct bpfrt_prog, jit_func),
 		.func_ip = offsetof(struct bpfrt_tramp_func, ip),
 		.func_multi = offsetof(struct bpfrt_tramp_func, multi),
 		.hash_shift = offsetof(struct bpfrt_md_hash, shift),

@@ -506,8 +506,7 @@ static void emit_multi_item_call(struct x86_buf *b, const struct bpfrt_tramp_lay
 	fs_mov32_imm(b, l->tls_depth, 1);
 	program_args(b);
 	/* call [rax + jit_func] */
-	emit_rm_min(b, false, false, 0xff, 2, RAX, (int32_t)offsetof(struct bpfrt_prog, jit_func),
-		    false, 4);
+	emit_rm_min(b, false, false, 0xff, 2, RAX, (int32_t)l->prog_jit_func, false, 4);
 	fs_mov32_imm(b, l->tls_depth, 0);
 }
 
