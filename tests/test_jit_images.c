@@ -31,7 +31,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define FAKE_IMAGE 0x100000000000ull    /* where trampolines "run" */
+/* Fake addresses: in the user half, unmapped, and clear of AddressSanitizer's
+ * shadow (below 0x10007fff8000) and allocator (0x600000000000). */
+#define FAKE_IMAGE 0x500000000000ull    /* where trampolines "run" */
 #define FAKE_NEAR  (FAKE_IMAGE + 0x100000) /* C functions within rel32 reach */
 #define FAKE_FAR   0x300000000000ull    /* and beyond it */
 #define FAKE_PROBE 0x200000000000ull    /* kprobe sites */
