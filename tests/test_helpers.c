@@ -1357,3 +1357,84 @@ TEST(concurrent_registration_and_loads)
 	      atomic_load(&r.failures));
 	bpfrt_helper_unregister(SNAP_ID);
 }
+
+/* Two environments: the same id is a different function in each, and
+ * neither is the default environment's. */
+static void count_failures(void *ctx, const char *msg)
+{
+	int *n = ctx;
+
+	if (strstr(msg, "too large"))
+		++*n;
+}
+
+TEST(environments_have_tables_and_limits_of_their_own)
+{
+	const struct bpf_insn insns[] = { MOV64_IMM(BPF_R1, 7), CALL_HELPER(SNAP_ID), EXIT() };
+	struct bpfrt_env *a, *b, *small;
+	struct bpfrt_prog *pa, *pb, *pd = NULL;
+	int failures = 0;
+
+	REQUIRE(bpfrt_env_new(NULL, &a) == 0 && bpfrt_env_new(NULL, &b) == 0);
+	REQUIRE(bpfrt_env_helper_register(a, SNAP_ID, &snap_helper_a) == 0);
+	REQUIRE(bpfrt_env_helper_register(b, SNAP_ID, &snap_helper_b) == 0);
+	bpfrt_helper_unregister(SNAP_ID);
+	FOR_EACH_MODE(m) {
+		BPFRT_OPTS(bpfrt_prog_load_opts, oa, .jit = modes[m] == BPFRT_EXEC_JIT, .env = a);
+		BPFRT_OPTS(bpfrt_prog_load_opts, ob, .jit = modes[m] == BPFRT_EXEC_JIT, .env = b);
+		BPFRT_OPTS(bpfrt_prog_load_opts, od, .jit = modes[m] == BPFRT_EXEC_JIT);
+
+		REQUIRE(bpfrt_prog_load(insns, ARRAY_LEN(insns), &oa, &pa) == 0, "%s",
+			bpfrt_last_error());
+		REQUIRE(bpfrt_prog_load(insns, ARRAY_LEN(insns), &ob, &pb) == 0, "%s",
+			bpfrt_last_error());
+		CHECK(run_engines(pa) == 107 && run_engines(pb) == 207, "%s", mode_names[m]);
+		/* the default environment has no such helper */
+		CHECK(bpfrt_prog_load(insns, ARRAY_LEN(insns), &od, &pd) == -EINVAL && !pd);
+		/* Linux's helpers are in every new environment */
+		{
+			const struct bpf_insn pid[] = {
+				CALL_HELPER(BPF_FUNC_get_current_pid_tgid), EXIT(),
+			};
+			struct bpfrt_prog *pp;
+
+			CHECK(bpfrt_prog_load(pid, ARRAY_LEN(pid), &oa, &pp) == 0, "%s",
+			      bpfrt_last_error());
+			bpfrt_prog_free(pp);
+		}
+		bpfrt_prog_free(pa);
+		bpfrt_prog_free(pb);
+	}
+	/* an environment freed while a program of it lives: the program keeps it */
+	{
+		BPFRT_OPTS(bpfrt_prog_load_opts, oa, .env = a);
+
+		REQUIRE(bpfrt_prog_load(insns, ARRAY_LEN(insns), &oa, &pa) == 0);
+		bpfrt_env_free(a);
+		CHECK(run_engines(pa) == 107);
+		bpfrt_prog_free(pa);
+	}
+	bpfrt_env_free(b);
+
+	/* limits and the log sink: a verifier budget of 10 processed insns */
+	{
+		BPFRT_OPTS(bpfrt_env_opts, eo, .max_processed_insns = 10,
+			   .log_fn = count_failures, .log_ctx = &failures);
+		struct bpf_insn loop[24];
+		size_t n = 0;
+
+		REQUIRE(bpfrt_env_new(&eo, &small) == 0, "%s", bpfrt_last_error());
+		for (int i = 0; i < 20; i++)
+			loop[n++] = (struct bpf_insn)MOV64_IMM(BPF_R0, i);
+		loop[n++] = (struct bpf_insn)EXIT();
+		BPFRT_OPTS(bpfrt_prog_load_opts, vs, .verify = true, .ctx_size = 8, .env = small);
+		BPFRT_OPTS(bpfrt_prog_load_opts, vd, .verify = true, .ctx_size = 8);
+
+		CHECK(bpfrt_prog_load(loop, n, &vs, &pa) == -E2BIG, "%s", bpfrt_last_error());
+		CHECK(failures == 1, "log sink called %d times", failures);
+		REQUIRE(bpfrt_prog_load(loop, n, &vd, &pa) == 0, "%s", bpfrt_last_error());
+		bpfrt_prog_free(pa);
+		CHECK(failures == 1);
+		bpfrt_env_free(small);
+	}
+}

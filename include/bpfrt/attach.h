@@ -35,6 +35,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bpfrt/opts.h"
 #include <stdio.h>
 
 #include "bpfrt/prog.h"
@@ -50,13 +52,14 @@ struct bpfrt_link;
 struct bpfrt_attach_opts {
 	size_t sz;                  /* sizeof(struct bpfrt_attach_opts) */
 	enum bpfrt_prog_kind kind;  /* 0: the program's own (from its SEC name) */
-	const char *target;         /* NULL: the program's own attach target */
-	uint64_t cookie;            /* bpf_get_attach_cookie() */
 	/* fentry, fexit, fmod_ret, fentry.multi: how many arguments the host
 	 * function takes (no BTF for host code), 1..6; 0 = 6. fexit programs
 	 * find the return value at ctx[nr_args]. */
 	uint32_t nr_args;
+	const char *target;         /* NULL: the program's own attach target */
+	uint64_t cookie;            /* bpf_get_attach_cookie() */
 };
+#define bpfrt_attach_opts__last_field cookie
 
 /* Attaches prog where its kind and target (or opts') say. Returns 0 and
  * *link, or -errno with bpfrt_last_error() set (-ENOENT: no such

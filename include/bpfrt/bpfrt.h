@@ -4,12 +4,14 @@
  *
  *   bpfrt/version.h     the version, compiled against and running
  *   bpfrt/error.h       -errno returns and bpfrt_last_error()
+ *   bpfrt/opts.h        options structs: sz, BPFRT_OPTS
  *   bpfrt/prog.h        loading and running programs, their kinds and flags
  *   bpfrt/verify.h      the verifier on a loaded program, its findings
  *   bpfrt/test_run.h    Linux's BPF_PROG_TEST_RUN
  *   bpfrt/privstack.h   private-stack state and counters
  *   bpfrt/nest.h        programs that run child programs
  *   bpfrt/helpers.h     helper and kfunc registration
+ *   bpfrt/env.h         environments: helper tables and limits of their own
  *   bpfrt/trace.h       the bpf_trace_printk buffer
  *   bpfrt/asm.h         assembler and disassembler
  *   bpfrt/execmem.h     executable memory of JIT images
@@ -33,12 +35,14 @@
 #include "bpfrt/export.h"
 #include "bpfrt/version.h"
 #include "bpfrt/error.h"
+#include "bpfrt/opts.h"
 #include "bpfrt/prog.h"
 #include "bpfrt/verify.h"
 #include "bpfrt/test_run.h"
 #include "bpfrt/privstack.h"
 #include "bpfrt/nest.h"
 #include "bpfrt/helpers.h"
+#include "bpfrt/env.h"
 #include "bpfrt/trace.h"
 #include "bpfrt/asm.h"
 #include "bpfrt/execmem.h"

@@ -6,11 +6,16 @@
  * and kept by bpfrt). bpfrt_helper_get returns the registry's entry:
  * valid until that id is registered again or unregistered.
  *
- * Lifetimes and thread safety: registration may run on any thread, also
- * while programs load and run on others (the tables are written under a
- * lock). A program copies the entries of the helpers and kfuncs it calls
- * when it loads: registering an id again changes what later loads call,
- * never what a loaded program calls. */
+ * These calls act on the default environment (bpfrt/env.h has others).
+ * A program calls the functions registered when it was loaded: each
+ * program keeps a copy of the entries it calls, so registering an id
+ * again, or unregistering it, changes what later loads call, never what
+ * a loaded program calls (interpreter and JIT alike).
+ *
+ * Thread safety: registration and loads may run concurrently on any
+ * threads (the tables are under a lock; runs never read them).
+ * bpfrt_helper_get returns the live entry, which a concurrent
+ * registration of the same id may be rewriting. */
 #ifndef BPFRT_PUBLIC_HELPERS_H
 #define BPFRT_PUBLIC_HELPERS_H
 
@@ -64,8 +69,7 @@ struct bpfrt_helper {
 	enum bpfrt_arg_type args[5];
 };
 
-/* Registers (or replaces) helper `id`. Programs validate calls against the
- * registry at load; JIT code binds the function it saw at load. */
+/* Registers (or replaces) helper `id` for the loads that follow. */
 BPFRT_API int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper);
 BPFRT_API int bpfrt_helper_unregister(uint32_t id);
 BPFRT_API const struct bpfrt_helper *bpfrt_helper_get(uint32_t id);

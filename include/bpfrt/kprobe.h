@@ -57,6 +57,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpfrt/opts.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -88,6 +90,7 @@ struct bpfrt_kprobe_opts {
 	bool retprobe;          /* kretprobe (offset must be 0) */
 	enum bpfrt_kprobe_mode mode;
 };
+#define bpfrt_kprobe_opts__last_field mode
 
 /* Attaches prog at func + opts->offset, or at addr when func is NULL.
  * Returns 0 and *link, or -errno with bpfrt_last_error(): -ENOENT (no such

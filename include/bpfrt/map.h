@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpfrt/opts.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,6 +51,7 @@ struct bpfrt_map_create_opts {
 	uint32_t map_flags;    /* BPF_F_NO_PREALLOC, BPF_F_ZERO_SEED, BPF_F_RDONLY_PROG... */
 	uint32_t numa_node;    /* accepted with BPF_F_NUMA_NODE, otherwise unused */
 };
+#define bpfrt_map_create_opts__last_field numa_node
 
 /* Creates a map. name may be NULL; it may hold [A-Za-z0-9_.] only and is
  * cut to BPFRT_NAME_LEN - 1 characters. Memory is allocated up front from

@@ -29,21 +29,27 @@ extern "C" {
 struct bpfrt_object;
 struct bpfrt_prog;
 struct bpfrt_map;
+struct bpfrt_env;
 
 struct bpfrt_object_open_opts {
-	size_t sz;
+	size_t sz;         /* sizeof(struct bpfrt_object_open_opts) */
 	const char *name;  /* object name; default: file name */
 };
+#define bpfrt_object_open_opts__last_field name
 
 struct bpfrt_object_load_opts {
-	size_t sz;
+	size_t sz;         /* sizeof(struct bpfrt_object_load_opts) */
 	bool jit;          /* JIT-compile every program */
 	bool trusted;      /* skip the verifier (every program is verified otherwise) */
 	char *log_buf;     /* verifier log of the program that failed */
 	size_t log_size;
 	uint32_t log_level; /* 0, 1 or 2 as bpfrt_verify_opts */
 	uint32_t prog_flags; /* BPFRT_F_* added to every program's own flags */
+	/* Where the programs' helpers and kfuncs (__ksym names) are found
+	 * (bpfrt/env.h); NULL: the default environment. */
+	struct bpfrt_env *env;
 };
+#define bpfrt_object_load_opts__last_field env
 
 BPFRT_API int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
 				struct bpfrt_object **obj);

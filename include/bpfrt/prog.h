@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "bpfrt/error.h"
+#include "bpfrt/opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +38,7 @@ extern "C" {
 #define BPFRT_NAME_LEN         64      /* program and map names, NUL included */
 
 struct bpfrt_prog;
+struct bpfrt_env;
 
 /* What a program's SEC() name says it attaches to: the context r1 points
  * to (bpfrt/attach.h describes each). */
@@ -103,7 +105,11 @@ struct bpfrt_prog_load_opts {
 	size_t log_size;
 	uint32_t log_level;     /* 0: message only, 1: insns on the failing path, 2: + states */
 	uint32_t flags;         /* BPFRT_F_* load flags below */
+	/* Helpers, kfuncs and limits (bpfrt/env.h); NULL: the default. The
+	 * program holds the environment until it is freed. */
+	struct bpfrt_env *env;
 };
+#define bpfrt_prog_load_opts__last_field env
 
 /* Load flags. Private stacks (one BPF stack per program and thread, with
  * guard pages) are on by default for tracing-like kinds (tp, raw_tp,

@@ -80,6 +80,7 @@ struct bpfrt_test_run_opts {
 	uint32_t flags;         /* none defined yet: must be 0 */
 	enum bpfrt_exec_mode mode; /* engine, as bpfrt_prog_run */
 };
+#define bpfrt_test_run_opts__last_field mode
 
 BPFRT_API int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts *opts);
 

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpfrt/opts.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,7 +30,10 @@ struct bpfrt_verify_opts {
 	uint32_t ctx_size;      /* BPFRT_PROG_UNSPEC/SYSCALL: bytes at r1 */
 	uint64_t insn_processed; /* out: instructions the verifier processed */
 	uint32_t states;        /* out: states kept for pruning */
+	uint32_t log_true_size; /* out: log_size the whole log needs, NUL included
+				 * (libbpf's; the buffer keeps its tail if smaller) */
 };
+#define bpfrt_verify_opts__last_field log_true_size
 
 /* Runs the verifier on a loaded program (e.g. one loaded trusted) as its
  * kind, without changing it. Returns 0, or -EACCES/-EINVAL/-E2BIG with

@@ -172,9 +172,8 @@ int load_verified(const char *name, enum bpfrt_prog_kind kind, uint32_t flags,
 		memcpy(prog->map_refs, refs, nref * sizeof(*refs));
 		prog->map_ref_cnt = nref;
 	}
-	prog->verify_opts = vo;
-	err = bpfrt_prog_prepare(prog, insns, n, jit);
-	prog->verify_opts = NULL;
+	err = bpfrt_prog_prepare(prog, insns, n,
+				 &(struct bpfrt_prepare){ .jit = jit, .verify = vo });
 	if (err) {
 		free(prog->map_refs);
 		free(prog);

@@ -15,21 +15,9 @@
 #define BPFRT_CORE_ENV_H
 
 #include "bpfrt/bpfrt.h"
+#include "bpfrt/env.h"
 
 #include <pthread.h>
-
-/* Called with the message of every failed program load in the
- * environment (the text bpfrt_last_error() then returns). */
-typedef void (*bpfrt_env_log_fn)(void *ctx, const char *msg);
-
-struct bpfrt_env_opts {
-	size_t sz;                    /* sizeof(struct bpfrt_env_opts) */
-	uint32_t max_insns;           /* instructions per program; 0: BPFRT_MAX_INSNS */
-	uint64_t max_processed_insns; /* verifier budget per load; 0: Linux's 1M */
-	bpfrt_env_log_fn log_fn;      /* NULL: failures go to bpfrt_last_error() only */
-	void *log_ctx;
-};
-#define bpfrt_env_opts__last_field log_ctx
 
 struct bpfrt_env_limits {
 	uint32_t max_insns;
@@ -41,11 +29,10 @@ struct bpfrt_env_name; /* kfunc names the environment owns */
 struct bpfrt_env {
 	pthread_mutex_t lock;        /* every table write; snapshots read under it */
 	/* Helpers below BPFRT_KFUNC_ID_BASE, kfuncs from it (their names
-	 * owned by the environment: names[] keeps each until the end, as
+	 * owned by the environment: names keeps each until the end, as
 	 * loaded programs' snapshots point at them). NULL fn = free id. */
 	struct bpfrt_helper helpers[BPFRT_MAX_HELPER_ID];
 	struct bpfrt_env_name *names;
-	bool linux_defaults;         /* Linux's helpers filled in (free ids only) */
 	bool is_default;             /* static: never freed */
 	struct bpfrt_env_limits limits;
 	bpfrt_env_log_fn log_fn;
@@ -62,32 +49,21 @@ struct bpfrt_env *bpfrt_env_default(void);
 struct bpfrt_env *bpfrt_env_hold(struct bpfrt_env *env);
 void bpfrt_env_put(struct bpfrt_env *env);
 
-/* A new environment with Linux's helpers, the limits and log sink of
- * opts (NULL: defaults). Returns 0 and *env, or -errno. bpfrt_env_free
- * drops the creator's reference: programs loaded in the environment keep
- * it until they are freed. The default environment is never freed. */
-int bpfrt_env_new(const struct bpfrt_env_opts *opts, struct bpfrt_env **env);
-void bpfrt_env_free(struct bpfrt_env *env);
 /* Under env->lock: a copy of name that lives as long as env (the same
  * copy for the same name), or NULL when out of memory. */
 const char *bpfrt_env_keep_name(struct bpfrt_env *env, const char *name);
 /* Passes a failed load's message to the environment's sink; returns err. */
 int bpfrt_env_log_failure(struct bpfrt_env *env, int err);
 
-/* Table operations (helpers/registry.c); the public bpfrt_helper_register
- * etc. are these on the default environment. */
-int bpfrt_env_helper_register(struct bpfrt_env *env, uint32_t id,
-			      const struct bpfrt_helper *helper);
-/* Registers only if id is free (Linux's defaults: an embedder's helper
- * under a Linux id wins). Returns 0 either way, or -EINVAL. */
+/* Table operations are helpers/registry.c's: bpfrt_env_helper_register
+ * etc. (bpfrt/env.h), and bpfrt_helper_register etc. on the default
+ * environment. This one registers only if id is free (Linux's defaults:
+ * an embedder's helper under a Linux id wins). Returns 0 either way, or
+ * -EINVAL. */
 int bpfrt_env_helper_register_default(struct bpfrt_env *env, uint32_t id,
 				      const struct bpfrt_helper *helper);
-int bpfrt_env_helper_unregister(struct bpfrt_env *env, uint32_t id);
 /* Copies entry id into *out under the lock; -ENOENT if free. */
 int bpfrt_env_helper_copy(struct bpfrt_env *env, uint32_t id, struct bpfrt_helper *out);
-int bpfrt_env_kfunc_register(struct bpfrt_env *env, const char *name,
-			     const struct bpfrt_helper *proto);
-int bpfrt_env_kfunc_id(struct bpfrt_env *env, const char *name);
 /* Linux's helpers into the free ids of env (helpers/linux.c). */
 void bpfrt_env_add_linux_helpers(struct bpfrt_env *env);
 

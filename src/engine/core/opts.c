@@ -1,5 +1,6 @@
 #include "core/opts.h"
 #include "core/error.h"
+#include "bpfrt/bpfrt.h"
 
 #include <stdint.h>
 
@@ -26,3 +27,20 @@ bool bpfrt_opts_valid(const void *opts, size_t known, size_t user_sz, const char
 		}
 	return true;
 }
+
+/* No public options struct has padding after its last field: bytes there
+ * would not be zeroed by a plain `= { .sz = sizeof(...), ... }`
+ * initialiser, and OPTS_VALID would refuse them at random. */
+#define NO_TAIL_PADDING(type)                                                  \
+	_Static_assert(sizeof(struct type) ==                                  \
+		       bpfrt_offsetofend(struct type, type##__last_field),     \
+		       "struct " #type " has padding after its last field")
+NO_TAIL_PADDING(bpfrt_prog_load_opts);
+NO_TAIL_PADDING(bpfrt_verify_opts);
+NO_TAIL_PADDING(bpfrt_test_run_opts);
+NO_TAIL_PADDING(bpfrt_map_create_opts);
+NO_TAIL_PADDING(bpfrt_object_open_opts);
+NO_TAIL_PADDING(bpfrt_object_load_opts);
+NO_TAIL_PADDING(bpfrt_attach_opts);
+NO_TAIL_PADDING(bpfrt_kprobe_opts);
+NO_TAIL_PADDING(bpfrt_env_opts);

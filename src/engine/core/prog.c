@@ -1,6 +1,7 @@
 #include "core/prog.h"
 #include "core/env.h"
 #include "core/error.h"
+#include "core/opts.h"
 #include "core/stack_abi.h"
 #include "helpers/helpers.h"
 #include "jit/backend.h"
@@ -30,14 +31,17 @@ static int use_prog_arrays(struct bpfrt_prog *prog)
 }
 
 int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_insn *insns,
-				   size_t insn_cnt, bool jit)
+				   size_t insn_cnt, const struct bpfrt_prepare *how)
 {
+	const struct bpfrt_prepare none = { 0 };
 	int err;
 
+	if (!how)
+		how = &none;
 	if (!insns || insn_cnt == 0)
 		return bpfrt_err(-EINVAL, "%s: empty program", prog->name);
 	if (!prog->env)
-		prog->env = bpfrt_env_hold(NULL);
+		prog->env = bpfrt_env_hold(how->env);
 	if (prog->env == bpfrt_env_default())
 		bpfrt_helpers_init(); /* Linux's helpers, where ids are still free */
 	if (insn_cnt > prog->env->limits.max_insns)
@@ -54,8 +58,8 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 	prog->verified = false;
 	prog->max_ctx_access = 0;
 	prog->ctx_size = 0;
-	if (!err && prog->verify_opts)
-		err = bpfrt_verify(prog, prog->verify_opts, true);
+	if (!err && how->verify)
+		err = bpfrt_verify(prog, how->verify, true);
 	/* the host decides the private stack (core/stack_abi.h); without
 	 * one there are none */
 	prog->privstack = false;
@@ -63,7 +67,7 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 		err = bpfrt_stack_host->prog_init(prog);
 	if (!err)
 		err = use_prog_arrays(prog);
-	if (!err && jit) {
+	if (!err && how->jit) {
 		const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
 
 		err = be ? be->compile(prog)
@@ -80,9 +84,9 @@ void bpfrt_prog_set_loaded(struct bpfrt_prog *prog)
 }
 
 int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
-		       size_t insn_cnt, bool jit)
+		       size_t insn_cnt, const struct bpfrt_prepare *how)
 {
-	int err = bpfrt_prog_prepare_unpublished(prog, insns, insn_cnt, jit);
+	int err = bpfrt_prog_prepare_unpublished(prog, insns, insn_cnt, how);
 
 	if (!err)
 		bpfrt_prog_set_loaded(prog);
@@ -117,7 +121,20 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 		    const struct bpfrt_prog_load_opts *opts,
 		    struct bpfrt_prog **out)
 {
-	struct bpfrt_verify_opts vopts;
+	struct bpfrt_verify_opts vopts = {
+		.sz = sizeof(vopts), .log_buf = OPTS_GET(opts, log_buf, NULL),
+		.log_size = OPTS_GET(opts, log_size, 0),
+		.log_level = OPTS_GET(opts, log_level, 0),
+		.ctx_size = OPTS_GET(opts, ctx_size, 0),
+	};
+	const enum bpfrt_prog_kind kind = OPTS_GET(opts, kind, BPFRT_PROG_UNSPEC);
+	const struct bpfrt_prepare how = {
+		.jit = OPTS_GET(opts, jit, false),
+		/* raw instructions are trusted unless asked (bpfrt/prog.h) */
+		.verify = OPTS_GET(opts, verify, false) || kind != BPFRT_PROG_UNSPEC ? &vopts : NULL,
+		.env = OPTS_GET(opts, env, NULL),
+	};
+	const char *name = OPTS_GET(opts, name, NULL);
 	struct bpfrt_prog *prog;
 	int err;
 
@@ -125,42 +142,21 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 	if (!out)
 		return bpfrt_err(-EINVAL, "prog_load: no output pointer");
 	*out = NULL;
-	if (opts && opts->sz < sizeof(size_t))
-		return bpfrt_err(-EINVAL, "prog_load: opts->sz not set");
+	if (!OPTS_VALID(opts, bpfrt_prog_load_opts))
+		return bpfrt_env_log_failure(how.env, -EINVAL);
 	prog = calloc(1, sizeof(*prog));
 	if (!prog)
-		return bpfrt_err(-ENOMEM, "prog_load: out of memory");
-	snprintf(prog->name, sizeof(prog->name), "%s",
-		 opts && opts->name ? opts->name : "prog");
-	if (opts && opts->sz >= offsetof(struct bpfrt_prog_load_opts, flags) + sizeof(opts->flags))
-		err = bpfrt_prog_set_flags(prog, opts->flags);
-	else
-		err = 0;
+		return bpfrt_env_log_failure(how.env, bpfrt_err(-ENOMEM, "prog_load: out of memory"));
+	snprintf(prog->name, sizeof(prog->name), "%s", name ? name : "prog");
+	prog->kind = kind;
+	err = bpfrt_prog_set_flags(prog, OPTS_GET(opts, flags, 0));
+	if (!err && !bpfrt_prog_kind_desc((int)kind))
+		err = bpfrt_err(-EINVAL, "prog_load: %s: kind %d is no program kind", prog->name,
+				(int)kind);
+	if (!err)
+		err = bpfrt_prog_prepare(prog, insns, insn_cnt, &how);
 	if (err) {
-		free(prog);
-		return err;
-	}
-	if (opts && opts->sz >= offsetof(struct bpfrt_prog_load_opts, log_level) +
-				sizeof(opts->log_level)) {
-		if (!bpfrt_prog_kind_desc((int)opts->kind)) {
-			err = bpfrt_err(-EINVAL, "prog_load: %s: kind %d is no program kind",
-					prog->name, (int)opts->kind);
-			free(prog);
-			return err;
-		}
-		prog->kind = opts->kind;
-		if (opts->verify || opts->kind != BPFRT_PROG_UNSPEC) {
-			vopts = (struct bpfrt_verify_opts){
-				.sz = sizeof(vopts), .log_buf = opts->log_buf,
-				.log_size = opts->log_size, .log_level = opts->log_level,
-				.ctx_size = opts->ctx_size,
-			};
-			prog->verify_opts = &vopts;
-		}
-	}
-	err = bpfrt_prog_prepare(prog, insns, insn_cnt, opts && opts->jit);
-	prog->verify_opts = NULL;
-	if (err) {
+		bpfrt_env_log_failure(prog->env ? prog->env : how.env, err);
 		bpfrt_env_put(prog->env);
 		free(prog);
 		return err;
@@ -287,8 +283,8 @@ int bpfrt_prog_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts)
 	bpfrt_err_clear();
 	if (!prog || !prog->insns)
 		return bpfrt_err(-EINVAL, "prog_verify: no loaded program");
-	if (opts && opts->sz < offsetof(struct bpfrt_verify_opts, states) + sizeof(opts->states))
-		return bpfrt_err(-EINVAL, "prog_verify: opts->sz too small");
+	if (!OPTS_VALID(opts, bpfrt_verify_opts))
+		return -EINVAL;
 	return bpfrt_verify(prog, opts, false);
 }
 

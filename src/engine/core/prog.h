@@ -70,10 +70,6 @@ struct bpfrt_prog {
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
 
-	/* Verifier (src/engine/verifier/verifier.c). Callers of bpfrt_prog_prepare
-	 * set verify_opts (only for the call) to have it verify; it then
-	 * records verified, the context bytes read and tighter frames. */
-	struct bpfrt_verify_opts *verify_opts;
 	/* The load is complete (bpfrt_prog_set_loaded, release; cleared
 	 * first by unprepare): before, verified and the context reach are not
 	 * final, and runs, attach and prog array slots refuse the program. A
@@ -113,16 +109,29 @@ struct bpfrt_prog {
 	_Atomic uint64_t privstack_faults;
 };
 
-/* Validates and optionally JIT-compiles insns into an allocated, named
- * program (the second half of bpfrt_prog_load) and marks it loaded. On
+/* What one bpfrt_prog_prepare call does (arguments of that call only). */
+struct bpfrt_prepare {
+	bool jit;                         /* JIT-compile */
+	/* Verify (src/engine/verifier/verifier.c) with these options: it then
+	 * records verified, the context bytes read and tighter frames. NULL:
+	 * the structural validator only (trusted). */
+	struct bpfrt_verify_opts *verify;
+	/* Environment to load in, for a program that has none yet (the
+	 * program holds it); NULL: the default. */
+	struct bpfrt_env *env;
+};
+
+/* Validates and optionally verifies and JIT-compiles insns into an
+ * allocated, named program (the second half of bpfrt_prog_load) and marks
+ * it loaded. how NULL: validator only, no JIT, default environment. On
  * failure the program keeps no instructions. */
 int bpfrt_prog_prepare(struct bpfrt_prog *prog, const struct bpf_insn *insns,
-		       size_t insn_cnt, bool jit);
+		       size_t insn_cnt, const struct bpfrt_prepare *how);
 /* The same without marking it loaded: runs, attach and slots refuse it
  * until bpfrt_prog_set_loaded (the object loader: once every program of
  * the object is prepared). */
 int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_insn *insns,
-				   size_t insn_cnt, bool jit);
+				   size_t insn_cnt, const struct bpfrt_prepare *how);
 void bpfrt_prog_set_loaded(struct bpfrt_prog *prog);
 /* Frees what bpfrt_prog_prepare made, leaving name and object fields. */
 void bpfrt_prog_unprepare(struct bpfrt_prog *prog);

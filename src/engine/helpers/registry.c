@@ -24,6 +24,8 @@ int bpfrt_env_helper_register(struct bpfrt_env *env, uint32_t id,
 {
 	int err = check_helper(id, helper);
 
+	if (!env)
+		env = bpfrt_env_default();
 	if (err)
 		return err;
 	pthread_mutex_lock(&env->lock);
@@ -50,6 +52,8 @@ int bpfrt_env_helper_unregister(struct bpfrt_env *env, uint32_t id)
 {
 	int err = 0;
 
+	if (!env)
+		env = bpfrt_env_default();
 	pthread_mutex_lock(&env->lock);
 	if (id >= BPFRT_MAX_HELPER_ID || !env->helpers[id].fn)
 		err = bpfrt_err(-ENOENT, "helper %u is not registered", id);
@@ -84,6 +88,8 @@ int bpfrt_env_kfunc_id(struct bpfrt_env *env, const char *name)
 {
 	int id;
 
+	if (!env)
+		env = bpfrt_env_default();
 	if (!name)
 		return -ENOENT;
 	pthread_mutex_lock(&env->lock);
@@ -98,6 +104,8 @@ int bpfrt_env_kfunc_register(struct bpfrt_env *env, const char *name,
 	const char *kept;
 	int id;
 
+	if (!env)
+		env = bpfrt_env_default();
 	if (!name || !*name || !proto || !proto->fn)
 		return bpfrt_err(-EINVAL, "kfunc_register: name and function required");
 	pthread_mutex_lock(&env->lock);

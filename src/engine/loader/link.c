@@ -26,6 +26,7 @@ struct range {
 
 struct linker {
 	struct bpfrt_object *obj;
+	struct bpfrt_env *env;   /* where kfuncs are found by name */
 	struct bpf_insn *out;
 	size_t cnt, cap;
 	uint8_t *relocated;      /* out index -> a relocation fixed this call */
@@ -214,7 +215,7 @@ static int reloc_call(struct linker *l, size_t at, const GElf_Sym *sym, const ch
 		return bpfrt_err(-EINVAL, "%s: %s: 32-bit relocation on an instruction that is not a call",
 				 obj->name, what);
 	if (sym->st_shndx == SHN_UNDEF) {
-		int id = bpfrt_kfunc_id(symname);
+		int id = bpfrt_env_kfunc_id(l->env, symname);
 
 		if (id < 0)
 			return bpfrt_err(-ENOENT, "%s: %s: kfunc %s is not registered by the host",
@@ -307,11 +308,12 @@ static int relocate_range(struct linker *l, size_t ri)
 	return 0;
 }
 
-int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpf_insn **insns,
-		  size_t *insn_cnt, struct bpfrt_map_ref **refs, uint32_t *ref_cnt)
+int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpfrt_env *env,
+		  struct bpf_insn **insns, size_t *insn_cnt, struct bpfrt_map_ref **refs,
+		  uint32_t *ref_cnt)
 {
 	const struct obj_prog *op = &obj->progs[prog_idx];
-	struct linker l = { .obj = obj };
+	struct linker l = { .obj = obj, .env = env };
 	size_t pos;
 	int err;
 

@@ -2,7 +2,9 @@
  * definitions), load (maps created, programs linked and prepared), and
  * skeleton-style access to programs, maps and global variables. */
 #include "loader/object.h"
+#include "core/env.h"
 #include "core/error.h"
+#include "core/opts.h"
 #include "maps/map.h"
 
 #include <bpf/btf.h>
@@ -197,6 +199,8 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 	if (!path || !out)
 		return bpfrt_err(-EINVAL, "object_open: NULL argument");
 	*out = NULL;
+	if (!OPTS_VALID(opts, bpfrt_object_open_opts))
+		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return bpfrt_err(-ENOTSUP, "object_open: libelf too old");
 	obj = calloc(1, sizeof(*obj));
@@ -207,7 +211,7 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	obj->path = strdup(path);
-	obj->name = strdup(opts && opts->name ? opts->name : base);
+	obj->name = strdup(OPTS_GET(opts, name, NULL) ? opts->name : base);
 	if (!obj->path || !obj->name) {
 		err = bpfrt_err(-ENOMEM, "object_open: out of memory");
 		goto fail;
@@ -300,6 +304,8 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 	bpfrt_err_clear();
 	if (!obj)
 		return bpfrt_err(-EINVAL, "object_load: NULL object");
+	if (!OPTS_VALID(opts, bpfrt_object_load_opts))
+		return -EINVAL;
 	/* One attempt per object, as libbpf's bpf_object__load: after a
 	 * failure, programs loaded before the failing one may already sit in
 	 * prog array slots or be attached by another thread, and a retry would
@@ -316,24 +322,25 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		struct bpf_insn *insns = NULL;
 		size_t cnt = 0;
 
-		err = obj_link_prog(obj, i, &insns, &cnt, &prog->map_refs, &prog->map_ref_cnt);
-		if (!err && opts && opts->sz > offsetof(struct bpfrt_object_load_opts, prog_flags))
-			err = bpfrt_prog_set_flags(prog, prog->load_flags | opts->prog_flags);
+		err = obj_link_prog(obj, i, OPTS_GET(opts, env, NULL), &insns, &cnt,
+				    &prog->map_refs, &prog->map_ref_cnt);
+		if (!err)
+			err = bpfrt_prog_set_flags(prog, prog->load_flags |
+						   OPTS_GET(opts, prog_flags, 0));
 		if (!err) {
+			struct bpfrt_verify_opts vopts = {
+				.sz = sizeof(vopts), .log_buf = OPTS_GET(opts, log_buf, NULL),
+				.log_size = OPTS_GET(opts, log_size, 0),
+				.log_level = OPTS_GET(opts, log_level, 0),
+			};
 			/* every program is verified unless the caller trusts them */
-			struct bpfrt_verify_opts vopts = { .sz = sizeof(vopts) };
-			bool have_log = opts && opts->sz > offsetof(struct bpfrt_object_load_opts,
-								   log_level);
+			const struct bpfrt_prepare how = {
+				.jit = OPTS_GET(opts, jit, false),
+				.verify = OPTS_GET(opts, trusted, false) ? NULL : &vopts,
+				.env = OPTS_GET(opts, env, NULL),
+			};
 
-			if (have_log) {
-				vopts.log_buf = opts->log_buf;
-				vopts.log_size = opts->log_size;
-				vopts.log_level = opts->log_level;
-			}
-			if (!(have_log && opts->trusted))
-				prog->verify_opts = &vopts;
-			err = bpfrt_prog_prepare_unpublished(prog, insns, cnt, opts && opts->jit);
-			prog->verify_opts = NULL;
+			err = bpfrt_prog_prepare_unpublished(prog, insns, cnt, &how);
 			if (err)
 				err = obj_err_wrap(err, "%s: program %s (section %s)", obj->name,
 						   prog->name, prog->sec_name);
@@ -348,7 +355,7 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 			bpfrt_map_free(obj->maps[i].map);
 			obj->maps[i].map = NULL;
 		}
-		return err;
+		return bpfrt_env_log_failure(OPTS_GET(opts, env, NULL), err);
 	}
 	/* Only now may the programs be run, attached or slotted: until every
 	 * one of them is prepared, a failure above strips them all. */

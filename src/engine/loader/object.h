@@ -82,9 +82,11 @@ int obj_collect_map_defs(struct bpfrt_object *obj);
 /* Global-data maps from the .data, .rodata and .bss sections. */
 int obj_collect_data_maps(struct bpfrt_object *obj);
 /* Links programs with their .text subprograms and resolves relocations
- * into a fresh instruction array; loader/link.c. */
-int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpf_insn **insns,
-		  size_t *insn_cnt, struct bpfrt_map_ref **refs, uint32_t *ref_cnt);
+ * into a fresh instruction array, kfuncs by name in env (NULL: the
+ * default environment); loader/link.c. */
+int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpfrt_env *env,
+		  struct bpf_insn **insns, size_t *insn_cnt, struct bpfrt_map_ref **refs,
+		  uint32_t *ref_cnt);
 
 const char *obj_sym_name(const struct bpfrt_object *obj, const GElf_Sym *sym);
 int obj_sym(const struct bpfrt_object *obj, size_t idx, GElf_Sym *sym);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "maps/map.h"
 #include "core/error.h"
+#include "core/opts.h"
 #include "core/rcu.h"
 
 #include <ctype.h>
@@ -208,22 +209,6 @@ static int check_name(const char *name)
 	return 0;
 }
 
-/* Options from a newer caller are fine as long as what we do not know is 0. */
-static int check_opts(const struct bpfrt_map_create_opts *opts)
-{
-	const char *bytes = (const char *)opts;
-
-	if (!opts)
-		return 0;
-	if (opts->sz < sizeof(opts->sz))
-		return bpfrt_err(-EINVAL, "map create opts: sz %zu too small", opts->sz);
-	for (size_t i = sizeof(*opts); i < opts->sz; i++)
-		if (bytes[i])
-			return bpfrt_err(-EINVAL, "map create opts: unknown non-zero "
-					 "field at byte %zu", i);
-	return 0;
-}
-
 /* Flag checks every kind shares (Linux's bpf_map_flags_access_ok). */
 static int check_common_flags(uint32_t flags)
 {
@@ -241,7 +226,6 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 {
 	const struct bpfrt_map_ops *ops;
 	struct bpfrt_map attr = { 0 };
-	size_t opts_sz;
 	int err;
 
 	if (!map)
@@ -250,22 +234,19 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 	if ((unsigned int)type >= sizeof(map_ops) / sizeof(map_ops[0]) || !map_ops[type])
 		return bpfrt_err(-EINVAL, "map create: unsupported map type %d", (int)type);
 	ops = map_ops[type];
-	err = check_opts(opts);
+	err = OPTS_VALID(opts, bpfrt_map_create_opts) ? 0 : -EINVAL;
 	if (!err && name)
 		err = check_name(name);
 	if (err)
 		return err;
-	opts_sz = opts ? opts->sz : 0;
 	attr.ops = ops;
 	attr.type = type;
 	attr.key_size = key_size;
 	attr.value_size = value_size;
 	attr.max_entries = max_entries;
-	if (opts_sz >= offsetof(struct bpfrt_map_create_opts, map_flags) + sizeof(uint32_t))
-		attr.map_flags = opts->map_flags;
-	if (opts_sz >= offsetof(struct bpfrt_map_create_opts, numa_node) + sizeof(uint32_t) &&
-	    (attr.map_flags & BPF_F_NUMA_NODE))
-		attr.numa_node = opts->numa_node;
+	attr.map_flags = OPTS_GET(opts, map_flags, 0);
+	if (attr.map_flags & BPF_F_NUMA_NODE)
+		attr.numa_node = OPTS_GET(opts, numa_node, 0);
 	snprintf(attr.name, sizeof(attr.name), "%s", name ? name : "");
 	err = check_common_flags(attr.map_flags);
 	if (!err)

@@ -31,6 +31,7 @@ static void log_append(struct venv *env, const char *s, size_t len)
 
 	if (!env->log_buf || env->log_size < 2)
 		return;
+	env->log_total += len;
 	cap = env->log_size - 1;
 	if (len > cap) {
 		s += len - cap;

@@ -22,6 +22,7 @@
 #include "verifier/vstate.h"
 #include "verifier/validate.h"
 #include "core/error.h"
+#include "core/opts.h"
 #include "helpers/callback.h"
 #include "maps/map.h"
 #include "bpfrt/tracepoint.h"
@@ -201,10 +202,10 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 	env->prog = prog;
 	env->insns = prog->insns;
 	env->n = prog->insn_cnt;
-	if (opts && opts->log_buf && opts->log_size) {
+	if (OPTS_GET(opts, log_buf, NULL) && OPTS_GET(opts, log_size, 0)) {
 		env->log_buf = opts->log_buf;
 		env->log_size = opts->log_size;
-		env->log_level = opts->log_level;
+		env->log_level = OPTS_GET(opts, log_level, 0);
 		if (!env->restarts)
 			env->log_buf[0] = 0;
 		else
@@ -230,7 +231,7 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 	if (vcompute_liveness(env, &env->live) || vcompute_precise(env))
 		return -ENOMEM;
 	vmark_prune_points(env);
-	setup_ctx(env, opts ? opts->ctx_size : 0);
+	setup_ctx(env, OPTS_GET(opts, ctx_size, 0));
 	return init_state(env);
 }
 
@@ -287,8 +288,11 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 		}
 	}
 	if (opts) {
-		opts->insn_processed = processed;
-		opts->states = (uint32_t)env.total_states;
+		OPTS_SET(opts, insn_processed, processed);
+		OPTS_SET(opts, states, (uint32_t)env.total_states);
+		if (env.log_buf)
+			OPTS_SET(opts, log_true_size, env.log_total + 1 > UINT32_MAX
+				 ? UINT32_MAX : (uint32_t)env.log_total + 1);
 	}
 	env_free(&env);
 	return err;

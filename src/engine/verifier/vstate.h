@@ -165,6 +165,7 @@ struct venv {
 	uint32_t log_level;
 	char *log_buf;
 	size_t log_size, log_len;
+	uint64_t log_total;     /* bytes the whole log takes (no truncation) */
 	bool log_truncated;
 	uint64_t peak_states, total_states;
 	char msg[512];            /* the rejection */

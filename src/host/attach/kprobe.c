@@ -82,6 +82,7 @@
 #include "attach/trampoline.h"
 #include "attach/trap.h"
 #include "core/error.h"
+#include "core/opts.h"
 #include "jit/execmem.h"
 #include "jit/x86_64/emit.h"
 #include "signal/chain.h"
@@ -1183,7 +1184,11 @@ static int resolve(const char *func, uintptr_t addr, uint64_t offset, bool retpr
 int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t addr,
 			const struct bpfrt_kprobe_opts *opts, struct bpfrt_link **linkp)
 {
-	struct bpfrt_kprobe_opts o = { 0 };
+	const struct bpfrt_kprobe_opts o = {
+		.sz = sizeof(o), .cookie = OPTS_GET(opts, cookie, 0),
+		.offset = OPTS_GET(opts, offset, 0), .retprobe = OPTS_GET(opts, retprobe, false),
+		.mode = OPTS_GET(opts, mode, BPFRT_KPROBE_AUTO),
+	};
 	const struct bpfrt_sym *sym = NULL;
 	struct kprobe_link *kl;
 	struct kprobe_site *s;
@@ -1194,11 +1199,8 @@ int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t add
 	if (!prog || !linkp)
 		return bpfrt_err(-EINVAL, "kprobe_attach: NULL argument");
 	*linkp = NULL;
-	if (opts) {
-		if (opts->sz < sizeof(size_t))
-			return bpfrt_err(-EINVAL, "kprobe_attach: opts->sz not set");
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	if (!OPTS_VALID(opts, bpfrt_kprobe_opts))
+		return -EINVAL;
 	if (!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE))
 		return bpfrt_err(-EINVAL, "kprobe_attach: %s is not loaded", prog->name);
 	if (o.retprobe && o.offset)
@@ -1297,7 +1299,8 @@ bool bpfrt_kprobe_optimized(const struct bpfrt_link *link)
 
 /* SEC("kprobe/FUNC[+OFF]"), SEC("kretprobe/FUNC"), or "0xADDR". */
 int bpfrt_kprobe_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-			     const char *target, uint64_t cookie, struct bpfrt_link **link)
+			     const char *target, uint64_t cookie, uint32_t nr_args,
+			     struct bpfrt_link **link)
 {
 	struct bpfrt_kprobe_opts o = { .sz = sizeof(o), .cookie = cookie,
 				       .retprobe = kind == BPFRT_PROG_KRETPROBE };
@@ -1353,7 +1356,8 @@ int bpfrt_kprobe_tramp_code(uintptr_t addr, const uint8_t *code, size_t len, boo
 }
 
 int bpfrt_kprobe_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-			     const char *target, uint64_t cookie, struct bpfrt_link **link)
+			     const char *target, uint64_t cookie, uint32_t nr_args,
+			     struct bpfrt_link **link)
 {
 	return bpfrt_err(-EOPNOTSUPP, "kprobes are implemented for x86-64 only");
 }

@@ -8,7 +8,8 @@
 
 /* SEC("kprobe/FUNC[+OFF]"), SEC("kretprobe/FUNC"); target may be "0xADDR". */
 int bpfrt_kprobe_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-			     const char *target, uint64_t cookie, struct bpfrt_link **link);
+			     const char *target, uint64_t cookie, uint32_t nr_args,
+			     struct bpfrt_link **link);
 
 /* Tests (tools/jit_images): the jmp-mode trampoline of a probe at addr
  * whose displaced bytes are code[0..len) (whole instructions covering 5

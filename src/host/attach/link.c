@@ -4,6 +4,7 @@
 #include "attach/attach_kind.h"
 #include "attach/trampoline.h" /* bpfrt_attach_nr_args */
 #include "core/error.h"
+#include "core/opts.h"
 #include "core/prog.h"
 
 #include <errno.h>
@@ -216,23 +217,20 @@ int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *o
 	const struct bpfrt_prog_kind_desc *desc;
 	bpfrt_attach_fn attach;
 	const char *target;
-	uint64_t cookie = 0;
 	int kind;
 
 	bpfrt_err_clear();
 	if (!prog || !link)
 		return bpfrt_err(-EINVAL, "prog_attach: NULL argument");
 	*link = NULL;
-	if (opts && opts->sz < sizeof(size_t))
-		return bpfrt_err(-EINVAL, "prog_attach: opts->sz not set");
+	if (!OPTS_VALID(opts, bpfrt_attach_opts))
+		return -EINVAL;
 	/* not before its load is complete: verified and the context reach
 	 * are only final then */
 	if (!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE))
 		return bpfrt_err(-EINVAL, "prog_attach: %s is not loaded", prog->name);
-	kind = opts && opts->kind ? (int)opts->kind : prog->kind;
-	target = opts && opts->target ? opts->target : prog->attach_target;
-	if (opts)
-		cookie = opts->cookie;
+	kind = OPTS_GET(opts, kind, 0) ? (int)opts->kind : prog->kind;
+	target = OPTS_GET(opts, target, NULL) ? opts->target : prog->attach_target;
 	desc = bpfrt_prog_kind_desc(kind);
 	if (!desc)
 		return bpfrt_err(-EINVAL, "prog_attach: %s: kind %d is no program kind", prog->name,
@@ -244,8 +242,6 @@ int bpfrt_prog_attach(struct bpfrt_prog *prog, const struct bpfrt_attach_opts *o
 	if (!target || !*target)
 		return bpfrt_err(-EINVAL, "prog_attach: %s: no attach target (SEC name or opts->target)",
 				 prog->name);
-	/* Trampolines read the argument count of the attach in progress. */
-	bpfrt_attach_nr_args = opts && opts->sz >= offsetof(struct bpfrt_attach_opts, nr_args) +
-					sizeof(opts->nr_args) ? opts->nr_args : 0;
-	return attach(prog, (enum bpfrt_prog_kind)kind, target, cookie, link);
+	return attach(prog, (enum bpfrt_prog_kind)kind, target, OPTS_GET(opts, cookie, 0),
+		      OPTS_GET(opts, nr_args, 0), link);
 }

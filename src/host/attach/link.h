@@ -49,13 +49,14 @@ void bpfrt_link_publish(struct bpfrt_link *link);
 void bpfrt_link_release(struct bpfrt_link *link);
 
 /* Attach entry points per kind (the dispatch table in link.c). Each gets
- * the resolved target and cookie. */
+ * the resolved target, cookie and nr_args (bpfrt_attach_opts: the host
+ * function's argument count for trampoline kinds, 0 = 6; others ignore it). */
 typedef int (*bpfrt_attach_fn)(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-			       const char *target, uint64_t cookie,
+			       const char *target, uint64_t cookie, uint32_t nr_args,
 			       struct bpfrt_link **link);
 
 int bpfrt_tracepoint_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-				 const char *target, uint64_t cookie,
+				 const char *target, uint64_t cookie, uint32_t nr_args,
 				 struct bpfrt_link **link);
 
 #endif

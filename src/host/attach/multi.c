@@ -270,6 +270,7 @@ struct multi_link {
 struct multi_attach {
 	struct multi_link *ml;
 	const struct bpfrt_prog *prog;
+	uint32_t nr_args;       /* the functions' argument count (bpfrt_attach_opts) */
 	uint32_t cap;
 	uint32_t skipped;
 };
@@ -284,7 +285,7 @@ static int collect(void *ctx, const struct bpfrt_patchable_func *pf)
 		ma->skipped++;
 		return 0;
 	}
-	tf = bpfrt_tramp_func_get(pf, bpfrt_attach_nr_args ? bpfrt_attach_nr_args : 6);
+	tf = bpfrt_tramp_func_get(pf, ma->nr_args);
 	if (!tf)
 		return -ENOMEM;
 	/* every target must supply the context the program reads (a target
@@ -363,11 +364,11 @@ static const struct bpfrt_link_ops multi_ops = {
 };
 
 int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-			    const char *target, uint64_t cookie,
+			    const char *target, uint64_t cookie, uint32_t nr_args,
 			    struct bpfrt_link **out)
 {
 	struct multi_link *ml = calloc(1, sizeof(*ml));
-	struct multi_attach ma = { .ml = ml, .prog = prog };
+	struct multi_attach ma = { .ml = ml, .prog = prog, .nr_args = nr_args ? nr_args : 6 };
 	uint32_t added = 0;
 	int err;
 

@@ -393,7 +393,7 @@ static const struct bpfrt_link_ops raw_tp_link_ops = {
 };
 
 int bpfrt_tracepoint_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-				 const char *target, uint64_t cookie,
+				 const char *target, uint64_t cookie, uint32_t nr_args,
 				 struct bpfrt_link **out)
 {
 	bool raw = kind == BPFRT_PROG_RAW_TRACEPOINT;

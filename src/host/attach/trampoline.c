@@ -28,7 +28,6 @@
 #define TRAMP_IMAGE_MAX 2048
 
 pthread_mutex_t bpfrt_tramp_lock = PTHREAD_MUTEX_INITIALIZER;
-__thread uint32_t bpfrt_attach_nr_args;
 
 struct tramp_link {
 	struct bpfrt_link link;
@@ -699,10 +698,9 @@ static const struct bpfrt_link_ops fmod_ret_ops = {
 };
 
 int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-				 const char *target, uint64_t cookie,
+				 const char *target, uint64_t cookie, uint32_t nr_args,
 				 struct bpfrt_link **out)
 {
-	uint32_t nr_args = bpfrt_attach_nr_args ? bpfrt_attach_nr_args : 6;
 	const struct bpfrt_link_ops *ops = kind == BPFRT_PROG_FENTRY ? &fentry_ops :
 					   kind == BPFRT_PROG_FEXIT ? &fexit_ops : &fmod_ret_ops;
 	const struct bpfrt_patchable_func *pf;
@@ -710,6 +708,8 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 	struct tramp_link *tl;
 	int err;
 
+	if (!nr_args)
+		nr_args = 6;
 	if (nr_args > 6)
 		return bpfrt_err(-EINVAL, "%s: %s: nr_args %u: only register arguments (<= 6)",
 				 ops->kind, target, nr_args);

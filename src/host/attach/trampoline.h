@@ -108,15 +108,13 @@ struct bpfrt_tramp_func {
 	uint32_t prog_cnt;      /* programs attached, all kinds */
 };
 
-/* Argument count for host functions without BTF: set by the caller of
- * bpfrt_prog_attach (opts->nr_args) for the attach in progress. */
-extern __thread uint32_t bpfrt_attach_nr_args;
-
+/* nr_args: the host function's argument count (no BTF for host code),
+ * bpfrt_attach_opts.nr_args; 0 = 6. */
 int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-				 const char *target, uint64_t cookie,
+				 const char *target, uint64_t cookie, uint32_t nr_args,
 				 struct bpfrt_link **link);
 int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
-			    const char *target, uint64_t cookie,
+			    const char *target, uint64_t cookie, uint32_t nr_args,
 			    struct bpfrt_link **link);
 
 /* ---- shared by trampoline.c and multi.c ---------------------------------- */

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "core/prog.h"
 #include "core/error.h"
+#include "core/opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -318,9 +319,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts *o)
+int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts *user)
 {
-	const size_t known = offsetof(struct bpfrt_test_run_opts, mode) + sizeof(o->mode);
+	/* The caller's fields, defaults past its sz; outputs go back with
+	 * OPTS_SET (an older caller's struct may lack some). */
+	struct bpfrt_test_run_opts local = {
+		.sz = sizeof(local),
+		.data_in = OPTS_GET(user, data_in, NULL),
+		.data_out = OPTS_GET(user, data_out, NULL),
+		.data_size_in = OPTS_GET(user, data_size_in, 0),
+		.data_size_out = OPTS_GET(user, data_size_out, 0),
+		.ctx_in = OPTS_GET(user, ctx_in, NULL),
+		.ctx_out = OPTS_GET(user, ctx_out, NULL),
+		.ctx_size_in = OPTS_GET(user, ctx_size_in, 0),
+		.ctx_size_out = OPTS_GET(user, ctx_size_out, 0),
+		.repeat = OPTS_GET(user, repeat, 0),
+		.flags = OPTS_GET(user, flags, 0),
+		.mode = OPTS_GET(user, mode, BPFRT_EXEC_DEFAULT),
+	}, *o = &local;
 	const struct bpfrt_prog_kind_desc *desc;
 	bool packet, xdp;
 	struct low_packet pkt = { 0 };
@@ -340,13 +356,8 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 				 prog->kind);
 	packet = desc->info.packet;
 	xdp = desc->test_ctx == BPFRT_TEST_CTX_XDP_MD;
-	if (!o || o->sz < known)
-		return bpfrt_err(-EINVAL, "test_run: %s: opts->sz is %zu, at least %zu", prog->name,
-				 o ? o->sz : 0, known);
-	for (size_t i = sizeof(*o); i < o->sz; i++)
-		if (((const uint8_t *)o)[i])
-			return bpfrt_err(-EINVAL, "test_run: %s: unknown opts fields set (opts->sz %zu)",
-					 prog->name, o->sz);
+	if (!OPTS_VALID(user, bpfrt_test_run_opts))
+		return -EINVAL;
 	if (o->flags)
 		return bpfrt_err(-EINVAL, "test_run: %s: unknown flags %#x", prog->name, o->flags);
 	if (o->repeat < 0)
@@ -423,6 +434,10 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	if (err == -ENOSPC)
 		bpfrt_err(err, "test_run: %s: data_out or ctx_out too small (packet %u bytes, "
 			  "context %u)", prog->name, o->data_size_out, o->ctx_size_out);
+	OPTS_SET(user, retval, o->retval);
+	OPTS_SET(user, duration, o->duration);
+	OPTS_SET(user, data_size_out, o->data_size_out);
+	OPTS_SET(user, ctx_size_out, o->ctx_size_out);
 out:
 	packet_free(&pkt);
 	free(heap_ctx);
