@@ -489,8 +489,8 @@ static void engine_reload(struct cpu_env *env, struct prog_result *r, enum engin
 	uint32_t ret;
 
 	if (id == ENG_JIT) {
-		struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .name = r->cp->name,
-						   .jit = true };
+		BPFRT_OPTS(bpfrt_prog_load_opts, lo, .name = r->cp->name,
+			   .jit = true);
 
 		bpfrt_prog_free(env->jit);
 		env->jit = NULL;
@@ -522,7 +522,7 @@ static void run_prog(struct cpu_env *env, struct prog_result *r)
 {
 	const struct cpu_opts *o = env->o;
 	uint32_t expect = r->cp->reference(env->pkt, PKT_LEN);
-	struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .name = r->cp->name };
+	BPFRT_OPTS(bpfrt_prog_load_opts, lo, .name = r->cp->name);
 	struct bpf_insn *insns = NULL;
 	char path[4096];
 	uint64_t r0;
@@ -556,8 +556,8 @@ static void run_prog(struct cpu_env *env, struct prog_result *r)
 	}
 	r->loaded = true;
 	if (o->checked && !err) {
-		struct bpfrt_prog_load_opts co = { .sz = sizeof(co), .name = r->cp->name,
-						   .kind = BPFRT_PROG_XDP };
+		BPFRT_OPTS(bpfrt_prog_load_opts, co, .name = r->cp->name,
+			   .kind = BPFRT_PROG_XDP);
 
 		if (bpfrt_prog_load(insns, r->insn_cnt, &co, &env->checked))
 			engine_fail(&r->eng[ENG_CHECKED], "load as XDP: %s", bpfrt_last_error());

@@ -53,8 +53,8 @@ static struct {
 static struct bpfrt_link *attach_kind(struct bpfrt_prog *p, enum bpfrt_prog_kind kind,
 				      const char *target)
 {
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = kind, .target = target,
-				       .nr_args = 1 };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = kind, .target = target,
+		   .nr_args = 1);
 	struct bpfrt_link *l = NULL;
 
 	if (!p || bpfrt_prog_attach(p, &o, &l)) {
@@ -228,7 +228,7 @@ static int multi_calls_run(int argc, char **argv)
 	row("fentry", fentry, none, 0, NULL);
 
 	/* kprobe (bench_kprobe.c): jmp mode, after the patchable nop5 */
-	struct bpfrt_kprobe_opts ko = { .sz = sizeof(ko) };
+	BPFRT_OPTS(bpfrt_kprobe_opts, ko);
 
 	if (!bpfrt_kprobe_attach(p, "bench_target", 0, &ko, &l)) {
 		double kp = median_ms(runs, CALLS);

@@ -84,7 +84,7 @@ static void fill_key(uint64_t *key, uint32_t i)
 static int bpfrt_setup(struct hm_env *env, int jit)
 {
 	struct hm_engine *e = &env->eng[jit ? ENG_JIT : ENG_INTERP];
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit);
 	struct bpfrt_object *obj;
 	struct bpfrt_map *map;
 	uint32_t *iters;

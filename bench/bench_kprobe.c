@@ -31,7 +31,7 @@ static struct bpfrt_link *kp_link;
 
 static int kp_setup(bool ret, enum bpfrt_kprobe_mode mode, bool want_opt)
 {
-	struct bpfrt_kprobe_opts o = { .sz = sizeof(o), .retprobe = ret, .mode = mode };
+	BPFRT_OPTS(bpfrt_kprobe_opts, o, .retprobe = ret, .mode = mode);
 
 	kp_prog = bench_counter_prog(&kprobe_ctr.v, "bench_kprobe");
 	if (!kp_prog)

@@ -24,8 +24,8 @@ static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off,
 static struct bpfrt_prog *load(const struct bpf_insn *insns, size_t cnt, const char *name,
 			       uint32_t flags)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .jit = true,
-					  .flags = flags };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = name, .jit = true,
+		   .flags = flags);
 	struct bpfrt_prog *p = NULL;
 
 	if (bpfrt_prog_load(insns, cnt, &o, &p)) {

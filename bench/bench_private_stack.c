@@ -23,7 +23,7 @@ static struct bpfrt_link *ps_link;
 
 static int ps_setup(void)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = !getenv("BPFRT_BENCH_INTERP") };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = !getenv("BPFRT_BENCH_INTERP"));
 	struct bpfrt_privstack_info info;
 	char path[PATH_MAX + 64];
 	struct bpfrt_prog *prog;
@@ -135,7 +135,7 @@ static double ab_trial(struct bpfrt_prog *prog, long ms)
  * processes cancel out. */
 static int ab_run(int argc, char **argv)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = true };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = true);
 	struct bpfrt_privstack_info i0, i1;
 	struct bpfrt_prog *p0, *p1;
 	long rounds = 21, ms = 40;

@@ -444,7 +444,7 @@ static int pp_run_trial(const struct pp_opts *o, struct bpfrt_prog *const *run, 
 static int pp_load_all(const struct pp_code *code, int n, struct bpfrt_prog **progs,
 		       uint64_t *ns)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = "pp", .jit = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "pp", .jit = true);
 	uint64_t t0 = bench_thread_ns();
 
 	for (int i = 0; i < n; i++) {
@@ -558,7 +558,7 @@ out:
 static double pp_churn(const struct pp_opts *o, const struct pp_code *code, int ncode, int mode,
 		       double *cpu)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = "pp", .jit = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "pp", .jit = true);
 	struct bpfrt_prog **progs = calloc((size_t)o->churn, sizeof(*progs));
 	double *batch_ns = malloc(PP_MAX_BATCHES * sizeof(double));
 	uint64_t cpu0, wall0, done = 0;
@@ -902,7 +902,7 @@ static int bench_prog_pack_run(int argc, char **argv)
 		goto out;
 	{
 		/* average JIT image size, for the packing arithmetic */
-		struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = "pp", .jit = true };
+		BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "pp", .jit = true);
 
 		for (int i = 0; i < 100; i++) {
 			struct bpfrt_prog *p;

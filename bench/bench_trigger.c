@@ -289,7 +289,7 @@ static void prog_measure(struct bench_res *res)
 int bench_bpfrt_attach(const char *obj_file, const char *prog_name, long **hits,
 		       struct bpfrt_object **objp, struct bpfrt_link **linkp)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = !getenv("BPFRT_BENCH_INTERP") };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = !getenv("BPFRT_BENCH_INTERP"));
 	char path[PATH_MAX + 64];
 	struct bpfrt_prog *prog;
 	int err;

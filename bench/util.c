@@ -105,7 +105,7 @@ static bool has_local_calls(const struct bpf_insn *insns, size_t cnt)
 static int load_linked_insns(const char *path, const char *prog_name,
 			     struct bpf_insn **insns, size_t *cnt)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo) };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo);
 	struct bpfrt_object *obj;
 	const struct bpf_insn *linked;
 	struct bpfrt_prog *prog;
@@ -210,8 +210,8 @@ struct bpfrt_prog *bench_counter_prog(long *hits, const char *name)
 		MOV64_IMM(0, 0),
 		EXIT(),
 	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name,
-					  .jit = !getenv("BPFRT_BENCH_INTERP") };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = name,
+		   .jit = !getenv("BPFRT_BENCH_INTERP"));
 	struct bpfrt_prog *p = NULL;
 	bool empty = getenv("BENCH_EMPTY_PROG") != NULL;
 

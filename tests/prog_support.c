@@ -38,8 +38,8 @@ void pb_free(struct pb *p)
 struct bpfrt_prog *load_insns(const char *name, const struct bpf_insn *insns, size_t n,
 			      bool jit, uint32_t flags)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .jit = jit,
-					  .flags = flags };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = name, .jit = jit,
+		   .flags = flags);
 	struct bpfrt_prog *p = NULL;
 
 	if (bpfrt_prog_load(insns, n, &o, &p))
@@ -50,7 +50,7 @@ struct bpfrt_prog *load_insns(const char *name, const struct bpf_insn *insns, si
 struct bpfrt_prog *pb_load_at(const char *file, int line, struct pb *b, const char *name,
 			      bool jit)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .jit = jit };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = name, .jit = jit);
 	struct bpfrt_prog *p = NULL;
 	int err = bpfrt_prog_load(b->i, b->n, &o, &p);
 
@@ -63,8 +63,8 @@ struct bpfrt_prog *pb_load_at(const char *file, int line, struct pb *b, const ch
 struct bpfrt_prog *load_asm_at(const char *file, int line, const char *name, const char *text,
 			       bool jit, uint32_t flags)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
-					     .flags = flags };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = name, .jit = jit,
+		   .flags = flags);
 	struct bpf_insn *insns = NULL;
 	struct bpfrt_prog *prog = NULL;
 	size_t cnt = 0;

@@ -74,8 +74,8 @@ TEST(ctx_read_past_the_given_size)
 TEST(ctx_bound_is_the_smaller_of_verified_and_given)
 {
 	static const char text[] = "ldxdw %r0, [%r1+8]\nexit\n";
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = "ctx_verified",
-					     .verify = true, .ctx_size = 32 };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "ctx_verified",
+		   .verify = true, .ctx_size = 32);
 	uint64_t ctx[4] = { 1, 2, 3, 4 }, r0 = 0;
 	struct bpf_insn *insns;
 	struct bpfrt_prog *p;
@@ -209,7 +209,7 @@ TEST(helper_memory_argument_past_the_stack)
 
 static struct bpfrt_object *load_unsafe(void)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .trusted = true };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .trusted = true);
 
 	return load_object("unsafe_checked.bpf.o", &lo);
 }
@@ -408,9 +408,9 @@ TEST(packet_reads_outside_data_and_data_end)
 
 	REQUIRE(obj);
 	for (int i = 0; i < 2; i++) {
-		struct bpfrt_test_run_opts o = { .sz = sizeof(o), .data_in = pkt,
-						 .data_size_in = sizeof(pkt),
-						 .mode = BPFRT_EXEC_CHECKED };
+		BPFRT_OPTS(bpfrt_test_run_opts, o, .data_in = pkt,
+			   .data_size_in = sizeof(pkt),
+			   .mode = BPFRT_EXEC_CHECKED);
 		int err = bpfrt_prog_test_run_opts(prog_of(obj, names[i]), &o);
 
 		CHECK(err == -EFAULT && strstr(bpfrt_last_error(), "packet"), "%s: %d %s",
@@ -436,8 +436,8 @@ TEST(kfunc_given_a_short_context)
 	};
 	int kid = bpfrt_kfunc_id(reader.name) >= 0 ? bpfrt_kfunc_id(reader.name)
 						    : bpfrt_kfunc_register(reader.name, &reader);
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "to_kfunc",
-					  .kind = BPFRT_PROG_RAW_TRACEPOINT };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "to_kfunc",
+		   .kind = BPFRT_PROG_RAW_TRACEPOINT);
 	uint64_t ctx[BPFRT_TP_MAX_ARGS] = { 0 }, r0 = 0;
 	struct bpfrt_prog *p = NULL;
 	struct bpf_insn *insns;

@@ -44,7 +44,7 @@ static bool names(const char *a, const char *b, const char *c)
 
 static struct bpfrt_object *load_compat(bool jit)
 {
-	struct bpfrt_object_load_opts o = { .sz = sizeof(o), .jit = jit };
+	BPFRT_OPTS(bpfrt_object_load_opts, o, .jit = jit);
 
 	return load_object("ctx_compat.bpf.o", &o);
 }
@@ -122,8 +122,8 @@ TEST(slot_refuses_programs_of_another_context)
 TEST(tail_caller_needs_the_owners_context_at_attach)
 {
 	struct bpfrt_object *obj = load_compat(false);
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_RAW_TRACEPOINT,
-				       .target = "cc_one" };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = BPFRT_PROG_RAW_TRACEPOINT,
+		   .target = "cc_one");
 	struct bpfrt_prog *dispatch;
 	struct bpfrt_link *l = NULL;
 	int err;
@@ -179,8 +179,8 @@ static struct bpfrt_prog *reader(const char *name, enum bpfrt_prog_kind kind, in
 		LDX(BPF_DW, 0, 1, off),
 		EXIT(),
 	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .verify = true,
-					  .kind = kind, .ctx_size = ctx_size };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = name, .verify = true,
+		   .kind = kind, .ctx_size = ctx_size);
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(!bpfrt_prog_load(insns, 2, &o, &p), "%s: %s", name, bpfrt_last_error());
@@ -322,8 +322,8 @@ TEST(slot_refuses_a_program_being_loaded)
 TEST(trusted_owner_gives_verified_targets_no_context)
 {
 	static const struct bpf_insn ret3[] = { MOV64_IMM(0, 3), EXIT() };
-	struct bpfrt_prog_load_opts to = { .sz = sizeof(to), .name = "owner" };
-	struct bpfrt_prog_load_opts vo = { .sz = sizeof(vo), .name = "blind", .verify = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, to, .name = "owner");
+	BPFRT_OPTS(bpfrt_prog_load_opts, vo, .name = "blind", .verify = true);
 	struct bpfrt_prog *trusted = NULL, *blind = NULL;
 	struct bpfrt_prog *looks = reader("looks", BPFRT_PROG_UNSPEC, 0, 8);
 	struct bpfrt_prog *rawtp = reader("rawtp", BPFRT_PROG_RAW_TRACEPOINT, 0, 0);
@@ -369,7 +369,7 @@ static struct bpfrt_prog *nest_parent(int nest, bool jit)
 		CALL_HELPER(nest),
 		EXIT(),
 	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "parent", .jit = jit };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "parent", .jit = jit);
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(!bpfrt_prog_load(insns, 4, &o, &p), "%s", bpfrt_last_error());
@@ -379,8 +379,8 @@ static struct bpfrt_prog *nest_parent(int nest, bool jit)
 static struct bpfrt_prog *verified_raw_tp(const char *name, const struct bpf_insn *insns,
 					  size_t n, bool jit)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = name, .jit = jit,
-					  .kind = BPFRT_PROG_RAW_TRACEPOINT };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = name, .jit = jit,
+		   .kind = BPFRT_PROG_RAW_TRACEPOINT);
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(!bpfrt_prog_load(insns, n, &o, &p), "%s: %s", name, bpfrt_last_error());
@@ -448,7 +448,7 @@ BOTH_ENGINES(nest_children_without_context_run)
 	int nest = bpfrt_nest_kfunc_register();
 	struct bpfrt_prog *children[2] = { verified_raw_tp("blind", five, 2, jit), NULL };
 	struct bpfrt_prog *parent = nest_parent(nest, jit);
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "trusted", .jit = jit };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "trusted", .jit = jit);
 	uint64_t r0 = 0;
 
 	REQUIRE(nest >= 0 && children[0] && parent);
@@ -473,7 +473,7 @@ BOTH_ENGINES(nest_children_without_context_run)
 BOTH_ENGINES(program_freed_in_a_slot_stays_until_the_slot_drops_it)
 {
 	static const struct bpf_insn seven[] = { MOV64_IMM(0, 7), EXIT() };
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "in_slot", .jit = jit };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "in_slot", .jit = jit);
 	struct bpfrt_map *map = NULL;
 	struct bpfrt_prog *p = NULL;
 	uint64_t r0 = 0;
@@ -514,7 +514,7 @@ BOTH_ENGINES(program_freed_while_attached_runs_until_the_link_goes)
 	const int id = 509; /* a helper id no other test of this file uses */
 	struct bpf_insn insns[] = { CALL_HELPER(id), MOV64_IMM(0, 0), EXIT() };
 	struct bpfrt_prog *p;
-	struct bpfrt_attach_opts ao = { .sz = sizeof(ao), .target = "cc_two" };
+	BPFRT_OPTS(bpfrt_attach_opts, ao, .target = "cc_two");
 	struct bpfrt_link *l = NULL;
 
 	REQUIRE(!bpfrt_helper_register(id, &counter), "%s", bpfrt_last_error());

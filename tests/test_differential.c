@@ -629,7 +629,7 @@ enum diff_outcome { DIFF_SAME, DIFF_REJECTED, DIFF_RUN_FAILED, DIFF_MISMATCH };
 static enum diff_outcome run_one(uint64_t seed, const struct bpf_insn *insns, size_t cnt,
 				 char *why, size_t why_len)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = "diff", .jit = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "diff", .jit = true);
 	uint8_t data_i[DATA_LEN], data_j[DATA_LEN];
 	struct bpfrt_prog *prog;
 	uint64_t r0_i = 0, r0_j = 0;
@@ -693,7 +693,7 @@ static bool jit_supports_callx(void)
 		MOV64_IMM(BPF_R4, 4), MOV64_IMM(BPF_R5, 5),
 		MOV64_IMM(BPF_R6, DIFF_HELPER_ID), CALLX(BPF_R6), EXIT(),
 	};
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .jit = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .jit = true);
 	struct bpfrt_prog *p;
 	uint64_t r0;
 	bool ok;

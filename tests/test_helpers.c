@@ -34,9 +34,7 @@ static const char *const mode_names[] = { "interp", "jit" };
 static int load(const struct bpf_insn *insns, size_t cnt, enum bpfrt_exec_mode mode,
 		struct bpfrt_prog **prog)
 {
-	struct bpfrt_prog_load_opts opts = {
-		.sz = sizeof(opts), .name = "helpers", .jit = mode == BPFRT_EXEC_JIT,
-	};
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "helpers", .jit = mode == BPFRT_EXEC_JIT);
 
 	return bpfrt_prog_load(insns, cnt, &opts, prog);
 }

@@ -85,7 +85,7 @@ static int note_prog(const char *label, const struct bpfrt_prog *p)
 
 static struct bpfrt_prog *load_jit(const struct bpf_insn *insns, size_t n)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .jit = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .jit = true);
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());
@@ -208,7 +208,7 @@ static void note_conformance_dir(const char *dir, const char *tag, size_t *noted
 		struct bpfrt_datafile df;
 		struct bpf_insn *insns = NULL;
 		size_t cnt = 0;
-		struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .jit = true };
+		BPFRT_OPTS(bpfrt_prog_load_opts, o, .jit = true);
 		struct bpfrt_prog *p;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);

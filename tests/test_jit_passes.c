@@ -124,7 +124,7 @@ static const struct bpf_insn two_funcs[] = {
 
 static struct bpfrt_prog *load(void)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "passes" };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "passes");
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(bpfrt_prog_load(two_funcs, ARRAY_LEN(two_funcs), &o, &p) == 0, "%s",
@@ -284,7 +284,7 @@ static const struct bpf_insn calls_lookup[] = {
 
 TEST(shared_prescan_and_state)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "callback" };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "callback");
 	struct bpfrt_jit_arch arch = fake_arch;
 	struct bpfrt_prog *prog = NULL, *plain = load();
 	struct fake f = { .mode = FAKE_PLAIN };
@@ -330,7 +330,7 @@ TEST(shared_prescan_and_state)
 
 	/* an id it calls gives the function it was loaded with */
 	struct bpfrt_prog *caller = NULL;
-	struct bpfrt_prog_load_opts co = { .sz = sizeof(co), .name = "lookup" };
+	BPFRT_OPTS(bpfrt_prog_load_opts, co, .name = "lookup");
 	REQUIRE(bpfrt_prog_load(calls_lookup, ARRAY_LEN(calls_lookup), &co, &caller) == 0, "%s",
 		bpfrt_last_error());
 	f = (struct fake){ .mode = FAKE_PLAIN };
@@ -349,7 +349,7 @@ TEST(shared_prescan_and_state)
 
 static struct bpfrt_prog *load_flags(const struct bpf_insn *insns, size_t n, uint32_t flags)
 {
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "frames", .flags = flags };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "frames", .flags = flags);
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(bpfrt_prog_load(insns, n, &o, &p) == 0, "%s", bpfrt_last_error());

@@ -72,7 +72,7 @@ __attribute__((constructor)) static void take_snapshot(void)
 
 static struct bpfrt_object *open_progs(bool jit)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit);
 
 	return load_object("kprobe.bpf.o", &lo);
 }
@@ -80,8 +80,8 @@ static struct bpfrt_object *open_progs(bool jit)
 static struct bpfrt_link *kattach(struct bpfrt_prog *p, const char *func, uint64_t off,
 				  bool ret, enum bpfrt_kprobe_mode mode)
 {
-	struct bpfrt_kprobe_opts o = { .sz = sizeof(o), .offset = off, .retprobe = ret,
-				       .mode = mode };
+	BPFRT_OPTS(bpfrt_kprobe_opts, o, .offset = off, .retprobe = ret,
+		   .mode = mode);
 	struct bpfrt_link *l = NULL;
 	int err;
 
@@ -218,7 +218,7 @@ static struct bpfrt_prog *counter_prog(bool jit)
 		MOV64_IMM(0, 0),
 		EXIT(),
 	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "kp_counter", .jit = jit };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "kp_counter", .jit = jit);
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(!bpfrt_prog_load(insns, ARRAY_LEN(insns), &o, &p), "load: %s", bpfrt_last_error());
@@ -317,7 +317,7 @@ TEST(kprobe_relocated_instructions)
 TEST(kprobe_refusals)
 {
 	struct bpfrt_prog *p = counter_prog(false);
-	struct bpfrt_kprobe_opts o = { .sz = sizeof(o) };
+	BPFRT_OPTS(bpfrt_kprobe_opts, o);
 	struct bpfrt_link *l = NULL;
 	int err;
 
@@ -346,8 +346,8 @@ TEST(kprobe_refusals)
 	CHECK(err == -EINVAL && strstr(bpfrt_last_error(), "probe path"),
 	      "bpfrt's own code: %d %s", err, bpfrt_last_error());
 	/* SEC-style targets through the dispatch */
-	struct bpfrt_attach_opts ao = { .sz = sizeof(ao), .kind = BPFRT_PROG_KPROBE,
-					.target = "kp_rip_load+zz" };
+	BPFRT_OPTS(bpfrt_attach_opts, ao, .kind = BPFRT_PROG_KPROBE,
+		   .target = "kp_rip_load+zz");
 
 	err = bpfrt_prog_attach(p, &ao, &l);
 	CHECK(err == -EINVAL, "bad offset: %d", err);
@@ -477,7 +477,7 @@ static struct bpfrt_prog *byte_inc_prog(bool jit)
 		MOV64_IMM(0, 0),
 		EXIT(),
 	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "kp_byte_inc", .jit = jit };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "kp_byte_inc", .jit = jit);
 	struct bpfrt_prog *p = NULL;
 
 	CHECK(!bpfrt_prog_load(insns, ARRAY_LEN(insns), &o, &p), "load: %s", bpfrt_last_error());

@@ -36,7 +36,7 @@ static struct bpfrt_object *open_progs(void)
 		.fn = tp_test_refire,
 		.args = { BPFRT_ARG_ANYTHING },
 	};
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = true };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = true);
 
 	if (bpfrt_kfunc_id("tp_test_refire") < 0)
 		bpfrt_kfunc_register("tp_test_refire", &k);
@@ -91,7 +91,7 @@ static char *read_snapshot(void)
 TEST(links_have_ids_kinds_targets_and_are_listed)
 {
 	struct bpfrt_object *obj = open_progs();
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .cookie = 0xabc };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .cookie = 0xabc);
 	struct bpfrt_link *a = NULL, *b = NULL;
 	struct bpfrt_prog *pa, *pb;
 	uint32_t base;
@@ -174,7 +174,7 @@ TEST(cli_lists_links_of_this_process)
 TEST(attach_errors)
 {
 	struct bpfrt_object *obj = open_progs();
-	struct bpfrt_attach_opts o = { .sz = sizeof(o) };
+	BPFRT_OPTS(bpfrt_attach_opts, o);
 	struct bpfrt_attach_opts bad = { 0 };
 	struct bpfrt_link *l = (struct bpfrt_link *)1;
 	struct bpfrt_prog *p;

@@ -269,7 +269,7 @@ TEST(programs_are_unusable_until_their_whole_object_loaded)
  * B then frees everything (ASan's leak checker). */
 BOTH_ENGINES(a_closed_objects_program_keeps_its_maps)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit);
 	uint64_t base = bpfrt_map_memory_used();
 	struct bpfrt_object *a = load_object("lifetimes.bpf.o", &lo);
 	struct bpfrt_object *b = load_object("lifetimes.bpf.o", &lo);

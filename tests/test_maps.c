@@ -41,7 +41,7 @@ static struct bpfrt_prog *fake_prog(void)
 static struct bpfrt_map *create(enum bpf_map_type type, uint32_t key_size,
 				uint32_t value_size, uint32_t max_entries, uint32_t flags)
 {
-	struct bpfrt_map_create_opts opts = { .sz = sizeof(opts), .map_flags = flags };
+	BPFRT_OPTS(bpfrt_map_create_opts, opts, .map_flags = flags);
 	struct bpfrt_map *map = NULL;
 	int err = bpfrt_map_create(type, "test_map", key_size, value_size, max_entries,
 				   &opts, &map);
@@ -55,7 +55,7 @@ static struct bpfrt_map *create(enum bpf_map_type type, uint32_t key_size,
 static int try_create(enum bpf_map_type type, uint32_t key_size, uint32_t value_size,
 		      uint32_t max_entries, uint32_t flags)
 {
-	struct bpfrt_map_create_opts opts = { .sz = sizeof(opts), .map_flags = flags };
+	BPFRT_OPTS(bpfrt_map_create_opts, opts, .map_flags = flags);
 	struct bpfrt_map *map = (struct bpfrt_map *)1;
 	int err = bpfrt_map_create(type, "m", key_size, value_size, max_entries, &opts, &map);
 

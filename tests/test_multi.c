@@ -55,8 +55,8 @@ static struct bpfrt_prog *record_prog(uint64_t *out, bool jit)
 static struct bpfrt_link *attach_multi(struct bpfrt_prog *p, const char *glob, uint64_t cookie,
 				       double *ms)
 {
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_FENTRY_MULTI,
-				       .target = glob, .cookie = cookie, .nr_args = 1 };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = BPFRT_PROG_FENTRY_MULTI,
+		   .target = glob, .cookie = cookie, .nr_args = 1);
 	struct bpfrt_link *l = NULL;
 	struct timespec t0, t1;
 	int err;
@@ -133,8 +133,8 @@ TEST(multi_glob_and_overlap)
 	struct bpfrt_prog *pa = record_prog(a, true), *pb_ = record_prog(b, false);
 	struct bpfrt_link *la = attach_multi(pa, "multi_fn_1?", 1, NULL);
 	struct bpfrt_link *lb = attach_multi(pb_, "multi_fn_1[0-4]", 2, NULL);
-	struct bpfrt_attach_opts fo = { .sz = sizeof(fo), .kind = BPFRT_PROG_FENTRY,
-					.target = "multi_fn_12", .cookie = 3, .nr_args = 1 };
+	BPFRT_OPTS(bpfrt_attach_opts, fo, .kind = BPFRT_PROG_FENTRY,
+		   .target = "multi_fn_12", .cookie = 3, .nr_args = 1);
 	struct bpfrt_link *lf = NULL;
 	uint64_t c[5] = { 0 };
 	struct bpfrt_prog *pc = record_prog(c, true);
@@ -158,8 +158,8 @@ TEST(multi_glob_and_overlap)
 	bpfrt_link_destroy(lb);
 	CHECK(is_nop5((const void *)multi_fn_table[12]));
 
-	struct bpfrt_attach_opts no = { .sz = sizeof(no), .kind = BPFRT_PROG_FENTRY_MULTI,
-					.target = "no_such_fn_*" };
+	BPFRT_OPTS(bpfrt_attach_opts, no, .kind = BPFRT_PROG_FENTRY_MULTI,
+		   .target = "no_such_fn_*");
 	struct bpfrt_link *ln = NULL;
 
 	CHECK(bpfrt_prog_attach(pa, &no, &ln) == -ENOENT && !ln);

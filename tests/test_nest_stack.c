@@ -392,8 +392,8 @@ static uint64_t k_fire_inner(uint64_t x, uint64_t r2, uint64_t r3, uint64_t r4, 
 
 static struct bpfrt_link *raw_tp_attach(struct bpfrt_prog *prog, const char *tp)
 {
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_RAW_TRACEPOINT,
-				       .target = tp };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = BPFRT_PROG_RAW_TRACEPOINT,
+		   .target = tp);
 	struct bpfrt_link *l = NULL;
 	int err = bpfrt_prog_attach(prog, &o, &l);
 
@@ -619,7 +619,7 @@ static bool kp_setup(struct kp_setup *k)
 	static const char probe_fmt[] =
 		"stdw [%%r10-128], 1\nmov %%r1, %u\nmov %%r2, 3\ncall %d\nexit\n";
 	static const char child_fmt[] = "mov %%r1, 2\nmov %%r2, 0\ncall %d\nexit\n";
-	struct bpfrt_kprobe_opts o = { .sz = sizeof(o), .mode = BPFRT_KPROBE_INT3 };
+	BPFRT_OPTS(bpfrt_kprobe_opts, o, .mode = BPFRT_KPROBE_INT3);
 	int nest = bpfrt_nest_kfunc_register(), hit = kfunc("nest_test_hit", k_hit);
 	char text[256];
 	int err;

@@ -26,9 +26,9 @@ static struct bpfrt_object *load_obj(const char *file, bool jit, uint32_t prog_f
 {
 	/* nested_tree.bpf.o passes its depth in r1 and does arithmetic on
 	 * it, which no verifier accepts of a context pointer: load trusted */
-	struct bpfrt_object_load_opts opts = { .sz = sizeof(opts), .jit = jit,
-					       .prog_flags = prog_flags,
-					       .trusted = !strcmp(file, "nested_tree.bpf.o") };
+	BPFRT_OPTS(bpfrt_object_load_opts, opts, .jit = jit,
+		   .prog_flags = prog_flags,
+		   .trusted = !strcmp(file, "nested_tree.bpf.o"));
 
 	return load_object(file, &opts);
 }
@@ -74,7 +74,7 @@ TEST(policy_follows_kind_depth_and_flags)
 	CHECK(bpfrt_prog_set_flags(bpfrt_object_find_prog(obj, "sock_big"), 1u << 30) == -EINVAL);
 	CHECK(!bpfrt_prog_set_flags(bpfrt_object_find_prog(obj, "sock_big"), BPFRT_F_PRIVATE_STACK));
 	{
-		struct bpfrt_object_load_opts o = { .sz = sizeof(o), .jit = true };
+		BPFRT_OPTS(bpfrt_object_load_opts, o, .jit = true);
 
 		REQUIRE(!bpfrt_object_load(obj, &o), "%s", bpfrt_last_error());
 	}
@@ -247,8 +247,8 @@ BOTH_ENGINES(recursion_guard_counts_misses)
 static struct bpfrt_prog *load_priv(const char *name, const struct bpf_insn *insns, size_t cnt,
 				    bool jit)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
-					     .flags = BPFRT_F_PRIVATE_STACK };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = name, .jit = jit,
+		   .flags = BPFRT_F_PRIVATE_STACK);
 	struct bpfrt_prog *prog = NULL;
 	int err = bpfrt_prog_load(insns, cnt, &opts, &prog);
 
@@ -845,9 +845,9 @@ static uint64_t bound_ctx[64]; /* pt_regs-sized context; [0] is an offset */
 static struct bpfrt_prog *load_verified_insns(const char *name, const struct bpf_insn *insns,
 					      size_t cnt, bool jit, uint32_t flags)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = name, .jit = jit,
-					     .verify = true, .kind = BPFRT_PROG_KPROBE,
-					     .flags = flags | BPFRT_F_PRIVATE_STACK };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = name, .jit = jit,
+		   .verify = true, .kind = BPFRT_PROG_KPROBE,
+		   .flags = flags | BPFRT_F_PRIVATE_STACK);
 	struct bpfrt_prog *prog = NULL;
 	int err = bpfrt_prog_load(insns, cnt, &opts, &prog);
 
@@ -967,8 +967,8 @@ BOTH_ENGINES(stack_bound_keeps_frame_of_pointer_passed_as_value)
 		.args = { BPFRT_ARG_ANYTHING },
 	};
 	static const char text[] = "mov %r1, %r10\nadd %r1, -8\ncall 497\nexit\n";
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .verify = true,
-					     .kind = BPFRT_PROG_KPROBE };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .verify = true,
+		   .kind = BPFRT_PROG_KPROBE);
 	struct bpf_insn *insns = NULL;
 	struct bpfrt_prog *p = NULL;
 	size_t cnt = 0;

@@ -34,7 +34,7 @@ static struct bpfrt_object *open_obj(const char *file)
 
 static int load_obj(struct bpfrt_object *obj, bool jit)
 {
-	struct bpfrt_object_load_opts opts = { .sz = sizeof(opts), .jit = jit };
+	BPFRT_OPTS(bpfrt_object_load_opts, opts, .jit = jit);
 	int err = bpfrt_object_load(obj, &opts);
 
 	if (err)
@@ -62,10 +62,8 @@ static uint64_t run_ctx(struct bpfrt_object *obj, const char *name, bool jit, co
 			size_t len)
 {
 	struct bpfrt_prog *p = bpfrt_object_find_prog(obj, name);
-	struct bpfrt_test_run_opts o = {
-		.sz = sizeof(o), .ctx_in = ctx, .ctx_size_in = ctx ? (uint32_t)len : 0,
-		.mode = tl_exec_mode(jit),
-	};
+	BPFRT_OPTS(bpfrt_test_run_opts, o, .ctx_in = ctx, .ctx_size_in = ctx ? (uint32_t)len : 0,
+		   .mode = tl_exec_mode(jit));
 	int err;
 
 	if (!p) {

@@ -46,7 +46,7 @@ static void nested(enum bpfrt_exec_mode outer_mode, enum bpfrt_exec_mode im)
 		EXIT(),
 	};
 	static const struct bpfrt_helper h = { .name = "run_inner", .fn = run_inner };
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .jit = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .jit = true);
 	struct bpfrt_prog *outer;
 	uint64_t r0 = 0;
 

@@ -15,7 +15,7 @@
 
 static struct bpfrt_object *load(bool jit)
 {
-	struct bpfrt_object_load_opts o = { .sz = sizeof(o), .jit = jit };
+	BPFRT_OPTS(bpfrt_object_load_opts, o, .jit = jit);
 
 	return load_object(OBJ, &o);
 }
@@ -389,8 +389,8 @@ BOTH_ENGINES(unspec_and_syscall_contexts)
 {
 	struct bpf_insn *insns;
 	size_t n;
-	struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .jit = jit, .verify = true,
-					   .ctx_size = 16 };
+	BPFRT_OPTS(bpfrt_prog_load_opts, lo, .jit = jit, .verify = true,
+		   .ctx_size = 16);
 	struct bpfrt_test_run_opts o = opts_for(jit);
 	struct bpfrt_prog *p;
 	struct bpfrt_object *obj;
@@ -446,8 +446,8 @@ BOTH_ENGINES(ctx_out_smaller_than_the_context_is_never_overrun)
 {
 	struct bpf_insn *insns;
 	size_t n;
-	struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .jit = jit, .verify = true,
-					   .ctx_size = 16 };
+	BPFRT_OPTS(bpfrt_prog_load_opts, lo, .jit = jit, .verify = true,
+		   .ctx_size = 16);
 	struct bpfrt_test_run_opts o = opts_for(jit);
 	struct bpfrt_prog *p;
 	struct bpfrt_object *obj;
@@ -539,7 +539,7 @@ BOTH_ENGINES(every_kind_runs_with_its_default_context)
 /* Trusted (unverified) programs run on a zeroed context too. */
 TEST(trusted_programs_get_a_zeroed_context)
 {
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .trusted = true };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .trusted = true);
 	struct bpfrt_object *obj = load_object(OBJ, &lo);
 	struct bpfrt_test_run_opts o = opts_for(false);
 	uint64_t ctx[3] = { 0, 0, 99 };
@@ -615,8 +615,8 @@ BOTH_ENGINES(prog_run_refuses_null_and_short_contexts_by_name)
  * would run it. Here that code loads through r1. */
 BOTH_ENGINES(null_context_would_run_unchecked_code)
 {
-	struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .jit = jit,
-					   .kind = BPFRT_PROG_RAW_TRACEPOINT };
+	BPFRT_OPTS(bpfrt_prog_load_opts, lo, .jit = jit,
+		   .kind = BPFRT_PROG_RAW_TRACEPOINT);
 	struct bpf_insn *insns;
 	struct bpfrt_prog *p;
 	uint64_t ctx[12] = { 0 }, r0 = 0;

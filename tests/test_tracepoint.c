@@ -66,7 +66,7 @@ static struct bpfrt_object *open_progs(bool jit)
 		.fn = tp_test_refire,
 		.args = { BPFRT_ARG_ANYTHING },
 	};
-	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit };
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit);
 
 	if (bpfrt_kfunc_id("tp_test_refire") < 0)
 		CHECK(bpfrt_kfunc_register("tp_test_refire", &k) >= BPFRT_KFUNC_ID_BASE, "%s",
@@ -226,7 +226,7 @@ TEST(disabled_site_is_nop5_enabled_site_is_jmp)
 TEST(registry_names_and_errors)
 {
 	struct bpfrt_object *obj = open_progs(false);
-	struct bpfrt_attach_opts o = { .sz = sizeof(o) };
+	BPFRT_OPTS(bpfrt_attach_opts, o);
 	struct bpfrt_link *link = NULL;
 	struct bpfrt_prog *p;
 	char *buf = NULL;
@@ -486,7 +486,7 @@ TEST(detach_under_load_then_free)
 TEST(context_reach_checked_at_attach)
 {
 	struct bpfrt_object *obj = open_progs(false);
-	struct bpfrt_attach_opts o = { .sz = sizeof(o) };
+	BPFRT_OPTS(bpfrt_attach_opts, o);
 	struct bpfrt_link *link = NULL;
 	struct bpfrt_prog *p;
 

@@ -38,8 +38,8 @@ extern volatile long tramp_sink;
 static struct bpfrt_link *attach(struct bpfrt_prog *p, enum bpfrt_prog_kind kind,
 				 const char *target, uint32_t nr_args, uint64_t cookie)
 {
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = kind, .target = target,
-				       .nr_args = nr_args, .cookie = cookie };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = kind, .target = target,
+		   .nr_args = nr_args, .cookie = cookie);
 	struct bpfrt_link *l = NULL;
 	int err;
 
@@ -208,8 +208,8 @@ TEST(several_programs_per_function_and_kind)
 	CHECK(is_nop5(tramp_add));
 	/* nr_args is fixed by the first attach of a function. */
 	struct bpfrt_link *l1 = attach(pa, BPFRT_PROG_FENTRY, "tramp_add", 2, 0);
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_FENTRY,
-				       .target = "tramp_add", .nr_args = 3 };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = BPFRT_PROG_FENTRY,
+		   .target = "tramp_add", .nr_args = 3);
 	struct bpfrt_link *l2 = NULL;
 
 	CHECK(bpfrt_prog_attach(pb_, &o, &l2) == -EINVAL && !l2);
@@ -355,8 +355,8 @@ TEST(bad_targets_refused)
 {
 	uint64_t seen[4];
 	struct bpfrt_prog *p = copy_args_prog(seen, 1, 0, true);
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = BPFRT_PROG_FENTRY,
-				       .target = "no_such_function" };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = BPFRT_PROG_FENTRY,
+		   .target = "no_such_function");
 	struct bpfrt_link *l = NULL;
 
 	CHECK(bpfrt_prog_attach(p, &o, &l) == -ENOENT && !l);

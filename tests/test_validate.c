@@ -32,7 +32,7 @@ __attribute__((constructor)) static void register_test_helper(void)
 
 static int load(const struct bpf_insn *insns, size_t n, struct bpfrt_prog **p)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = "t" };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "t");
 
 	return bpfrt_prog_load(insns, n, &opts, p);
 }

@@ -225,8 +225,8 @@ static int verify_objects_in(const char *dir, int *cnt)
 			continue;
 		}
 		for (p = bpfrt_object_next_prog(obj, NULL); p; p = bpfrt_object_next_prog(obj, p)) {
-			struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
-							.log_size = sizeof(log), .log_level = 1 };
+			BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log,
+				   .log_size = sizeof(log), .log_level = 1);
 			const char *name = bpfrt_prog_name(p);
 			size_t nlen = strlen(name);
 			/* unsafe_*.bpf.o: the checking interpreter's unsafe
@@ -292,8 +292,8 @@ TEST(long_loop_of_map_calls_verifies)
 	char path[PATH_MAX];
 	struct bpfrt_object *obj = NULL;
 	struct bpfrt_prog *p;
-	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = sizeof(log),
-					.log_level = 1 };
+	BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log, .log_size = sizeof(log),
+		   .log_level = 1);
 	int *iters;
 
 	snprintf(path, sizeof(path), "%s/../../bench/progs/private_stack.bpf.o", tl_prog_path(""));
@@ -323,8 +323,8 @@ TEST(log_names_insn_disassembly_and_state)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	char log[4096];
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .verify = true, .log_buf = log,
-					  .log_size = sizeof(log), .log_level = 2 };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .verify = true, .log_buf = log,
+		   .log_size = sizeof(log), .log_level = 2);
 	struct bpfrt_prog *p = NULL;
 	int err = bpfrt_prog_load(insns, 3, &o, &p);
 
@@ -355,7 +355,7 @@ TEST(verified_stack_depth_is_tighter_only_when_safe)
 	struct bpf_insn *insns;
 	size_t n;
 	struct bpfrt_prog *p = NULL;
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .verify = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .verify = true);
 	uint64_t r0, ctx = 0; /* a verified program never runs on a NULL context */
 
 	REQUIRE(bpfrt_asm(text, &insns, &n) == 0);
@@ -388,7 +388,7 @@ TEST(large_program_verifies_fast)
 {
 	size_t n = 100000, i = 0;
 	struct bpf_insn *insns = calloc(n, sizeof(*insns));
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .verify = true };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .verify = true);
 	struct bpfrt_prog *p = NULL;
 	struct timespec t0, t1;
 	double ms;
@@ -856,9 +856,9 @@ static void c_check(const char *obj_path, const struct cexpect *e)
 
 	for (int jit = 0; jit < 2; jit++) {
 		struct bpfrt_object *obj = NULL;
-		struct bpfrt_object_load_opts lo = { .sz = sizeof(lo), .jit = jit, .trusted = true };
-		struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
-						.log_size = sizeof(log), .log_level = 1 };
+		BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit, .trusted = true);
+		BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log,
+			   .log_size = sizeof(log), .log_level = 1);
 		struct bpfrt_prog *p;
 		int err;
 

@@ -31,8 +31,8 @@ static struct bpfrt_prog *reader(enum bpfrt_prog_kind kind, int16_t off, uint32_
 		MOV64_IMM(0, 0),
 		EXIT(),
 	};
-	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "ctx_reader", .verify = true,
-					  .kind = kind, .ctx_size = ctx_size };
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "ctx_reader", .verify = true,
+		   .kind = kind, .ctx_size = ctx_size);
 	struct bpfrt_prog *p = NULL;
 	int err = bpfrt_prog_load(insns, sizeof(insns) / sizeof(insns[0]), &o, &p);
 
@@ -47,8 +47,8 @@ static struct bpfrt_prog *reader(enum bpfrt_prog_kind kind, int16_t off, uint32_
 static int try_attach(struct bpfrt_prog *p, enum bpfrt_prog_kind kind, const char *target,
 		      uint32_t nr_args, const char *name_in_error)
 {
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = kind, .target = target,
-				       .nr_args = nr_args };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = kind, .target = target,
+		   .nr_args = nr_args);
 	struct bpfrt_link *l = NULL;
 	int err;
 
@@ -169,8 +169,8 @@ TEST(kprobe_refuses_reads_past_pt_regs)
 static int try_override(struct bpfrt_prog *p, enum bpfrt_prog_kind kind, const char *target,
 			uint32_t nr_args, const char *verified_as, const char *hook)
 {
-	struct bpfrt_attach_opts o = { .sz = sizeof(o), .kind = kind, .target = target,
-				       .nr_args = nr_args };
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = kind, .target = target,
+		   .nr_args = nr_args);
 	struct bpfrt_link *l = NULL;
 	int err;
 
@@ -230,8 +230,8 @@ TEST(writable_caller_context_does_not_attach_as_a_hook)
 		MOV64_IMM(0, 0),
 		EXIT(),
 	};
-	struct bpfrt_prog_load_opts lo = { .sz = sizeof(lo), .name = "ctx_writer", .verify = true,
-					   .ctx_size = 48 };
+	BPFRT_OPTS(bpfrt_prog_load_opts, lo, .name = "ctx_writer", .verify = true,
+		   .ctx_size = 48);
 	struct bpfrt_prog *p = NULL;
 
 	REQUIRE(!bpfrt_prog_load(insns, 3, &lo, &p), "%s", bpfrt_last_error());
@@ -254,7 +254,7 @@ TEST(kprobe_hooks_take_only_pt_regs_kinds)
 	struct bpfrt_prog *rawtp = reader(BPFRT_PROG_RAW_TRACEPOINT, 0, 0);
 	struct bpfrt_prog *kp = reader(BPFRT_PROG_KPROBE, 80, 0);         /* ax */
 	struct bpfrt_prog *krp = reader(BPFRT_PROG_KRETPROBE, 80, 0);
-	struct bpfrt_kprobe_opts ko = { .sz = sizeof(ko) };
+	BPFRT_OPTS(bpfrt_kprobe_opts, ko);
 	struct bpfrt_link *l = NULL;
 	int err;
 

@@ -304,9 +304,9 @@ static void minimize(const struct vg_prog *orig)
 	if (getenv("BPFRT_FUZZ_MINIMIZE_LOG")) {
 		static char log[1 << 20];
 		struct bpfrt_prog *prog = NULL;
-		struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
-						.log_size = sizeof(log), .log_level = 2,
-						.ctx_size = p->ctx_size };
+		BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log,
+			   .log_size = sizeof(log), .log_level = 2,
+			   .ctx_size = p->ctx_size);
 
 		if (!vg_load(p, false, &prog, NULL, 0)) {
 			bpfrt_prog_verify(prog, &vo);

@@ -296,8 +296,8 @@ static bool bpfrt_walk(const struct vg_prog *p, uint8_t *ours)
 {
 	static char log[1 << 23];
 	struct bpfrt_prog *prog = NULL;
-	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = sizeof(log),
-					.log_level = 2, .ctx_size = p->ctx_size };
+	BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log, .log_size = sizeof(log),
+		   .log_level = 2, .ctx_size = p->ctx_size);
 	int err;
 
 	if (vg_load(p, false, &prog, NULL, 0))
@@ -525,9 +525,9 @@ static void diff_one(struct vg_prog *p, struct dstats *s, bool show)
 	ours = vg_load(p, false, &prog, NULL, 0) == 0;
 	if (show && getenv("BPFRT_DIFF_LOG") && prog) {
 		static char log[1 << 22];
-		struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
-						.log_size = sizeof(log), .log_level = 2,
-						.ctx_size = p->ctx_size };
+		BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log,
+			   .log_size = sizeof(log), .log_level = 2,
+			   .ctx_size = p->ctx_size);
 
 		bpfrt_prog_verify(prog, &vo);
 		printf("# bpfrt's log:\n%s\n", log);

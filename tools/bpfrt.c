@@ -197,7 +197,7 @@ static int cmd_disasm(int argc, char **argv)
 
 static int load_prog(const char *path, bool jit, struct bpfrt_prog **prog)
 {
-	struct bpfrt_prog_load_opts opts = { .sz = sizeof(opts), .name = path, .jit = jit };
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = path, .jit = jit);
 	struct bpf_insn *insns;
 	size_t cnt;
 	int err;

@@ -335,8 +335,8 @@ static int prog_verify(int argc, char **argv)
 	}
 	log = malloc(log_size);
 	for (p = bpfrt_object_next_prog(obj, NULL); p && log; p = bpfrt_object_next_prog(obj, p)) {
-		struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log,
-						.log_size = log_size, .log_level = (uint32_t)level };
+		BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log,
+			   .log_size = log_size, .log_level = (uint32_t)level);
 
 		if (name && strcmp(bpfrt_prog_name(p), name))
 			continue;

@@ -82,7 +82,8 @@ BPFRT_API int bpfrt_kfunc_register(const char *name, const struct bpfrt_helper *
 BPFRT_API int bpfrt_kfunc_id(const char *name);
 
 /* Linux's helpers (map_lookup_elem ... loop, under their Linux ids) are
- * registered on the first program load, each only where its id is still
+ * registered in the default environment on its first program load (a new
+ * environment has them from its creation), each only where its id is still
  * free: an embedder's own helper under a Linux id wins, and registering
  * one later replaces the default. Idempotent; call it to make the defaults
  * visible to bpfrt_helper_get() before any load. */

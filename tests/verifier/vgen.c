@@ -1621,8 +1621,8 @@ uint64_t vg_classes(const struct vg_prog *p, uint8_t *helpers)
 
 int vg_load(const struct vg_prog *p, bool jit, struct bpfrt_prog **out, char *log, size_t log_size)
 {
-	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = log_size,
-					.log_level = log ? 1 : 0, .ctx_size = p->ctx_size };
+	BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log, .log_size = log_size,
+		   .log_level = log ? 1 : 0, .ctx_size = p->ctx_size);
 	char name[BPFRT_NAME_LEN];
 
 	snprintf(name, sizeof(name), "fuzz_%s", vg_kind_name(p->kind));

@@ -42,7 +42,7 @@ void maps_init(void)
 	for (size_t i = 0; i < NMAPS; i++) {
 		struct tmap *m = &tmaps[i];
 		const char *name = m->bpfrt_name ? m->bpfrt_name : m->name;
-		struct bpfrt_map_create_opts o = { .sz = sizeof(o), .map_flags = m->flags };
+		BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = m->flags);
 		int err = bpfrt_map_create(m->type, name, m->key, m->value, m->max, &o, &m->map);
 
 		if (!err && m->freeze) {
@@ -186,8 +186,8 @@ int load_verified(const char *name, enum bpfrt_prog_kind kind, uint32_t flags,
 int load_case(const struct vcase *c, const struct built *b, bool jit,
 	      struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level)
 {
-	struct bpfrt_verify_opts vo = { .sz = sizeof(vo), .log_buf = log, .log_size = log_size,
-					.log_level = level, .ctx_size = c->ctx_size };
+	BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log, .log_size = log_size,
+		   .log_level = level, .ctx_size = c->ctx_size);
 
 	return load_verified(c->name, c->kind, c->flags, b->refs, b->ref_cnt, b->insns, b->cnt,
 			     jit, &vo, out);

@@ -141,19 +141,17 @@ static size_t page_size(void)
 	return page;
 }
 
-/* Where bpfrt_execmem_alloc_near wants the executable view (a hint). */
-static __thread char *exec_hint;
-
 /* Maps fd (or anonymous memory: fd -1, MAP_ANONYMOUS in flags) at an
  * address aligned to align (a power of two), by reserving len + align
- * bytes and mapping over the aligned part. */
-static char *map_aligned(int fd, size_t len, size_t align, int prot, int flags)
+ * bytes and mapping over the aligned part. hint: where the caller would
+ * like page-aligned mappings (bpfrt_execmem_alloc_near), or NULL. */
+static char *map_aligned(int fd, size_t len, size_t align, int prot, int flags, void *hint)
 {
 	char *res, *start;
 	size_t extra;
 
 	if (align <= page_size()) {
-		res = mmap(prot & PROT_EXEC ? exec_hint : NULL, len, prot, flags, fd, 0);
+		res = mmap(hint, len, prot, flags, fd, 0);
 		return res == MAP_FAILED ? NULL : res;
 	}
 	extra = align;
@@ -187,9 +185,10 @@ static int code_memfd(const char *name, unsigned int flags)
 	return fd;
 }
 
-/* Maps a memfd twice; keep_fd leaves it open in view->fd for re-mapping. */
+/* Maps a memfd twice; keep_fd leaves it open in view->fd for re-mapping;
+ * exec_hint: where the executable view should go, or NULL. */
 static int map_both(struct execmem_view *view, size_t len, unsigned int mfd_flags, size_t align,
-		    bool keep_fd)
+		    bool keep_fd, void *exec_hint)
 {
 	int fd, err = 0;
 
@@ -200,12 +199,12 @@ static int map_both(struct execmem_view *view, size_t len, unsigned int mfd_flag
 		err = -errno;
 		goto out;
 	}
-	view->alias = map_aligned(fd, len, align, PROT_READ | PROT_WRITE, MAP_SHARED);
+	view->alias = map_aligned(fd, len, align, PROT_READ | PROT_WRITE, MAP_SHARED, NULL);
 	if (!view->alias) {
 		err = -errno;
 		goto out;
 	}
-	view->exec = map_aligned(fd, len, align, PROT_READ | PROT_EXEC, MAP_SHARED);
+	view->exec = map_aligned(fd, len, align, PROT_READ | PROT_EXEC, MAP_SHARED, exec_hint);
 	if (!view->exec) {
 		err = -errno;
 		munmap(view->alias, len);
@@ -393,7 +392,7 @@ static void probe_code_sync(void)
 	uint8_t code[8];
 	int (*fn)(void);
 
-	if (!encode_ret(code, 1) || map_both(&v, page_size(), 0, page_size(), true))
+	if (!encode_ret(code, 1) || map_both(&v, page_size(), 0, page_size(), true, NULL))
 		return; /* nothing to test with: trust the caches */
 	fn = (int (*)(void))(void *)v.exec;
 	memcpy(v.alias, code, sizeof(code));
@@ -556,7 +555,7 @@ static bool range_is_huge(const void *addr, size_t len)
 static int map_anon_thp(struct execmem_view *view, size_t len)
 {
 	char *exec = map_aligned(-1, len, PROG_PACK_SIZE, PROT_READ | PROT_EXEC,
-				 MAP_PRIVATE | MAP_ANONYMOUS);
+				 MAP_PRIVATE | MAP_ANONYMOUS, NULL);
 	int err;
 
 	if (!exec)
@@ -581,7 +580,7 @@ static int map_anon_thp(struct execmem_view *view, size_t len)
 	return 0;
 }
 
-int execmem_view_map(struct execmem_view *view, size_t len, bool huge)
+int execmem_view_map(struct execmem_view *view, size_t len, bool huge, void *exec_hint)
 {
 	bool keep_fd;
 	int err;
@@ -594,13 +593,13 @@ int execmem_view_map(struct execmem_view *view, size_t len, bool huge)
 	/* An anonymous view cannot be mapped again without losing its
 	 * contents, so it needs coherent instruction fetch. */
 	if (huge && len % PROG_PACK_SIZE == 0 &&
-	    map_both(view, len, MFD_HUGETLB | MFD_HUGE_2MB, PROG_PACK_SIZE, keep_fd) == 0) {
+	    map_both(view, len, MFD_HUGETLB | MFD_HUGE_2MB, PROG_PACK_SIZE, keep_fd, NULL) == 0) {
 		view->backing = BPFRT_EXECMEM_BACKING_HUGETLB;
 	} else if (huge && len % PROG_PACK_SIZE == 0 && !keep_fd && anon_thp_allowed() &&
 		   map_anon_thp(view, len) == 0) {
 		return 0; /* trap-filled already */
 	} else if (huge && shmem_thp_allowed()) {
-		err = map_both(view, len, 0, PROG_PACK_SIZE, keep_fd);
+		err = map_both(view, len, 0, PROG_PACK_SIZE, keep_fd, NULL);
 		if (err)
 			return err;
 		/* Before the first touch, so the trap fill faults in huge pages. */
@@ -608,7 +607,8 @@ int execmem_view_map(struct execmem_view *view, size_t len, bool huge)
 		madvise(view->exec, len, MADV_HUGEPAGE);
 		view->backing = BPFRT_EXECMEM_BACKING_THP_SHMEM;
 	} else {
-		err = map_both(view, len, 0, huge ? PROG_PACK_SIZE : page_size(), keep_fd);
+		err = map_both(view, len, 0, huge ? PROG_PACK_SIZE : page_size(), keep_fd,
+			       exec_hint);
 		if (err)
 			return err;
 		view->backing = BPFRT_EXECMEM_BACKING_4K;
@@ -714,7 +714,7 @@ out:
 static int view_privatize_anon(struct execmem_view *view)
 {
 	char *tmp = map_aligned(-1, view->len, PROG_PACK_SIZE, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS);
+				MAP_PRIVATE | MAP_ANONYMOUS, NULL);
 	int err = 0;
 
 	if (!tmp)
@@ -792,12 +792,12 @@ static int alloc_in_pack(struct bpfrt_execmem *mem)
 	return 0;
 }
 
-static int alloc_own(struct bpfrt_execmem *mem)
+static int alloc_own(struct bpfrt_execmem *mem, void *exec_hint)
 {
 	size_t off;
 	int err;
 
-	err = execmem_view_map(&mem->own, mem->size, false);
+	err = execmem_view_map(&mem->own, mem->size, false, exec_hint);
 	if (err)
 		return err;
 	off = random_start(mem->own.len - mem->size);
@@ -831,7 +831,7 @@ struct bpfrt_execmem *bpfrt_execmem_alloc(size_t size)
 	if (size <= PROG_PACK_SIZE && bpfrt_execmem_packing())
 		err = alloc_in_pack(mem);
 	else
-		err = alloc_own(mem);
+		err = alloc_own(mem, NULL);
 	if (err) {
 		free(mem);
 		errno = -err;
@@ -861,9 +861,7 @@ struct bpfrt_execmem *bpfrt_execmem_alloc_near(size_t size, const void *near)
 		if (!mem)
 			return NULL;
 		mem->size = size;
-		exec_hint = (char *)(base + (uintptr_t)(deltas_mb[i] * (1ll << 20)));
-		err = alloc_own(mem);
-		exec_hint = NULL;
+		err = alloc_own(mem, (void *)(base + (uintptr_t)(deltas_mb[i] * (1ll << 20))));
 		if (err) {
 			free(mem);
 			continue;

@@ -104,7 +104,7 @@ static struct prog_pack *pack_create(void)
 
 	if (!pack)
 		return NULL;
-	err = execmem_view_map(&pack->view, PROG_PACK_SIZE, true);
+	err = execmem_view_map(&pack->view, PROG_PACK_SIZE, true, NULL);
 	if (err) {
 		free(pack);
 		errno = -err;

@@ -31,8 +31,9 @@ struct execmem_view {
 
 /* Maps a view of len bytes (a page multiple). A huge view tries hugetlb,
  * then anonymous THP, then shmem THP, then plain pages, 2 MiB aligned;
- * others use plain pages. The view is trap-filled. Returns 0 or -errno. */
-int execmem_view_map(struct execmem_view *view, size_t len, bool huge);
+ * others use plain pages, the executable one at exec_hint if that is
+ * free (NULL: anywhere). The view is trap-filled. Returns 0 or -errno. */
+int execmem_view_map(struct execmem_view *view, size_t len, bool huge, void *exec_hint);
 void execmem_view_unmap(struct execmem_view *view);
 /* Writes the architecture's trap instruction over len bytes at dst. */
 void execmem_fill_traps(void *dst, size_t len);
