@@ -1,4 +1,5 @@
-# bpfrt build. `make run` and `make test` are the two entry points (README).
+# bpfrt build. `make run` and `make test` are the two entry points (README);
+# `make check` is the quick native subset of `make test`.
 # SAN=1 builds into build-san/ with AddressSanitizer + UBSan.
 CC      ?= gcc
 # -mcpu=v4 needs clang >= 18 (Debian 12: clang-19; its clang is 14).
@@ -23,7 +24,7 @@ TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 BPF_PROGS  := $(patsubst %.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/progs/*.bpf.c bench/progs/*.bpf.c))
 
-.PHONY: print-ldlibs all deps run test test-bins test-san clean
+.PHONY: print-ldlibs all deps run test check test-bins test-san clean
 all: $(BUILD)/libbpfrt.a $(BUILD)/libbpfrt.so $(TOOL_BINS) $(TEST_BINS) $(BPF_PROGS) \
      $(if $(BENCH_SRCS),$(BUILD)/bpfrt-bench)
 
@@ -96,6 +97,12 @@ test: deps
 	@$(MAKE) --no-print-directory -j2 SAN=1 all
 	@scripts/test-all.sh
 
+# The quick native run: the normal build and its tests only (no ASan, no
+# cross builds), two at a time, with the same last line "N passed, N failed".
+check: deps
+	@$(MAKE) --no-print-directory -j2 all
+	@tests/run.sh $(BUILD)
+
 clean:
 	rm -rf build build-san
 
@@ -104,10 +111,9 @@ clean:
 print-ldlibs:
 	@echo $(LDLIBS)
 
--include mk/loaderqa.mk
--include mk/cross.mk
--include mk/attach.mk
--include mk/kprobe.mk
--include mk/verifier.mk
--include mk/install.mk
+include mk/host-targets.mk
+include mk/test-objects.mk
+include mk/fuzz.mk
+include mk/cross.mk
+include mk/install.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -15,7 +15,7 @@
  * in ms of thread CPU time (median of -n runs, default 5), with no program, fentry,
  * fentry.multi through the padding, and fentry.multi through the hash with
  * 1,000 and 32,768 functions attached (the generated bench_fn_* of
- * mk/gen_funcs.sh); also the time to attach and detach 32,768 functions.
+ * mk/gen-host-funcs.sh); also the time to attach and detach 32,768 functions.
  *
  * multi-attach: the first fentry.multi attach of a fresh process (forked
  * before anything was scanned or patched), 32,768 functions, wall and

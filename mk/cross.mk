@@ -2,16 +2,16 @@
 #
 #   make test-arm64      build into build-arm64/ with aarch64-linux-gnu-gcc
 #                        and run every test under qemu-aarch64 -cpu max
-#                        (mk/cross-run.sh; it says what it skips and why)
+#                        (tests/run-qemu.sh; it says what it skips and why)
 #   make build-arm64     only the build: library, tools, test binaries,
 #                        BPF objects (bench/ is x86-64 only)
 #   CROSS_BUILD_arm64=DIR  builds and tests in DIR instead (parallel work)
 #
 # One line per architecture instantiates the rules:
 #   $(eval $(call cross_arch,NAME,GNU-TRIPLE,QEMU-COMMAND))
-# plus CROSS_SKIP_TESTS_NAME, the test programs that are x86-64 only, and
-# optionally CROSS_CC_NAME / CROSS_LDLIBS_NAME where the defaults (GNU-TRIPLE-gcc,
-# the Makefile's LDLIBS) do not fit, as for riscv64 at the end.
+# plus optionally CROSS_CC_NAME / CROSS_LDLIBS_NAME where the defaults
+# (GNU-TRIPLE-gcc, the Makefile's LDLIBS) do not fit, as for riscv64 at the
+# end. Every test program is built; the x86-64-only ones report their skip.
 #
 # The target's libcapstone, libelf, libbpf and zlib are Debian multiarch
 # packages (scripts/deps.sh installs them); binaries run with the
@@ -22,27 +22,23 @@
 # Built inside the cross make (BUILD is the cross directory there).
 .PHONY: cross-bins
 cross-bins: $(BUILD)/libbpfrt.a $(BUILD)/bpfrt $(BUILD)/bpfrt-conformance $(BPF_PROGS) \
-	$(filter-out $(addprefix $(BUILD)/tests/,$(CROSS_SKIP_TESTS)),$(TEST_BINS)) \
-	$(if $(wildcard mk/loaderqa.mk),$(BUILD)/tests/progs/maps_nobtf.bpf.o)
+	$(TEST_BINS) $(TEST_OBJECTS)
 
 define cross_arch
 .PHONY: build-$(1) test-$(1)
 CROSS_BUILD_$(1) ?= build-$(1)
 build-$(1):
 	@$$(MAKE) --no-print-directory BUILD=$$(CROSS_BUILD_$(1)) CC="$$(or $$(CROSS_CC_$(1)),$(2)-gcc)" SAN= \
-		$$(if $$(CROSS_LDLIBS_$(1)),LDLIBS="$$(CROSS_LDLIBS_$(1))") \
-		CROSS_SKIP_TESTS="$$(CROSS_SKIP_TESTS_$(1))" cross-bins
+		$$(if $$(CROSS_LDLIBS_$(1)),LDLIBS="$$(CROSS_LDLIBS_$(1))") cross-bins
 
 test-$(1): deps build-$(1)
-	@mk/cross-run.sh $(1) $$(CROSS_BUILD_$(1)) "$(3)" $$(CROSS_SKIP_TESTS_$(1))
+	@tests/run-qemu.sh $(1) $$(CROSS_BUILD_$(1)) "$(3)"
 endef
 
-# fentry trampolines and their hooked host functions are x86-64 code
-CROSS_SKIP_TESTS_arm64 := test_trampoline test_multi test_verifier_attach
 $(eval $(call cross_arch,arm64,aarch64-linux-gnu,qemu-aarch64 -cpu max))
 
 # riscv64 (make test-riscv64): Debian 12 has no riscv64 port, so there are
-# no multiarch libraries: mk/riscv64-libs.sh builds static zlib, libelf and
+# no multiarch libraries: mk/riscv64-target-libs.sh builds static zlib, libelf and
 # libbpf from Debian's source packages into build-riscv64-libs/ (once, ~1
 # min). Capstone 4 has no RISC-V: BPFRT_NO_CAPSTONE, listings come from the
 # host's riscv64-linux-gnu-objdump (qemu-user hands the exec to the host
@@ -54,8 +50,7 @@ RISCV64_LIBS := $(CURDIR)/build-riscv64-libs
 CROSS_CC_riscv64 := riscv64-linux-gnu-gcc -I$(RISCV64_LIBS)/include \
 	-idirafter $(RISCV64_LIBS)/host-include -DBPFRT_NO_CAPSTONE
 CROSS_LDLIBS_riscv64 := -L$(RISCV64_LIBS)/lib -lbpf -lelf -lz -latomic -lpthread -lm
-CROSS_SKIP_TESTS_riscv64 := test_trampoline test_multi test_verifier_attach
 build-riscv64: $(RISCV64_LIBS)/.done
 $(RISCV64_LIBS)/.done:
-	@mk/riscv64-libs.sh $(RISCV64_LIBS)
+	@mk/riscv64-target-libs.sh $(RISCV64_LIBS)
 $(eval $(call cross_arch,riscv64,riscv64-linux-gnu,qemu-riscv64 -cpu rv64 -L /usr/riscv64-linux-gnu))

@@ -59,6 +59,7 @@ to_hex() {
 for tool in "$BPFRT" "$PLUGIN"; do
 	if [ ! -x "$tool" ]; then
 		report 0 "$tool exists" "not built"
+		echo "1..$n"
 		exit 0
 	fi
 done
@@ -155,4 +156,5 @@ expect_error "prog run: --repeat not a number" /dev/null \
 expect_error "prog run: --repeat 0" /dev/null "$BPFRT" prog run "$TR" --prog raw_tp_arg2 --repeat 0
 expect_error "map dump --after an xdp program (no packet)" /dev/null \
 	"$BPFRT" map dump "$TR" .bss --after xdp_rewrite
+echo "1..$n"
 exit 0

@@ -124,3 +124,4 @@ check "prog run: a --ctx shorter than the program reads is refused with both siz
 out=$("$B/bpfrt" map dump "$tr" .bss --after socket_fields 2>&1); rc=$?
 check "map dump --after: a packet program without one is an error" \
 	'[ $rc -eq 1 ] && echo "$out" | grep -q "socket_fields: socket programs run on a packet"'
+echo "1..$n"

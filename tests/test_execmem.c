@@ -535,7 +535,6 @@ TEST(execmem_env_child)
 
 TEST(execmem_no_pack_env)
 {
-	char exe[4096];
 	char out[4096] = "";
 	int pipefd[2], status;
 	ssize_t n, len = 0;
@@ -543,9 +542,6 @@ TEST(execmem_no_pack_env)
 
 	if (getenv("BPFRT_NO_PACK"))
 		SKIP("already the child");
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	REQUIRE(n > 0);
-	exe[n] = '\0';
 	REQUIRE(pipe(pipefd) == 0);
 	fflush(NULL);
 	pid = fork();
@@ -554,7 +550,7 @@ TEST(execmem_no_pack_env)
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		setenv("BPFRT_NO_PACK", "1", 1);
-		execl(exe, exe, "execmem_env_child", (char *)NULL);
+		tl_exec_self("execmem_env_child");
 		_exit(127);
 	}
 	close(pipefd[1]);

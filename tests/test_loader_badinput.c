@@ -195,7 +195,7 @@ static void expect_fail(int line, const char *path, int want, ...)
 
 TEST(missing_btf_for_maps)
 {
-	/* tests/progs/maps.bpf.c built without -g (mk/loaderqa.mk). */
+	/* tests/progs/maps.bpf.c built without -g (mk/test-objects.mk). */
 	EXPECT_FAIL(tl_prog_path("maps_nobtf.bpf.o"), -EINVAL, ".maps needs BTF",
 		    "no .BTF section");
 }

@@ -1,5 +1,5 @@
-/* fentry.multi on 10,000 generated functions (mk/gen_funcs.sh, built with
- * padding by mk/attach.mk): every call seen once with the right func_ip,
+/* fentry.multi on 10,000 generated functions (mk/gen-host-funcs.sh, built
+ * with padding by mk/host-targets.mk): every call seen once with the right func_ip,
  * argument and cookie, through the padding index and through the address
  * hash; attach time; fentry and fentry.multi on one function; churn while
  * two threads call the functions. */
@@ -18,6 +18,10 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+
+#if !defined(__x86_64__)
+TL_SKIP_ALL("fentry trampolines are x86-64 only")
+#else
 
 #define NFUNCS 10000
 
@@ -315,3 +319,5 @@ static void check_churn(bool hash)
 
 TEST(multi_churn_padding) { check_churn(false); }
 TEST(multi_churn_hash) { check_churn(true); }
+
+#endif /* __x86_64__ */

@@ -707,31 +707,10 @@ TEST(foreign_faults_reach_the_host_handler)
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
-		const char *qemu = getenv("BPFRT_CROSS_QEMU");
 
 		dup2(fd, 1);
 		setenv("PRIVSTACK_CHAIN_CHILD", "1", 1);
-		if (qemu && *qemu) {
-			/* under qemu-user (mk/cross-run.sh): no binfmt_misc,
-			 * so the emulator execs this binary itself */
-			char buf[1024], exe[PATH_MAX], *args[20], *save;
-			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-			int k = 0;
-
-			if (n <= 0 || strlen(qemu) >= sizeof(buf))
-				_exit(126);
-			exe[n] = '\0';
-			strcpy(buf, qemu);
-			for (char *tok = strtok_r(buf, " ", &save); tok && k < 16;
-			     tok = strtok_r(NULL, " ", &save))
-				args[k++] = tok;
-			args[k++] = exe;
-			args[k++] = "chain_child";
-			args[k] = NULL;
-			execvp(args[0], args);
-			_exit(127);
-		}
-		execl("/proc/self/exe", "test_privstack", "chain_child", (char *)NULL);
+		tl_exec_self("chain_child");
 		_exit(127);
 	}
 	REQUIRE(waitpid(pid, &status, 0) == pid);

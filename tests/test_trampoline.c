@@ -26,6 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if !defined(__x86_64__)
+TL_SKIP_ALL("fentry trampolines are x86-64 only")
+#else
+
 long tramp_add(long a, long b);
 long tramp_six(long a, long b, long c, long d, long e, long f);
 int tramp_may_fail(int x);
@@ -1023,3 +1027,5 @@ TEST(trap_delivered_after_its_poke_ended)
 	CHECK(!WIFEXITED(status) || !WEXITSTATUS(status), "child exit code %d (%s)",
 	      WEXITSTATUS(status), WEXITSTATUS(status) == 3 ? "no late trap happened" : "setup");
 }
+
+#endif /* __x86_64__ */

@@ -1,5 +1,6 @@
 #include "testlib.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
@@ -15,6 +16,8 @@ static struct { const char *name; tl_fn fn; } tests[TL_MAX];
 static int ntests;
 static bool cur_failed;
 static char skip_reason[256];
+static char first_failure[256]; /* appended to the test's "not ok" line */
+static const char *skip_all_reason;
 
 bool tl_checked;
 
@@ -31,10 +34,22 @@ void tl_register(const char *name, tl_fn fn)
 
 static void vfail(const char *file, int line, const char *cond, const char *fmt, va_list ap)
 {
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!cur_failed) {
+		/* one line: the first line of the message */
+		size_t c = strlen(cond), m = strcspn(msg, "\n");
+
+		c = c < sizeof(first_failure) - 1 ? c : sizeof(first_failure) - 1;
+		m = m < sizeof(first_failure) - 1 - c ? m : sizeof(first_failure) - 1 - c;
+		memcpy(first_failure, cond, c);
+		memcpy(first_failure + c, msg, m);
+		first_failure[c + m] = '\0';
+		first_failure[strcspn(first_failure, "\n")] = '\0';
+	}
 	cur_failed = true;
-	fprintf(stdout, "#   %s:%d: %s", file, line, cond);
-	vfprintf(stdout, fmt, ap);
-	fputc('\n', stdout);
+	fprintf(stdout, "#   %s:%d: %s%s\n", file, line, cond, msg);
 	fflush(stdout);
 }
 
@@ -54,6 +69,58 @@ void tl_check_fail(const char *file, int line, const char *cond, const char *fmt
 	va_start(ap, fmt);
 	vfail(file, line, cond, fmt, ap);
 	va_end(ap);
+}
+
+static void format_value(char *buf, size_t len, bool is_signed, unsigned long long v)
+{
+	if (is_signed)
+		snprintf(buf, len, "%lld", (long long)v);
+	else if (v > 0xffff)
+		snprintf(buf, len, "%llu (%#llx)", v, v);
+	else
+		snprintf(buf, len, "%llu", v);
+}
+
+void tl_cmp_fail(const char *file, int line, const char *macro, const char *expr,
+		 bool is_signed, unsigned long long got, unsigned long long want,
+		 const char *fmt, ...)
+{
+	char head[512], g[64], w[64];
+	const char *relation = !strcmp(macro + strlen(macro) - 2, "EQ") ? "want" :
+			       !strcmp(macro + strlen(macro) - 2, "NE") ? "want not" :
+			       !strcmp(macro + strlen(macro) - 2, "LT") ? "want <" :
+			       !strcmp(macro + strlen(macro) - 2, "LE") ? "want <=" :
+			       !strcmp(macro + strlen(macro) - 2, "GT") ? "want >" : "want >=";
+	va_list ap;
+
+	format_value(g, sizeof(g), is_signed, got);
+	format_value(w, sizeof(w), is_signed, want);
+	snprintf(head, sizeof(head), "%s(%s): got %s, %s %s%s", macro, expr, g, relation, w,
+		 strcmp(fmt, " ") ? ";" : "");
+	va_start(ap, fmt);
+	vfail(file, line, head, strcmp(fmt, " ") ? fmt : "", ap);
+	va_end(ap);
+}
+
+void tl_str_fail(const char *file, int line, const char *macro, const char *expr,
+		 const char *got, const char *want, const char *fmt, ...)
+{
+	char head[1024];
+	va_list ap;
+
+	snprintf(head, sizeof(head), "%s(%s): got %s%s%s, want %s%s%s%s%s", macro, expr,
+		 got ? "\"" : "", got ? got : "NULL", got ? "\"" : "",
+		 strstr(macro, "NE") ? "not " : "",
+		 want ? "\"" : "", want ? want : "NULL", want ? "\"" : "",
+		 strcmp(fmt, " ") ? ";" : "");
+	va_start(ap, fmt);
+	vfail(file, line, head, strcmp(fmt, " ") ? fmt : "", ap);
+	va_end(ap);
+}
+
+void tl_skip_all(const char *why)
+{
+	skip_all_reason = why;
 }
 
 void tl_skip(const char *fmt, ...)
@@ -84,6 +151,31 @@ const char *tl_prog_path(const char *name)
 
 	snprintf(rel, sizeof(rel), "progs/%s", name);
 	return tl_test_path(rel);
+}
+
+int tl_exec_self(const char *arg)
+{
+	const char *qemu = getenv("BPFRT_CROSS_QEMU");
+	char buf[1024], exe[PATH_MAX], *args[20], *save;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int k = 0;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = '\0';
+	if (qemu && *qemu) {
+		if (strlen(qemu) >= sizeof(buf))
+			return -E2BIG;
+		strcpy(buf, qemu);
+		for (char *tok = strtok_r(buf, " ", &save); tok && k < 16;
+		     tok = strtok_r(NULL, " ", &save))
+			args[k++] = tok;
+	}
+	args[k++] = exe;
+	args[k++] = (char *)arg;
+	args[k] = NULL;
+	execvp(args[0], args);
+	return -errno;
 }
 
 bool tl_failed(void)
@@ -177,6 +269,10 @@ int main(int argc, char **argv)
 {
 	int failed = 0, n = 0;
 
+	if (skip_all_reason) {
+		printf("1..0 # SKIP %s\n", skip_all_reason);
+		return 0;
+	}
 	map_wx_page_if_asked();
 	for (int i = 0; i < ntests; i++) {
 		bool selected = argc < 2;
@@ -188,12 +284,13 @@ int main(int argc, char **argv)
 			continue;
 		cur_failed = false;
 		skip_reason[0] = '\0';
+		first_failure[0] = '\0';
 		tests[i].fn();
 		check_no_wx_mapping();
 		n++;
 		if (cur_failed) {
 			failed++;
-			printf("not ok %d - %s\n", n, tests[i].name);
+			printf("not ok %d - %s: %s\n", n, tests[i].name, first_failure);
 		} else if (skip_reason[0]) {
 			printf("ok %d - %s # SKIP %s\n", n, tests[i].name, skip_reason);
 		} else {
@@ -209,5 +306,7 @@ int main(int argc, char **argv)
 	if (cur_failed)
 		failed++;
 	printf("%s %d - no_wx_mapping\n", cur_failed ? "not ok" : "ok", n);
+	/* the plan last: a binary that dies half-way has none */
+	printf("1..%d\n", n);
 	return failed ? 1 : 0;
 }

@@ -1,11 +1,14 @@
 /* Minimal test framework: TEST(name) { CHECK(...); } registers a test;
- * each binary prints TAP-like lines ("ok N - name", "not ok N - name",
- * "ok N - name # SKIP why") that tests/run.sh counts. */
+ * each binary prints TAP: "ok N - name", "not ok N - name: first failure",
+ * "ok N - name # SKIP why", and the plan "1..N" last (or "1..0 # SKIP why"
+ * for a binary that does not apply here, TL_SKIP_ALL). tests/run.sh fails a
+ * binary whose lines do not add up to its plan (it died half-way). */
 #ifndef BPFRT_TESTLIB_H
 #define BPFRT_TESTLIB_H
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef void (*tl_fn)(void);
 void tl_register(const char *name, tl_fn fn);
@@ -14,13 +17,29 @@ void tl_fail(const char *file, int line, const char *fmt, ...)
 /* CHECK/REQUIRE failures: the condition text is not a format string. */
 void tl_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* CHECK_EQ and friends: both sides' values (as integers of the compared
+ * type's signedness) and the expression. */
+void tl_cmp_fail(const char *file, int line, const char *macro, const char *expr,
+		 bool is_signed, unsigned long long got, unsigned long long want,
+		 const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+void tl_str_fail(const char *file, int line, const char *macro, const char *expr,
+		 const char *got, const char *want, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
 void tl_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The whole binary does not apply to this build (architecture, ...): it
+ * runs no test and prints only "1..0 # SKIP why". */
+void tl_skip_all(const char *why);
 /* Path of a BPF object built from tests/progs/NAME.bpf.c: test binaries
  * live in BUILD/tests/, the objects in BUILD/tests/progs/. */
 const char *tl_prog_path(const char *name);
 /* REL from the test binary's directory (BUILD/tests/), e.g. "../bpfrt";
  * like tl_prog_path, in a buffer the next call reuses. */
 const char *tl_test_path(const char *rel);
+/* Replaces the process with this test binary run with the one argument
+ * (a test name): through the emulator in BPFRT_CROSS_QEMU when set
+ * (tests/run-qemu.sh: qemu-user without binfmt_misc cannot exec a
+ * foreign binary itself). Returns only on failure, -errno. */
+int tl_exec_self(const char *arg);
 /* True once the running test has failed (to stop early inside loops). */
 bool tl_failed(void);
 /* Whether the byte at p can be written, found out without faulting (the
@@ -95,5 +114,50 @@ extern bool tl_checked;
 							: BPFRT_EXEC_INTERP)
 
 #define SKIP(...) do { tl_skip(__VA_ARGS__); return; } while (0)
+
+/* At file scope: TL_SKIP_ALL("fentry trampolines are x86-64 only"). */
+#define TL_SKIP_ALL(why)                                                   \
+	__attribute__((constructor)) static void tl_skip_all_here(void)    \
+	{ tl_skip_all(why); }
+
+/* CHECK_EQ(got, want[, fmt, ...]): on failure prints
+ * "file:line: CHECK_EQ(r0, 7): got 3, want 7". Integer (and enum, bool)
+ * operands, each evaluated once and compared in their common type, as ==
+ * would; CHECK_NE, _LT, _LE, _GT, _GE alike; REQUIRE_* return from the
+ * test. CHECK_STR_EQ for strings (NULL allowed). */
+#define TL_CMP(macro, op, a, b, on_fail, ...)                              \
+	do {                                                               \
+		__typeof__((a) + (b)) tl_got_ = (a), tl_want_ = (b);       \
+		if (!(tl_got_ op tl_want_)) {                              \
+			tl_cmp_fail(__FILE__, __LINE__, macro, #a ", " #b, \
+				    !((__typeof__(tl_got_))-1 > (__typeof__(tl_got_))0), \
+				    (unsigned long long)tl_got_,           \
+				    (unsigned long long)tl_want_, " " __VA_ARGS__); \
+			on_fail;                                           \
+		}                                                          \
+	} while (0)
+#define CHECK_EQ(a, b, ...) TL_CMP("CHECK_EQ", ==, a, b, (void)0, __VA_ARGS__)
+#define CHECK_NE(a, b, ...) TL_CMP("CHECK_NE", !=, a, b, (void)0, __VA_ARGS__)
+#define CHECK_LT(a, b, ...) TL_CMP("CHECK_LT", <, a, b, (void)0, __VA_ARGS__)
+#define CHECK_LE(a, b, ...) TL_CMP("CHECK_LE", <=, a, b, (void)0, __VA_ARGS__)
+#define CHECK_GT(a, b, ...) TL_CMP("CHECK_GT", >, a, b, (void)0, __VA_ARGS__)
+#define CHECK_GE(a, b, ...) TL_CMP("CHECK_GE", >=, a, b, (void)0, __VA_ARGS__)
+#define REQUIRE_EQ(a, b, ...) TL_CMP("REQUIRE_EQ", ==, a, b, return, __VA_ARGS__)
+#define REQUIRE_NE(a, b, ...) TL_CMP("REQUIRE_NE", !=, a, b, return, __VA_ARGS__)
+
+#define TL_STRCMP(macro, equal, a, b, on_fail, ...)                        \
+	do {                                                               \
+		const char *tl_got_ = (a), *tl_want_ = (b);                \
+		bool tl_same_ = tl_got_ && tl_want_ ? !strcmp(tl_got_, tl_want_) \
+						     : tl_got_ == tl_want_; \
+		if (tl_same_ != (equal)) {                                 \
+			tl_str_fail(__FILE__, __LINE__, macro, #a ", " #b, \
+				    tl_got_, tl_want_, " " __VA_ARGS__);   \
+			on_fail;                                           \
+		}                                                          \
+	} while (0)
+#define CHECK_STR_EQ(a, b, ...) TL_STRCMP("CHECK_STR_EQ", true, a, b, (void)0, __VA_ARGS__)
+#define CHECK_STR_NE(a, b, ...) TL_STRCMP("CHECK_STR_NE", false, a, b, (void)0, __VA_ARGS__)
+#define REQUIRE_STR_EQ(a, b, ...) TL_STRCMP("REQUIRE_STR_EQ", true, a, b, return, __VA_ARGS__)
 
 #endif

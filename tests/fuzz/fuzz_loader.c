@@ -1,4 +1,4 @@
-/* libFuzzer target for the ELF loader (make fuzz-loader, mk/loaderqa.mk).
+/* libFuzzer target for the ELF loader (make fuzz-loader, mk/fuzz.mk).
  *
  * Each input is written to a memfd and given to bpfrt_object_open as a
  * file; if it opens, the object is inspected as a skeleton would be

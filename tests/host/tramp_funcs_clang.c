@@ -1,5 +1,5 @@
 /* Host functions the trampoline tests hook: clang, nop5 entries
- * (mk/attach.mk builds this file with mk/bpfrt-host.mk's clang flags). */
+ * (mk/host-targets.mk builds this file with mk/bpfrt-host.mk's clang flags). */
 #include <stdint.h>
 
 volatile long tramp_sink;

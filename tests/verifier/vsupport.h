@@ -3,7 +3,7 @@
  * same shapes), assembling and loading a case, the context a run gets,
  * Linux's verdict on a case, and the random-number generator of the
  * fuzzers. Linked into test_verifier, test_verifier_fuzz and
- * test_verifier_linux_diff (mk/verifier.mk). */
+ * test_verifier_linux_diff (mk/test-objects.mk). */
 #ifndef BPFRT_TESTS_VSUPPORT_H
 #define BPFRT_TESTS_VSUPPORT_H
 

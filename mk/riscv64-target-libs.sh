@@ -8,7 +8,7 @@
 # (PREFIX/.done) is reused. apt-get runs with a private source list and
 # state directory derived from the system's Debian sources (deb -> deb-src),
 # so the system's apt configuration is left alone. About a minute.
-# Usage: mk/riscv64-libs.sh PREFIX
+# Usage: mk/riscv64-target-libs.sh PREFIX
 set -e
 [ -n "$1" ] || { echo "usage: $0 PREFIX" >&2; exit 2; }
 prefix=$(realpath -m "$1")

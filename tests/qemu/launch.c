@@ -1,7 +1,7 @@
 /* Stand-in for a cross-built binary: BUILD/qemu-wrap/PATH (or
  * BUILD/qemu-run/PATH) starts BUILD/PATH under the emulator named in
  * BPFRT_CROSS_QEMU ("qemu-aarch64 -cpu max"). Copied once per binary by
- * mk/cross-run.sh. A host ELF rather
+ * tests/run-qemu.sh. A host ELF rather
  * than a script, so tests that hand "$BUILD/bpfrt" to the loader as a
  * non-BPF ELF still get an ELF. Built with the host compiler. */
 #include <limits.h>
