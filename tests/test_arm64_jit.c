@@ -9,6 +9,7 @@
 #include "insns.h"
 #include "jit_support.h"
 #include "bpfrt/bpfrt.h"
+#include "core/config.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -38,6 +39,7 @@ static void set_lse(bool on)
 		unsetenv("BPFRT_ARM64_NO_LSE");
 	else
 		setenv("BPFRT_ARM64_NO_LSE", "1", 1);
+	bpfrt_config_reread();
 }
 
 /* Every atomic op, both sizes, with r1 = memory and fetch results folded
@@ -482,9 +484,6 @@ TEST(dump_jited_arm64_listing)
 
 #else /* !__aarch64__ */
 
-TEST(arm64_only)
-{
-	SKIP("the arm64 JIT runs on aarch64 only (make test-arm64 runs it under qemu-user)");
-}
+TL_SKIP_ALL("the arm64 JIT runs on aarch64 only (make test-arm64 runs it under qemu-user)")
 
 #endif

@@ -9,6 +9,7 @@
 #include "insns.h"
 #include "jit_support.h"
 #include "bpfrt/bpfrt.h"
+#include "core/config.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -68,11 +69,13 @@ static char *listing_with(const struct bpfrt_prog *p, const char *name, const ch
 	char *text;
 
 	setenv(name, value, 1);
+	bpfrt_config_reread();
 	text = jited_listing(p);
 	if (old)
 		setenv(name, old, 1);
 	else
 		unsetenv(name);
+	bpfrt_config_reread();
 	free(old);
 	return text;
 }
@@ -87,8 +90,10 @@ TEST(objdump_listing_groups_native_code_per_insn)
 	REQUIRE(mkdtemp(dir));
 	fds_before = count_entries("/proc/self/fd");
 	setenv("BPFRT_JIT_DISASM", "objdump", 1);
+	bpfrt_config_reread();
 	text = listing_with(p, "TMPDIR", dir);
 	unsetenv("BPFRT_JIT_DISASM");
+	bpfrt_config_reread();
 	fds_after = count_entries("/proc/self/fd");
 	REQUIRE(text);
 	if (strstr(text, "raw instruction words")) {
@@ -126,6 +131,7 @@ TEST(no_objdump_degrades_to_raw_words)
 
 	REQUIRE(p, "%s", bpfrt_last_error());
 	setenv("BPFRT_JIT_DISASM", "objdump", 1);
+	bpfrt_config_reread();
 	for (size_t i = 0; i < ARRAY_LEN(env); i++) {
 		char *text = listing_with(p, env[i][0], env[i][1]);
 
@@ -138,6 +144,7 @@ TEST(no_objdump_degrades_to_raw_words)
 		free(text);
 	}
 	unsetenv("BPFRT_JIT_DISASM");
+	bpfrt_config_reread();
 	CHECK(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "a child left unreaped");
 	bpfrt_prog_free(p);
 }
@@ -189,6 +196,7 @@ TEST(objdump_exit_status_and_columns)
 	REQUIRE(p, "%s", bpfrt_last_error());
 	REQUIRE(mkdtemp(dir));
 	setenv("BPFRT_JIT_DISASM", "objdump", 1);
+	bpfrt_config_reread();
 
 	fake_objdumps(dir, "#!/bin/sh\nprintf '   0:\\t00000000 \\tfakeinsn\\tx,y\\n'\nexit 1\n");
 	text = listing_with(p, "PATH", dir);
@@ -207,6 +215,7 @@ TEST(objdump_exit_status_and_columns)
 	free(text);
 
 	unsetenv("BPFRT_JIT_DISASM");
+	bpfrt_config_reread();
 	remove_fakes(dir);
 	bpfrt_prog_free(p);
 }

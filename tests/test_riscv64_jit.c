@@ -10,6 +10,7 @@
 #include "insns.h"
 #include "jit_support.h"
 #include "bpfrt/bpfrt.h"
+#include "core/config.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -112,6 +113,7 @@ static void check_ext_path(const char *ext, bool want_zb)
 	uint64_t r0, mem = 0;
 
 	setenv("BPFRT_RISCV_EXT", ext, 1);
+	bpfrt_config_reread();
 	build_zext_swaps(&p);
 	run_both_mem(p.i, p.n, &mem, sizeof(mem), &r0);
 	prog = load(p.i, p.n);
@@ -126,6 +128,7 @@ static void check_ext_path(const char *ext, bool want_zb)
 	bpfrt_prog_free(prog);
 	pb_free(&p);
 	unsetenv("BPFRT_RISCV_EXT");
+	bpfrt_config_reread();
 }
 
 TEST(base_isa_path)
@@ -656,9 +659,6 @@ TEST(dump_jited_riscv64_listing)
 
 #else /* not riscv64 */
 
-TEST(riscv64_only)
-{
-	SKIP("the riscv64 JIT runs on riscv64 only (make test-riscv64 runs it under qemu-user)");
-}
+TL_SKIP_ALL("the riscv64 JIT runs on riscv64 only (make test-riscv64 runs it under qemu-user)")
 
 #endif

@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"  execmem [--no-pack] [--copies N] [FILE...]\n"
 		"                              load each FILE JIT'ed (N times), print the prog packs\n"
 		"                              and their backing (alias: prog-pack)\n"
+		"  config [--markdown]         the BPFRT_* environment variables, values in effect\n"
 		"  --version                   the library's version\n"
 		"FILE is raw bytes (.bin/.o-less), assembly (.s/.asm) or a conformance .data file.\n");
 }
@@ -392,6 +393,8 @@ int main(int argc, char **argv)
 		return bpfrt_conf_cli(argc - 2, argv + 2, stdout);
 	if (!strcmp(argv[1], "execmem") || !strcmp(argv[1], "prog-pack"))
 		return cmd_execmem(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "config") || !strcmp(argv[1], "--help-env"))
+		return cli_config(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "--version")) {
 		printf("bpfrt %s\n", bpfrt_version());
 		return 0;

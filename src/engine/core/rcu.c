@@ -2,6 +2,7 @@
  * started background thread that runs deferred callbacks. See rcu.h. */
 #define _GNU_SOURCE
 #include "core/rcu.h"
+#include "core/config.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -100,8 +101,7 @@ static void set_fenced_locked(bool fenced)
  * readers read the flag only after that, and pthread_once orders it. */
 static void choose_mode(void)
 {
-	const char *env = getenv("BPFRT_RCU_MEMBARRIER");
-	bool want = !(env && !strcmp(env, "0"));
+	bool want = bpfrt_config()->rcu_membarrier;
 
 	membarrier_registered = want && register_membarrier();
 	pthread_mutex_lock(&registry_lock);

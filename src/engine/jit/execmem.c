@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/error.h"
 
 #ifndef MFD_HUGETLB
@@ -639,8 +640,7 @@ bool bpfrt_execmem_packing(void)
 	int state = atomic_load_explicit(&packing_state, memory_order_relaxed);
 
 	if (!state) {
-		const char *env = getenv("BPFRT_NO_PACK");
-		int from_env = env && *env && strcmp(env, "0") ? 2 : 1;
+		int from_env = bpfrt_config()->no_pack ? 2 : 1;
 
 		/* A concurrent set_packing wins over the environment. */
 		atomic_compare_exchange_strong(&packing_state, &state, from_env);

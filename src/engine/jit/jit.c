@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "jit/jit.h"
 
+#include "core/config.h"
 #include "core/error.h"
 #include "jit/backend.h"
 #include "jit/capstone_dl.h"
@@ -379,8 +380,7 @@ int bpfrt_prog_dump_jited(const struct bpfrt_prog *prog, FILE *out)
 	const struct bpfrt_jit_backend *be = bpfrt_jit_native_backend();
 	const uint32_t *off;
 	const uint8_t *image;
-	const char *force = getenv("BPFRT_JIT_DISASM");
-	bool forced = force && !strcmp(force, "objdump");
+	bool forced = !strcmp(bpfrt_config()->jit_disasm.value, "objdump");
 	struct od_listing od = { 0 };
 	const struct od_arch *oa;
 	size_t len;

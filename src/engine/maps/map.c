@@ -2,6 +2,7 @@
  * user-space API that dispatches to each kind. */
 #define _GNU_SOURCE
 #include "maps/map.h"
+#include "core/config.h"
 #include "core/error.h"
 #include "core/opts.h"
 #include "core/rcu.h"
@@ -104,54 +105,20 @@ bool bpfrt_map_is_percpu(enum bpf_map_type type)
 /* ---- map memory limit ----------------------------------------------------- */
 
 /* Bytes of every live map together, and the most they may take (0: no
- * limit). The limit is read from BPFRT_MAP_MEMORY_LIMIT at first use;
+ * limit). The limit is BPFRT_MAP_MEMORY_LIMIT (core/config.h) at first use;
  * bpfrt_set_map_memory_limit() replaces it. */
 static uint64_t mem_used;
 static uint64_t mem_limit;
 static pthread_once_t mem_limit_once = PTHREAD_ONCE_INIT;
 
-/* "123", "64k", "512M", "2g" (powers of 1024); false if not a size. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-	int shift = 0;
-
-	if (!*s || *s == '-')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return false;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	}
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return false;
-	*out = (uint64_t)v << shift;
-	return true;
-}
-
 static void init_mem_limit(void)
 {
-	const char *env = getenv("BPFRT_MAP_MEMORY_LIMIT");
+	const struct bpfrt_config_size *env = &bpfrt_config()->map_memory_limit;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t v;
 
 	mem_limit = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 2 : 1ull << 30;
-	if (!env)
-		return;
-	if (parse_size(env, &v))
-		mem_limit = v;
-	else
-		fprintf(stderr, "bpfrt: BPFRT_MAP_MEMORY_LIMIT='%s' is not a size (bytes, "
-			"or with k/m/g/t); the limit stays %llu bytes\n", env,
-			(unsigned long long)mem_limit);
+	if (env->set)
+		mem_limit = env->bytes;
 }
 
 int bpfrt_set_map_memory_limit(uint64_t bytes)

@@ -3,6 +3,7 @@
 #include "attach/link.h"
 #include "attach/attach_kind.h"
 #include "attach/trampoline.h" /* bpfrt_attach_nr_args */
+#include "core/config.h"
 #include "core/error.h"
 #include "core/opts.h"
 #include "core/prog.h"
@@ -187,7 +188,7 @@ static void snapshot_locked(void)
 	FILE *f;
 
 	if (disabled < 0)
-		disabled = getenv("BPFRT_NO_LINK_SNAPSHOT") != NULL;
+		disabled = bpfrt_config()->no_link_snapshot;
 	if (disabled)
 		return;
 	if (fd < 0 || owner != getpid()) {

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include "attach/text_poke.h"
 #include "attach/trampoline.h"
+#include "core/config.h"
 #include "core/error.h"
 
 #include <stdlib.h>
@@ -238,7 +239,7 @@ uintptr_t bpfrt_multi_global_tramp(const struct bpfrt_tramp_func *tf)
 	};
 
 	/* BPFRT_TRAMP_NO_FAST=1: the run path in C (benchmarks compare). */
-	if (getenv("BPFRT_TRAMP_NO_FAST"))
+	if (bpfrt_config()->tramp_no_fast)
 		d = (struct bpfrt_tramp_desc){
 			.type = BPFRT_TRAMP_CLASSIC, .flags = BPFRT_TRAMP_F_FENTRY, .nr_args = 6,
 			.enter = pad ? multi_enter_pad : multi_enter_hash,

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "attach/text_poke.h"
 #include "attach/trampoline.h"
+#include "core/config.h"
 #include "core/error.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
@@ -756,7 +757,7 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 	tl->tf = tf;
 	/* BPFRT_TRAMP_NO_FAST=1: fentry through the CLASSIC trampoline (the
 	 * run path in C), for benchmarks to compare. */
-	err = kind == BPFRT_PROG_FENTRY && !getenv("BPFRT_TRAMP_NO_FAST") ? tramp_stub(tf) :
+	err = kind == BPFRT_PROG_FENTRY && !bpfrt_config()->tramp_no_fast ? tramp_stub(tf) :
 	      tramp_image(tf);
 	if (err)
 		goto fail;

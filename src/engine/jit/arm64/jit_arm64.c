@@ -41,6 +41,7 @@
  * Its code is in the functions marked "private stack" below. */
 #include "jit/arm64/emit.h"
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/stack_abi.h"
 #include "core/run.h"
@@ -96,9 +97,7 @@ struct jit_ctx {
 
 static bool cpu_has_lse(void)
 {
-	const char *no = getenv("BPFRT_ARM64_NO_LSE");
-
-	if (no && *no && strcmp(no, "0"))
+	if (bpfrt_config()->arm64_no_lse)
 		return false;
 #if defined(__aarch64__)
 	return (getauxval(AT_HWCAP) & A64_HWCAP_ATOMICS) != 0;

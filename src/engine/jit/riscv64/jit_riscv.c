@@ -41,6 +41,7 @@
  * Its code is in the functions marked "private stack" below. */
 #include "jit/riscv64/emit.h"
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/stack_abi.h"
 #include "core/run.h"
@@ -114,13 +115,13 @@ struct jit_ctx {
 
 static uint64_t detect_ext(void)
 {
-	const char *env = getenv("BPFRT_RISCV_EXT");
+	const struct bpfrt_config_text *env = &bpfrt_config()->riscv_ext;
 	uint64_t ext = 0;
 
-	if (env) {
-		if (strstr(env, "zba"))
+	if (env->set) {
+		if (strstr(env->value, "zba"))
 			ext |= HWPROBE_EXT_ZBA;
-		if (strstr(env, "zbb"))
+		if (strstr(env->value, "zbb"))
 			ext |= HWPROBE_EXT_ZBB;
 		return ext;
 	}
