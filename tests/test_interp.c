@@ -65,12 +65,12 @@ TEST(entry_registers)
 	uint64_t r;
 
 	r = RUN_ARGS(0x1111222233334444ull, 7, MOV64_REG(BPF_R0, BPF_R1), EXIT());
-	CHECK(r == 0x1111222233334444ull);
+	CHECK_EQ(r, 0x1111222233334444ull);
 	r = RUN_ARGS(1, 0x5555666677778888ull, MOV64_REG(BPF_R0, BPF_R2), EXIT());
-	CHECK(r == 0x5555666677778888ull);
+	CHECK_EQ(r, 0x5555666677778888ull);
 	/* r10 points into writable memory, 16-byte aligned */
 	r = RUN(MOV64_REG(BPF_R0, BPF_R10), ALU64_IMM(BPF_AND, BPF_R0, 15), EXIT());
-	CHECK(r == 0);
+	CHECK_EQ(r, 0);
 }
 
 /* ---- ALU -------------------------------------------------------------- */
@@ -389,20 +389,20 @@ TEST(jump_conditions_boundaries)
 /* Hand-written anchors, so the oracle itself is checked. */
 TEST(jump_conditions_anchors)
 {
-	CHECK(jump_taken(BPF_JMP, BPF_JSGT, true, 0, (uint64_t)-1) == 1);
-	CHECK(jump_taken(BPF_JMP, BPF_JGT, true, 0, (uint64_t)-1) == 0);
-	CHECK(jump_taken(BPF_JMP, BPF_JGT, true, 0xffffffff, (uint64_t)-1) == 0);
-	CHECK(jump_taken(BPF_JMP32, BPF_JEQ, true, 0xffffffff, (uint64_t)-1) == 1);
-	CHECK(jump_taken(BPF_JMP, BPF_JEQ, true, 0xffffffff, (uint64_t)-1) == 0);
-	CHECK(jump_taken(BPF_JMP32, BPF_JEQ, false, 0x100000005ull, 5) == 1);
-	CHECK(jump_taken(BPF_JMP32, BPF_JSLT, false, 0x80000000, 0) == 1);
-	CHECK(jump_taken(BPF_JMP, BPF_JSLT, false, 0x80000000, 0) == 0);
-	CHECK(jump_taken(BPF_JMP32, BPF_JSET, false, 0x100000000ull, 0x100000000ull) == 0);
-	CHECK(jump_taken(BPF_JMP, BPF_JSET, false, 0x100000000ull, 0x100000000ull) == 1);
-	CHECK(jump_taken(BPF_JMP, BPF_JLE, false, 5, 5) == 1);
-	CHECK(jump_taken(BPF_JMP, BPF_JLT, false, 5, 5) == 0);
-	CHECK(jump_taken(BPF_JMP, BPF_JSGE, false, 0x8000000000000000ull, 0x7fffffffffffffffull) == 0);
-	CHECK(jump_taken(BPF_JMP, BPF_JGE, false, 0x8000000000000000ull, 0x7fffffffffffffffull) == 1);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JSGT, true, 0, (uint64_t)-1), 1);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JGT, true, 0, (uint64_t)-1), 0);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JGT, true, 0xffffffff, (uint64_t)-1), 0);
+	CHECK_EQ(jump_taken(BPF_JMP32, BPF_JEQ, true, 0xffffffff, (uint64_t)-1), 1);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JEQ, true, 0xffffffff, (uint64_t)-1), 0);
+	CHECK_EQ(jump_taken(BPF_JMP32, BPF_JEQ, false, 0x100000005ull, 5), 1);
+	CHECK_EQ(jump_taken(BPF_JMP32, BPF_JSLT, false, 0x80000000, 0), 1);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JSLT, false, 0x80000000, 0), 0);
+	CHECK_EQ(jump_taken(BPF_JMP32, BPF_JSET, false, 0x100000000ull, 0x100000000ull), 0);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JSET, false, 0x100000000ull, 0x100000000ull), 1);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JLE, false, 5, 5), 1);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JLT, false, 5, 5), 0);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JSGE, false, 0x8000000000000000ull, 0x7fffffffffffffffull), 0);
+	CHECK_EQ(jump_taken(BPF_JMP, BPF_JGE, false, 0x8000000000000000ull, 0x7fffffffffffffffull), 1);
 }
 
 TEST(jump_unconditional_and_loops)
@@ -456,23 +456,23 @@ TEST(mem_loads)
 	/* mem = f0 71 f2 73 f4 75 f6 77 f8 79 fa 7b fc 7d fe 7f */
 	uint64_t p = (uint64_t)(uintptr_t)mem;
 
-	CHECK(RUN_ARGS(p, 0, LDX(BPF_B, BPF_R0, BPF_R1, 1), EXIT()) == 0x71);
-	CHECK(RUN_ARGS(p, 0, LDX(BPF_H, BPF_R0, BPF_R1, 1), EXIT()) == 0xf271);
-	CHECK(RUN_ARGS(p, 0, LDX(BPF_W, BPF_R0, BPF_R1, 3), EXIT()) == 0xf675f473);
-	CHECK(RUN_ARGS(p, 0, LDX(BPF_DW, BPF_R0, BPF_R1, 5), EXIT()) == 0xfc7bfa79f877f675ull);
+	CHECK_EQ(RUN_ARGS(p, 0, LDX(BPF_B, BPF_R0, BPF_R1, 1), EXIT()), 0x71);
+	CHECK_EQ(RUN_ARGS(p, 0, LDX(BPF_H, BPF_R0, BPF_R1, 1), EXIT()), 0xf271);
+	CHECK_EQ(RUN_ARGS(p, 0, LDX(BPF_W, BPF_R0, BPF_R1, 3), EXIT()), 0xf675f473);
+	CHECK_EQ(RUN_ARGS(p, 0, LDX(BPF_DW, BPF_R0, BPF_R1, 5), EXIT()), 0xfc7bfa79f877f675ull);
 	/* negative offset from a base past the start */
-	CHECK(RUN_ARGS(p + 8, 0, LDX(BPF_B, BPF_R0, BPF_R1, -8), EXIT()) == 0xf0);
+	CHECK_EQ(RUN_ARGS(p + 8, 0, LDX(BPF_B, BPF_R0, BPF_R1, -8), EXIT()), 0xf0);
 	/* sign-extending loads */
-	CHECK(RUN_ARGS(p, 0, LDXSX(BPF_B, BPF_R0, BPF_R1, 0), EXIT()) == 0xfffffffffffffff0ull);
-	CHECK(RUN_ARGS(p, 0, LDXSX(BPF_B, BPF_R0, BPF_R1, 1), EXIT()) == 0x71);
-	CHECK(RUN_ARGS(p, 0, LDXSX(BPF_H, BPF_R0, BPF_R1, 1), EXIT()) == 0xfffffffffffff271ull);
-	CHECK(RUN_ARGS(p, 0, LDXSX(BPF_H, BPF_R0, BPF_R1, 0), EXIT()) == 0x71f0);
-	CHECK(RUN_ARGS(p, 0, LDXSX(BPF_W, BPF_R0, BPF_R1, 3), EXIT()) == 0xfffffffff675f473ull);
-	CHECK(RUN_ARGS(p, 0, LDXSX(BPF_W, BPF_R0, BPF_R1, 0), EXIT()) == 0x73f271f0);
+	CHECK_EQ(RUN_ARGS(p, 0, LDXSX(BPF_B, BPF_R0, BPF_R1, 0), EXIT()), 0xfffffffffffffff0ull);
+	CHECK_EQ(RUN_ARGS(p, 0, LDXSX(BPF_B, BPF_R0, BPF_R1, 1), EXIT()), 0x71);
+	CHECK_EQ(RUN_ARGS(p, 0, LDXSX(BPF_H, BPF_R0, BPF_R1, 1), EXIT()), 0xfffffffffffff271ull);
+	CHECK_EQ(RUN_ARGS(p, 0, LDXSX(BPF_H, BPF_R0, BPF_R1, 0), EXIT()), 0x71f0);
+	CHECK_EQ(RUN_ARGS(p, 0, LDXSX(BPF_W, BPF_R0, BPF_R1, 3), EXIT()), 0xfffffffff675f473ull);
+	CHECK_EQ(RUN_ARGS(p, 0, LDXSX(BPF_W, BPF_R0, BPF_R1, 0), EXIT()), 0x73f271f0);
 	/* loads overwrite the whole destination register */
-	CHECK(RUN_ARGS(p, 0, LDDW(BPF_R0, ~0ull), LDX(BPF_B, BPF_R0, BPF_R1, 0), EXIT()) == 0xf0);
+	CHECK_EQ(RUN_ARGS(p, 0, LDDW(BPF_R0, ~0ull), LDX(BPF_B, BPF_R0, BPF_R1, 0), EXIT()), 0xf0);
 	/* destination is also the base register */
-	CHECK(RUN_ARGS(p, 0, LDX(BPF_H, BPF_R1, BPF_R1, 2), MOV64_REG(BPF_R0, BPF_R1), EXIT()) == 0x73f2);
+	CHECK_EQ(RUN_ARGS(p, 0, LDX(BPF_H, BPF_R1, BPF_R1, 2), MOV64_REG(BPF_R0, BPF_R1), EXIT()), 0x73f2);
 }
 
 TEST(mem_stores)
@@ -489,8 +489,8 @@ TEST(mem_stores)
 	CHECK(mem[3] == 0x33 && mem[4] == 0x22);
 	CHECK(mem[5] == 0x77 && mem[6] == 0x66 && mem[7] == 0x55 && mem[8] == 0x44);
 	memcpy(&v, mem + 9, 8);
-	CHECK(v == 0xfffffffffffffffeull, "st dw sign-extends imm: 0x%llx", (unsigned long long)v);
-	CHECK(mem[17] == 0xaa);
+	CHECK_EQ(v, 0xfffffffffffffffeull, "st dw sign-extends imm: 0x%llx", (unsigned long long)v);
+	CHECK_EQ(mem[17], 0xaa);
 
 	memset(mem, 0xaa, sizeof(mem));
 	RUN_ARGS(p, 0, LDDW(BPF_R2, 0x0102030405060708ull),
@@ -501,7 +501,7 @@ TEST(mem_stores)
 	CHECK(mem[2] == 0x08 && mem[3] == 0x07 && mem[4] == 0xaa);
 	CHECK(mem[5] == 0x08 && mem[8] == 0x05 && mem[9] == 0xaa);
 	memcpy(&v, mem + 11, 8);
-	CHECK(v == 0x0102030405060708ull);
+	CHECK_EQ(v, 0x0102030405060708ull);
 	CHECK(mem[10] == 0xaa && mem[19] == 0xaa);
 
 	/* negative offsets */
@@ -655,13 +655,13 @@ TEST(atomics_across_threads)
 	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(tids[i], NULL);
-		CHECK(args[i].err == 0);
+		CHECK_EQ(args[i].err, 0);
 	}
 	CHECK(shared[0] == (uint64_t)ITERS * THREADS, "dw add total %llu",
 	      (unsigned long long)shared[0]);
 	CHECK((uint32_t)shared[1] == (uint32_t)ITERS * THREADS && shared[1] >> 32 == 0,
 	      "w fetch-add total 0x%llx", (unsigned long long)shared[1]);
-	CHECK(shared[2] == 0, "even number of xors cancels: %llu", (unsigned long long)shared[2]);
+	CHECK_EQ(shared[2], 0, "even number of xors cancels: %llu", (unsigned long long)shared[2]);
 	bpfrt_prog_free(prog);
 }
 
@@ -813,9 +813,9 @@ TEST(local_call_separate_frames)
 
 	REQUIRE(bpfrt_prog_load(insns, ARRAY_LEN(insns), NULL, &p) == 0, "%s",
 		bpfrt_last_error());
-	REQUIRE(bpfrt_prog_subprog_info(p, 0, &start, &main_depth) == 0);
+	REQUIRE_EQ(bpfrt_prog_subprog_info(p, 0, &start, &main_depth), 0);
 	CHECK(main_depth >= 8 && main_depth <= BPFRT_STACK_PER_FRAME, "main frame %u", main_depth);
-	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0, "%s", bpfrt_last_error());
+	CHECK_EQ(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0), 0, "%s", bpfrt_last_error());
 	CHECK(r0 == main_depth, "callee r10 = caller r10 - 0x%llx, main frame is %u bytes",
 	      (unsigned long long)r0, main_depth);
 	bpfrt_prog_free(p);
@@ -848,9 +848,9 @@ TEST(local_call_chain_8_deep)
 	struct bpf_insn insns[64];
 	size_t n = build_call_chain(insns, BPFRT_MAX_CALL_FRAMES);
 
-	CHECK(run_at(__LINE__, insns, n, 0, 0) == 87654321ull);
+	CHECK_EQ(run_at(__LINE__, insns, n, 0, 0), 87654321ull);
 	n = build_call_chain(insns, 3);
-	CHECK(run_at(__LINE__, insns, n, 0, 0) == 321);
+	CHECK_EQ(run_at(__LINE__, insns, n, 0, 0), 321);
 }
 
 TEST(local_call_chain_too_deep_never_runs_off)
@@ -863,7 +863,7 @@ TEST(local_call_chain_too_deep_never_runs_off)
 
 	/* the validator should refuse it; if not, the run must abort */
 	CHECK(err < 0, "loaded %d, r0 %llu", loaded, (unsigned long long)r0);
-	CHECK(bpfrt_last_error()[0] != '\0');
+	CHECK_NE(bpfrt_last_error()[0], '\0');
 }
 
 /* Encodings the validator is meant to reject: if one gets through, the
@@ -888,7 +888,7 @@ TEST(bad_encodings_abort)
 		bool loaded;
 		int err = load_and_run(insns, ARRAY_LEN(insns), 0, 0, &r0, &loaded);
 
-		CHECK(err == -EINVAL, "opcode 0x%02x: loaded %d err %d", bad[i].code, loaded, err);
+		CHECK_EQ(err, -EINVAL, "opcode 0x%02x: loaded %d err %d", bad[i].code, loaded, err);
 		if (loaded)
 			CHECK(strstr(bpfrt_last_error(), "insn 1"), "%s", bpfrt_last_error());
 	}
@@ -927,15 +927,15 @@ TEST(counted_run)
 	uint64_t executed = 0;
 
 	REQUIRE(bpfrt_prog_load(loop, ARRAY_LEN(loop), NULL, &p) == 0, "%s", bpfrt_last_error());
-	CHECK(bpfrt_interp_run_counted(p, 0, 0, &executed) == 10);
-	CHECK(executed == 2 + 10 * 3 + 1, "executed %llu", (unsigned long long)executed);
-	CHECK(bpfrt_interp_run(p, 0, 0) == 10);
+	CHECK_EQ(bpfrt_interp_run_counted(p, 0, 0, &executed), 10);
+	CHECK_EQ(executed, 2 + 10 * 3 + 1, "executed %llu", (unsigned long long)executed);
+	CHECK_EQ(bpfrt_interp_run(p, 0, 0), 10);
 	bpfrt_prog_free(p);
 
 	/* lddw counts once; call and both exits count */
 	REQUIRE(bpfrt_prog_load(calls, ARRAY_LEN(calls), NULL, &p) == 0, "%s", bpfrt_last_error());
-	CHECK(bpfrt_interp_run_counted(p, 0, 0, &executed) == 7);
-	CHECK(executed == 5, "executed %llu", (unsigned long long)executed);
+	CHECK_EQ(bpfrt_interp_run_counted(p, 0, 0, &executed), 7);
+	CHECK_EQ(executed, 5, "executed %llu", (unsigned long long)executed);
 	bpfrt_prog_free(p);
 }
 
@@ -1009,7 +1009,7 @@ TEST(interp_guards_frame_overflow)
 	struct bpf_insn recurse = CALL_LOCAL(-2);
 	int err = run_patched(insns, n, (uint32_t)n - 2, &recurse, NULL);
 
-	CHECK(err == -E2BIG, "err %d: %s", err, bpfrt_last_error());
+	CHECK_EQ(err, -E2BIG, "err %d: %s", err, bpfrt_last_error());
 	CHECK(strstr(bpfrt_last_error(), "insn 43"), "%s", bpfrt_last_error());
 }
 
@@ -1025,7 +1025,7 @@ TEST(helper_unregistered_after_load)
 	struct bpfrt_prog *p, *q = NULL;
 	uint64_t r0 = 0;
 
-	REQUIRE(bpfrt_helper_register(102, &h) == 0);
+	REQUIRE_EQ(bpfrt_helper_register(102, &h), 0);
 	REQUIRE(bpfrt_prog_load(insns, ARRAY_LEN(insns), NULL, &p) == 0, "%s",
 		bpfrt_last_error());
 	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, 0, 0, &r0) == 0 && r0 == 10000);
@@ -1057,8 +1057,8 @@ TEST(lddw_subprog_address_is_callback_handle)
 	bool loaded;
 	int err = load_and_run(insns, ARRAY_LEN(insns), 0, 0, &r0, &loaded);
 
-	CHECK(err == 0, "loaded %d err %d: %s", loaded, err, bpfrt_last_error());
-	CHECK(r0 == (1ull << 63 | 4), "r0 %#llx", (unsigned long long)r0);
+	CHECK_EQ(err, 0, "loaded %d err %d: %s", loaded, err, bpfrt_last_error());
+	CHECK_EQ(r0, (1ull << 63 | 4), "r0 %#llx", (unsigned long long)r0);
 }
 
 /* Reading a register nothing wrote is rejected at load now, so the entry
@@ -1081,7 +1081,7 @@ TEST(entry_registers_zero)
 
 	REQUIRE(bpfrt_prog_load(base, ARRAY_LEN(base), NULL, &p) == 0, "%s", bpfrt_last_error());
 	memcpy(p->insns, patched, sizeof(patched));
-	CHECK(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, ~0ull, ~0ull, &r0) == 0);
-	CHECK(r0 == 0, "r0 | r3..r9 = 0x%llx", (unsigned long long)r0);
+	CHECK_EQ(bpfrt_prog_run(p, BPFRT_EXEC_INTERP, ~0ull, ~0ull, &r0), 0);
+	CHECK_EQ(r0, 0, "r0 | r3..r9 = 0x%llx", (unsigned long long)r0);
 	bpfrt_prog_free(p);
 }

@@ -90,48 +90,48 @@ TEST(create_rejects_bad_attributes)
 		uint64_t extra;
 	} big = { sizeof(big), 0, 0, 1 };
 
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0) == 0);
-	CHECK(try_create(BPF_MAP_TYPE_STACK_TRACE, 4, 8, 16, 0) == -EINVAL);
-	CHECK(try_create((enum bpf_map_type)1000, 4, 8, 16, 0) == -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0), 0);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_STACK_TRACE, 4, 8, 16, 0), -EINVAL);
+	CHECK_EQ(try_create((enum bpf_map_type)1000, 4, 8, 16, 0), -EINVAL);
 	/* array */
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 8, 8, 16, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 0, 16, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 0, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, BPF_F_NO_PREALLOC) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, BPF_F_RDONLY | BPF_F_WRONLY) == -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 8, 8, 16, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 0, 16, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 0, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, BPF_F_NO_PREALLOC), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, BPF_F_RDONLY | BPF_F_WRONLY), -EINVAL);
 	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16,
 			 BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, BPF_F_RDONLY_PROG | BPF_F_MMAPABLE) == 0);
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, BPFRT_MAP_VALUE_SIZE_MAX + 1, 1, 0) == -E2BIG);
-	CHECK(try_create(BPF_MAP_TYPE_PERCPU_ARRAY, 4, BPFRT_PERCPU_VALUE_MAX + 1, 1, 0) == -E2BIG);
-	CHECK(try_create(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, BPF_F_MMAPABLE) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_ARRAY, 4, 1 << 20, 1 << 13, 0) == -ENOMEM);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, BPF_F_RDONLY_PROG | BPF_F_MMAPABLE), 0);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, BPFRT_MAP_VALUE_SIZE_MAX + 1, 1, 0), -E2BIG);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_PERCPU_ARRAY, 4, BPFRT_PERCPU_VALUE_MAX + 1, 1, 0), -E2BIG);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1, BPF_F_MMAPABLE), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 1 << 20, 1 << 13, 0), -ENOMEM);
 	/* hash */
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 0, 8, 16, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 4, 0, 16, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 4, 8, 0, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 513, 8, 16, 0) == -E2BIG);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 512, 8, 16, 0) == 0);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 4, BPFRT_MAP_VALUE_SIZE_MAX, 16, 0) == -E2BIG);
-	CHECK(try_create(BPF_MAP_TYPE_PERCPU_HASH, 4, BPFRT_PERCPU_VALUE_MAX + 1, 16, 0) == -E2BIG);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_MMAPABLE) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_NO_PREALLOC | BPF_F_ZERO_SEED) == 0);
-	CHECK(try_create(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU) == 0);
-	CHECK(try_create(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_PREALLOC) == -EOPNOTSUPP);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 0, 8, 16, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 4, 0, 16, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 4, 8, 0, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 513, 8, 16, 0), -E2BIG);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 512, 8, 16, 0), 0);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 4, BPFRT_MAP_VALUE_SIZE_MAX, 16, 0), -E2BIG);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_PERCPU_HASH, 4, BPFRT_PERCPU_VALUE_MAX + 1, 16, 0), -E2BIG);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_MMAPABLE), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_NO_PREALLOC | BPF_F_ZERO_SEED), 0);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU), 0);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_PREALLOC), -EOPNOTSUPP);
 	/* ringbuf */
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0) == 0);
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096 * 3, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 2048, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 0, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 4, 0, 4096, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 0, 8, 4096, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, BPF_F_RDONLY_PROG) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 1u << 31, 0) == -E2BIG);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0), 0);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096 * 3, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 2048, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 0, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 4, 0, 4096, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 0, 8, 4096, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, BPF_F_RDONLY_PROG), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_RINGBUF, 0, 0, 1u << 31, 0), -E2BIG);
 	/* prog array */
-	CHECK(try_create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 8, 0) == 0);
-	CHECK(try_create(BPF_MAP_TYPE_PROG_ARRAY, 4, 8, 8, 0) == -EINVAL);
-	CHECK(try_create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 8, BPF_F_RDONLY_PROG) == -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 8, 0), 0);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_PROG_ARRAY, 4, 8, 8, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 8, BPF_F_RDONLY_PROG), -EINVAL);
 	/* names and opts */
 	CHECK(bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "bad-name", 4, 4, 1, NULL, &map) == -EINVAL);
 	CHECK(map == NULL);
@@ -153,18 +153,18 @@ TEST(create_accessors_and_names)
 	REQUIRE(bpfrt_map_create(BPF_MAP_TYPE_PERCPU_HASH, "counts.v1", 12, 5, 33, NULL,
 				 &map) == 0);
 	CHECK(!strcmp(bpfrt_map_name(map), "counts.v1"));
-	CHECK(bpfrt_map_type(map) == BPF_MAP_TYPE_PERCPU_HASH);
-	CHECK(bpfrt_map_key_size(map) == 12);
-	CHECK(bpfrt_map_value_size(map) == 5);
-	CHECK(bpfrt_map_max_entries(map) == 33);
-	CHECK(bpfrt_map_flags(map) == 0);
-	CHECK(bpfrt_map_value_buf_size(map) == (size_t)bpfrt_num_possible_cpus() * 8);
+	CHECK_EQ(bpfrt_map_type(map), BPF_MAP_TYPE_PERCPU_HASH);
+	CHECK_EQ(bpfrt_map_key_size(map), 12);
+	CHECK_EQ(bpfrt_map_value_size(map), 5);
+	CHECK_EQ(bpfrt_map_max_entries(map), 33);
+	CHECK_EQ(bpfrt_map_flags(map), 0);
+	CHECK_EQ(bpfrt_map_value_buf_size(map), (size_t)bpfrt_num_possible_cpus() * 8);
 	bpfrt_map_free(map);
 
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	REQUIRE(bpfrt_map_create(BPF_MAP_TYPE_ARRAY, longname, 4, 4, 1, NULL, &map) == 0);
-	CHECK(strlen(bpfrt_map_name(map)) == BPFRT_NAME_LEN - 1);
+	CHECK_EQ(strlen(bpfrt_map_name(map)), BPFRT_NAME_LEN - 1);
 	bpfrt_map_free(map);
 	bpfrt_map_free(NULL);
 }
@@ -188,25 +188,25 @@ TEST(array_semantics)
 
 	REQUIRE(map);
 	key = 3;
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), 0);
 	for (int i = 0; i < 12; i++)
-		CHECK(out[i] == 0, "zero-initialised");
+		CHECK_EQ(out[i], 0, "zero-initialised");
 	memset(val, 0xab, sizeof(val));
-	CHECK(bpfrt_map_update_elem(map, &key, val, BPF_ANY) == 0);
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, val, BPF_ANY), 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), 0);
 	CHECK(!memcmp(out, val, sizeof(val)));
 	val[0] = 1;
-	CHECK(bpfrt_map_update_elem(map, &key, val, BPF_EXIST) == 0);
-	CHECK(bpfrt_map_update_elem(map, &key, val, BPF_NOEXIST) == -EEXIST);
-	CHECK(bpfrt_map_update_elem(map, &key, val, BPF_F_LOCK) == -EINVAL);
-	CHECK(bpfrt_map_update_elem(map, &key, val, 8) == -EINVAL);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, val, BPF_EXIST), 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, val, BPF_NOEXIST), -EEXIST);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, val, BPF_F_LOCK), -EINVAL);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, val, 8), -EINVAL);
 	key = 8;
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == -ENOENT);
-	CHECK(bpfrt_map_update_elem(map, &key, val, BPF_ANY) == -E2BIG);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), -ENOENT);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, val, BPF_ANY), -E2BIG);
 	key = UINT32_MAX;
-	CHECK(bpfrt_map_update_elem(map, &key, val, BPF_ANY) == -E2BIG);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, val, BPF_ANY), -E2BIG);
 	key = 1;
-	CHECK(bpfrt_map_delete_elem(map, &key) == -EINVAL);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &key), -EINVAL);
 	CHECK(strstr(bpfrt_last_error(), "delete") != NULL, "message: %s", bpfrt_last_error());
 
 	/* get_next_key: NULL -> 0, then each index, -ENOENT after the last;
@@ -214,13 +214,13 @@ TEST(array_semantics)
 	n = 0;
 	for (int err = bpfrt_map_get_next_key(map, NULL, &next); !err;
 	     err = bpfrt_map_get_next_key(map, &key, &next)) {
-		CHECK(next == (uint32_t)n, "next %u at step %d", next, n);
+		CHECK_EQ(next, (uint32_t)n, "next %u at step %d", next, n);
 		key = next;
 		n++;
 	}
-	CHECK(n == 8);
+	CHECK_EQ(n, 8);
 	key = 7;
-	CHECK(bpfrt_map_get_next_key(map, &key, &next) == -ENOENT);
+	CHECK_EQ(bpfrt_map_get_next_key(map, &key, &next), -ENOENT);
 	key = 100;
 	CHECK(bpfrt_map_get_next_key(map, &key, &next) == 0 && next == 0);
 
@@ -230,7 +230,7 @@ TEST(array_semantics)
 
 	REQUIRE(p);
 	CHECK(p[0] == 1 && p[1] == 0xab);
-	CHECK(((uintptr_t)p & 7) == 0, "values 8-byte aligned");
+	CHECK_EQ(((uintptr_t)p & 7), 0, "values 8-byte aligned");
 	p[0] = 9;
 	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0 && out[0] == 9);
 	CHECK(bpfrt_map_value_ptr(map, 3) == p);
@@ -239,13 +239,13 @@ TEST(array_semantics)
 	CHECK((uint8_t *)bpfrt_map_prog_lookup(map, &key) == p + 16, "stride round_up(12, 8)");
 	key = 8;
 	CHECK(bpfrt_map_prog_lookup(map, &key) == NULL);
-	CHECK(bpfrt_map_prog_update(map, &key, val, BPF_ANY) == -E2BIG);
+	CHECK_EQ(bpfrt_map_prog_update(map, &key, val, BPF_ANY), -E2BIG);
 	key = 2;
-	CHECK(bpfrt_map_prog_update(map, &key, val, BPF_NOEXIST) == -EEXIST);
-	CHECK(bpfrt_map_prog_update(map, &key, val, 3) == -EINVAL);
-	CHECK(bpfrt_map_prog_update(map, &key, val, BPF_EXIST) == 0);
+	CHECK_EQ(bpfrt_map_prog_update(map, &key, val, BPF_NOEXIST), -EEXIST);
+	CHECK_EQ(bpfrt_map_prog_update(map, &key, val, 3), -EINVAL);
+	CHECK_EQ(bpfrt_map_prog_update(map, &key, val, BPF_EXIST), 0);
 	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0 && !memcmp(out, val, 12));
-	CHECK(bpfrt_map_prog_delete(map, &key) == -EINVAL);
+	CHECK_EQ(bpfrt_map_prog_delete(map, &key), -EINVAL);
 	CHECK(bpfrt_map_lookup_elem(map, NULL, out) == -EINVAL);
 	CHECK(bpfrt_map_lookup_elem(map, &key, NULL) == -EINVAL);
 	CHECK(bpfrt_map_update_elem(NULL, &key, val, 0) == -EINVAL);
@@ -265,16 +265,16 @@ TEST(percpu_array_every_cpu)
 	REQUIRE(map && buf && out);
 	for (int c = 0; c < ncpu; c++)
 		buf[c] = 0xdead00000000ull | (100 + c);  /* high half beyond value_size */
-	CHECK(bpfrt_map_update_elem(map, &key, buf, BPF_ANY) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, buf, BPF_ANY), 0);
 	memset(out, 0xff, ncpu * 8);
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), 0);
 	for (int c = 0; c < ncpu; c++)
-		CHECK(out[c] == (uint64_t)(100 + c), "cpu %d: %llx", c, (unsigned long long)out[c]);
-	CHECK(bpfrt_map_update_elem(map, &key, buf, BPF_NOEXIST) == -EEXIST);
-	CHECK(bpfrt_map_delete_elem(map, &key) == -EINVAL);
+		CHECK_EQ(out[c], (uint64_t)(100 + c), "cpu %d: %llx", c, (unsigned long long)out[c]);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, buf, BPF_NOEXIST), -EEXIST);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &key), -EINVAL);
 	key = 4;
-	CHECK(bpfrt_map_update_elem(map, &key, buf, BPF_ANY) == -E2BIG);
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == -ENOENT);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, buf, BPF_ANY), -E2BIG);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), -ENOENT);
 
 	if (!pin_to_cpu0(&old)) {
 		free(buf);
@@ -287,11 +287,11 @@ TEST(percpu_array_every_cpu)
 
 	CHECK(p && *p == 100, "this CPU's slot");
 	v = 7;
-	CHECK(bpfrt_map_prog_update(map, &key, &v, BPF_ANY) == 0);
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0);
-	CHECK(out[0] == 7);
+	CHECK_EQ(bpfrt_map_prog_update(map, &key, &v, BPF_ANY), 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), 0);
+	CHECK_EQ(out[0], 7);
 	for (int c = 1; c < ncpu; c++)
-		CHECK(out[c] == (uint64_t)(100 + c), "other CPUs untouched");
+		CHECK_EQ(out[c], (uint64_t)(100 + c), "other CPUs untouched");
 	sched_setaffinity(0, sizeof(old), &old);
 	free(buf);
 	free(out);
@@ -312,45 +312,45 @@ TEST(hash_flags_and_errors)
 	REQUIRE(map);
 	k.d[10] = 5;
 	v.d[8] = 10;
-	CHECK(bpfrt_map_lookup_elem(map, &k, &out) == -ENOENT);
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_EXIST) == -ENOENT);
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST) == 0);
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST) == -EEXIST);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &k, &out), -ENOENT);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_EXIST), -ENOENT);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST), 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST), -EEXIST);
 	CHECK(bpfrt_map_lookup_elem(map, &k, &out) == 0 && out.d[8] == 10);
 	v.d[8] = 11;
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_EXIST) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_EXIST), 0);
 	CHECK(bpfrt_map_lookup_elem(map, &k, &out) == 0 && out.d[8] == 11);
 	v.d[8] = 12;
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_ANY) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_ANY), 0);
 	CHECK(bpfrt_map_lookup_elem(map, &k, &out) == 0 && out.d[8] == 12);
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_F_LOCK) == -EINVAL);
-	CHECK(bpfrt_map_update_elem(map, &k, &v, 3) == -EINVAL);
-	CHECK(bpfrt_map_prog_update(map, &k, &v, 3) == -EINVAL);
-	CHECK(bpfrt_map_delete_elem(map, &k) == 0);
-	CHECK(bpfrt_map_delete_elem(map, &k) == -ENOENT);
-	CHECK(bpfrt_map_lookup_elem(map, &k, &out) == -ENOENT);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_F_LOCK), -EINVAL);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, 3), -EINVAL);
+	CHECK_EQ(bpfrt_map_prog_update(map, &k, &v, 3), -EINVAL);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &k), 0);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &k), -ENOENT);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &k, &out), -ENOENT);
 	CHECK(bpfrt_map_get_next_key(map, NULL, &out) == -ENOENT, "empty map");
 
 	/* Full: -E2BIG for a new key; replacing and deleting still work. */
 	for (uint32_t i = 0; i < 4; i++) {
 		k.d[0] = i;
-		CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST) == 0, "i=%u", i);
+		CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST), 0, "i=%u", i);
 	}
 	k.d[0] = 4;
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_ANY) == -E2BIG);
-	CHECK(bpfrt_map_prog_update(map, &k, &v, BPF_ANY) == -E2BIG);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_ANY), -E2BIG);
+	CHECK_EQ(bpfrt_map_prog_update(map, &k, &v, BPF_ANY), -E2BIG);
 	for (int round = 0; round < 200; round++) {
 		k.d[0] = round % 4;
 		v.d[0] = round;
-		CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_ANY) == 0, "replace when full");
-		CHECK(bpfrt_map_prog_update(map, &k, &v, BPF_EXIST) == 0, "replace when full");
+		CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_ANY), 0, "replace when full");
+		CHECK_EQ(bpfrt_map_prog_update(map, &k, &v, BPF_EXIST), 0, "replace when full");
 	}
 	k.d[0] = 1;
-	CHECK(bpfrt_map_delete_elem(map, &k) == 0);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &k), 0);
 	k.d[0] = 4;
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST), 0);
 	k.d[0] = 5;
-	CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST) == -E2BIG);
+	CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST), -E2BIG);
 	bpfrt_map_free(map);
 }
 
@@ -375,7 +375,7 @@ TEST(hash_churn_inside_one_read_section)
 			fails++;
 	}
 	bpfrt_rcu_read_unlock();
-	CHECK(fails == 0, "%d failures", fails);
+	CHECK_EQ(fails, 0, "%d failures", fails);
 	bpfrt_map_free(map);
 }
 
@@ -393,7 +393,7 @@ TEST(hash_get_next_key_covers_all_once)
 		uint64_t v = i * 3;
 
 		memcpy(key, &i, 3);
-		REQUIRE(bpfrt_map_update_elem(map, key, &v, BPF_NOEXIST) == 0);
+		REQUIRE_EQ(bpfrt_map_update_elem(map, key, &v, BPF_NOEXIST), 0);
 	}
 	for (err = bpfrt_map_get_next_key(map, NULL, next); !err;
 	     err = bpfrt_map_get_next_key(map, key, next)) {
@@ -409,20 +409,20 @@ TEST(hash_get_next_key_covers_all_once)
 		if (++count > N)
 			break;
 	}
-	CHECK(err == -ENOENT);
-	CHECK(count == N, "count %d", count);
+	CHECK_EQ(err, -ENOENT);
+	CHECK_EQ(count, N, "count %d", count);
 	/* A key not in the map restarts from the first key. */
 	CHECK(bpfrt_map_get_next_key(map, NULL, key) == 0);
-	CHECK(bpfrt_map_get_next_key(map, missing, next) == 0);
+	CHECK_EQ(bpfrt_map_get_next_key(map, missing, next), 0);
 	CHECK(!memcmp(key, next, 3));
 	/* Delete everything while iterating, as user-space tools do. */
 	count = 0;
 	while (!bpfrt_map_get_next_key(map, NULL, key)) {
-		CHECK(bpfrt_map_delete_elem(map, key) == 0);
+		CHECK_EQ(bpfrt_map_delete_elem(map, key), 0);
 		if (++count > N)
 			break;
 	}
-	CHECK(count == N);
+	CHECK_EQ(count, N);
 	bpfrt_map_free(map);
 }
 
@@ -435,17 +435,17 @@ TEST(hash_program_side)
 	REQUIRE(map);
 	bpfrt_rcu_read_lock();
 	CHECK(bpfrt_map_prog_lookup(map, &k) == NULL);
-	CHECK(bpfrt_map_prog_update(map, &k, &v, BPF_EXIST) == -ENOENT);
-	CHECK(bpfrt_map_prog_update(map, &k, &v, BPF_NOEXIST) == 0);
-	CHECK(bpfrt_map_prog_update(map, &k, &v, BPF_NOEXIST) == -EEXIST);
+	CHECK_EQ(bpfrt_map_prog_update(map, &k, &v, BPF_EXIST), -ENOENT);
+	CHECK_EQ(bpfrt_map_prog_update(map, &k, &v, BPF_NOEXIST), 0);
+	CHECK_EQ(bpfrt_map_prog_update(map, &k, &v, BPF_NOEXIST), -EEXIST);
 	p = bpfrt_map_prog_lookup(map, &k);
 	REQUIRE(p);
-	CHECK(((uintptr_t)p & 7) == 0);
+	CHECK_EQ(((uintptr_t)p & 7), 0);
 	__sync_fetch_and_add(p, 5);
 	bpfrt_rcu_read_unlock();
 	CHECK(bpfrt_map_lookup_elem(map, &k, &out) == 0 && out == 6);
-	CHECK(bpfrt_map_prog_delete(map, &k) == 0);
-	CHECK(bpfrt_map_prog_delete(map, &k) == -ENOENT);
+	CHECK_EQ(bpfrt_map_prog_delete(map, &k), 0);
+	CHECK_EQ(bpfrt_map_prog_delete(map, &k), -ENOENT);
 	bpfrt_map_free(map);
 }
 
@@ -461,12 +461,12 @@ TEST(percpu_hash_every_cpu)
 	REQUIRE(map && buf && out);
 	for (int c = 0; c < ncpu; c++)
 		buf[c] = 1000 + c;
-	CHECK(bpfrt_map_update_elem(map, &key, buf, BPF_EXIST) == -ENOENT);
-	CHECK(bpfrt_map_update_elem(map, &key, buf, BPF_NOEXIST) == 0);
-	CHECK(bpfrt_map_update_elem(map, &key, buf, BPF_NOEXIST) == -EEXIST);
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, buf, BPF_EXIST), -ENOENT);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, buf, BPF_NOEXIST), 0);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, buf, BPF_NOEXIST), -EEXIST);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), 0);
 	for (int c = 0; c < ncpu; c++)
-		CHECK(out[c] == (uint64_t)(1000 + c));
+		CHECK_EQ(out[c], (uint64_t)(1000 + c));
 	if (!pin_to_cpu0(&old)) {
 		free(buf);
 		free(out);
@@ -478,21 +478,21 @@ TEST(percpu_hash_every_cpu)
 	CHECK(p && *p == 1000);
 	/* Existing key: this CPU's slot changes in place. */
 	v = 5;
-	CHECK(bpfrt_map_prog_update(map, &key, &v, BPF_EXIST) == 0);
+	CHECK_EQ(bpfrt_map_prog_update(map, &key, &v, BPF_EXIST), 0);
 	CHECK(bpfrt_map_prog_lookup(map, &key) == p && *p == 5);
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), 0);
 	for (int c = 1; c < ncpu; c++)
-		CHECK(out[c] == (uint64_t)(1000 + c));
+		CHECK_EQ(out[c], (uint64_t)(1000 + c));
 	/* New key from a program: other CPUs start at zero, even when the
 	 * element is a reused one. */
-	CHECK(bpfrt_map_delete_elem(map, &key) == 0);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &key), 0);
 	bpfrt_rcu_barrier();
 	v = 77;
-	CHECK(bpfrt_map_prog_update(map, &key, &v, BPF_ANY) == 0);
-	CHECK(bpfrt_map_lookup_elem(map, &key, out) == 0);
-	CHECK(out[0] == 77);
+	CHECK_EQ(bpfrt_map_prog_update(map, &key, &v, BPF_ANY), 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, out), 0);
+	CHECK_EQ(out[0], 77);
 	for (int c = 1; c < ncpu; c++)
-		CHECK(out[c] == 0, "cpu %d", c);
+		CHECK_EQ(out[c], 0, "cpu %d", c);
 	sched_setaffinity(0, sizeof(old), &old);
 	free(buf);
 	free(out);
@@ -526,17 +526,17 @@ TEST(lru_hash_evicts_instead_of_failing)
 	REQUIRE(map);
 	for (uint32_t k = 0; k < MAX; k++) {
 		v = k;
-		CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST) == 0);
+		CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST), 0);
 	}
 	/* Referenced by "programs": these survive the next evictions. */
 	for (uint32_t k = 0; k < 10; k++)
 		CHECK(bpfrt_map_prog_lookup(map, &k) != NULL);
 	for (uint32_t k = MAX; k < MAX + 64; k++) {
 		v = k;
-		CHECK(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST) == 0, "k=%u", k);
+		CHECK_EQ(bpfrt_map_update_elem(map, &k, &v, BPF_NOEXIST), 0, "k=%u", k);
 	}
 	n = count_keys(map, keys, 4 * MAX);
-	CHECK(n == MAX, "%d keys", n);
+	CHECK_EQ(n, MAX, "%d keys", n);
 	for (uint32_t k = 0; k < 10; k++)
 		CHECK(bpfrt_map_lookup_elem(map, &k, &out) == 0 && out == k,
 		      "recently used key %u evicted", k);
@@ -547,14 +547,14 @@ TEST(lru_hash_evicts_instead_of_failing)
 	bpfrt_rcu_read_lock();
 	for (uint32_t k = 1000; k < 1000 + 3 * MAX; k++) {
 		v = k;
-		CHECK(bpfrt_map_prog_update(map, &k, &v, BPF_ANY) == 0);
+		CHECK_EQ(bpfrt_map_prog_update(map, &k, &v, BPF_ANY), 0);
 	}
 	bpfrt_rcu_read_unlock();
 	n = count_keys(map, keys, 4 * MAX);
 	CHECK(n <= MAX && n >= MAX - 2, "%d keys", n);
-	CHECK(bpfrt_map_update_elem(map, &keys[0], &v, BPF_NOEXIST) == -EEXIST);
-	CHECK(bpfrt_map_delete_elem(map, &keys[0]) == 0);
-	CHECK(bpfrt_map_delete_elem(map, &keys[0]) == -ENOENT);
+	CHECK_EQ(bpfrt_map_update_elem(map, &keys[0], &v, BPF_NOEXIST), -EEXIST);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &keys[0]), 0);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &keys[0]), -ENOENT);
 	bpfrt_map_free(map);
 }
 
@@ -569,27 +569,27 @@ TEST(prog_array_slots)
 
 	REQUIRE(map && arr);
 	CHECK(bpfrt_prog_array_get(map, 1) == NULL);
-	CHECK(bpfrt_map_update_prog(map, 1, p1) == 0);
+	CHECK_EQ(bpfrt_map_update_prog(map, 1, p1), 0);
 	CHECK(bpfrt_prog_array_get(map, 1) == p1);
-	CHECK(bpfrt_map_update_prog(map, 1, p2) == 0);
+	CHECK_EQ(bpfrt_map_update_prog(map, 1, p2), 0);
 	CHECK(bpfrt_prog_array_get(map, 1) == p2);
-	CHECK(bpfrt_map_update_prog(map, 4, p1) == -E2BIG);
+	CHECK_EQ(bpfrt_map_update_prog(map, 4, p1), -E2BIG);
 	CHECK(bpfrt_map_update_prog(map, 0, NULL) == -EINVAL);
-	CHECK(bpfrt_map_update_prog(arr, 0, p1) == -EINVAL);
+	CHECK_EQ(bpfrt_map_update_prog(arr, 0, p1), -EINVAL);
 	CHECK(bpfrt_prog_array_get(map, 4) == NULL);
 	CHECK(bpfrt_prog_array_get(arr, 0) == NULL);
-	CHECK(bpfrt_map_delete_prog(map, 0) == -ENOENT);
-	CHECK(bpfrt_map_delete_prog(map, 9) == -E2BIG);
-	CHECK(bpfrt_map_delete_elem(map, &key) == 0);
+	CHECK_EQ(bpfrt_map_delete_prog(map, 0), -ENOENT);
+	CHECK_EQ(bpfrt_map_delete_prog(map, 9), -E2BIG);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &key), 0);
 	CHECK(bpfrt_prog_array_get(map, 1) == NULL);
-	CHECK(bpfrt_map_delete_elem(map, &key) == -ENOENT);
-	CHECK(bpfrt_map_update_prog(map, 3, p1) == 0);
-	CHECK(bpfrt_map_delete_prog(map, 3) == 0);
-	CHECK(bpfrt_map_lookup_elem(map, &key, &val) == -EOPNOTSUPP);
-	CHECK(bpfrt_map_update_elem(map, &key, &val, BPF_ANY) == -EOPNOTSUPP);
+	CHECK_EQ(bpfrt_map_delete_elem(map, &key), -ENOENT);
+	CHECK_EQ(bpfrt_map_update_prog(map, 3, p1), 0);
+	CHECK_EQ(bpfrt_map_delete_prog(map, 3), 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(map, &key, &val), -EOPNOTSUPP);
+	CHECK_EQ(bpfrt_map_update_elem(map, &key, &val, BPF_ANY), -EOPNOTSUPP);
 	CHECK(bpfrt_map_get_next_key(map, NULL, &next) == 0 && next == 0);
 	key = 3;
-	CHECK(bpfrt_map_get_next_key(map, &key, &next) == -ENOENT);
+	CHECK_EQ(bpfrt_map_get_next_key(map, &key, &next), -ENOENT);
 	CHECK(bpfrt_map_prog_lookup(map, &key) == NULL);
 	bpfrt_map_free(map);
 	bpfrt_map_free(arr);
@@ -615,29 +615,29 @@ TEST(freeze_refuses_host_writes)
 
 	REQUIRE(arr && hash && progs);
 	CHECK(!bpfrt_map_is_frozen(arr));
-	CHECK(bpfrt_map_update_elem(arr, &key, &v, BPF_ANY) == 0);
-	CHECK(bpfrt_map_update_elem(hash, &key, &v, BPF_ANY) == 0);
-	CHECK(bpfrt_map_update_prog(progs, 0, fake) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(arr, &key, &v, BPF_ANY), 0);
+	CHECK_EQ(bpfrt_map_update_elem(hash, &key, &v, BPF_ANY), 0);
+	CHECK_EQ(bpfrt_map_update_prog(progs, 0, fake), 0);
 	CHECK(bpfrt_map_freeze(arr) == 0 && bpfrt_map_is_frozen(arr));
 	CHECK(bpfrt_map_freeze(hash) == 0 && bpfrt_map_freeze(progs) == 0);
-	CHECK(bpfrt_map_freeze(arr) == -EBUSY);
+	CHECK_EQ(bpfrt_map_freeze(arr), -EBUSY);
 	CHECK(bpfrt_map_freeze(NULL) == -EINVAL);
 
 	v = 8;
-	CHECK(bpfrt_map_update_elem(arr, &key, &v, BPF_ANY) == -EPERM);
+	CHECK_EQ(bpfrt_map_update_elem(arr, &key, &v, BPF_ANY), -EPERM);
 	CHECK(last_error_has("test_map") && last_error_has("frozen"), "%s", bpfrt_last_error());
-	CHECK(bpfrt_map_update_elem(hash, &key, &v, BPF_ANY) == -EPERM);
-	CHECK(bpfrt_map_delete_elem(hash, &key) == -EPERM);
-	CHECK(bpfrt_map_update_prog(progs, 1, fake) == -EPERM);
-	CHECK(bpfrt_map_delete_prog(progs, 0) == -EPERM);
-	CHECK(bpfrt_map_delete_elem(progs, &key) == -EPERM);
+	CHECK_EQ(bpfrt_map_update_elem(hash, &key, &v, BPF_ANY), -EPERM);
+	CHECK_EQ(bpfrt_map_delete_elem(hash, &key), -EPERM);
+	CHECK_EQ(bpfrt_map_update_prog(progs, 1, fake), -EPERM);
+	CHECK_EQ(bpfrt_map_delete_prog(progs, 0), -EPERM);
+	CHECK_EQ(bpfrt_map_delete_elem(progs, &key), -EPERM);
 	CHECK(bpfrt_prog_array_get(progs, 0) == fake);
 	/* reads still work, and nothing changed */
 	CHECK(bpfrt_map_lookup_elem(arr, &key, &out) == 0 && out == 7);
 	CHECK(bpfrt_map_lookup_elem(hash, &key, &out) == 0 && out == 7);
 	/* Frozen only for user space (Linux's BPF_MAP_FREEZE): programs may
 	 * still write an array that is not BPF_F_RDONLY_PROG. */
-	CHECK(bpfrt_map_prog_update(arr, &key, &v, BPF_ANY) == 0);
+	CHECK_EQ(bpfrt_map_prog_update(arr, &key, &v, BPF_ANY), 0);
 	CHECK(tl_memory_writable(bpfrt_map_value_ptr(arr, 1)));
 	CHECK(bpfrt_map_lookup_elem(arr, &key, &out) == 0 && out == 8);
 	bpfrt_map_free(arr);
@@ -694,11 +694,11 @@ TEST(frozen_map_is_marked_only_once_its_storage_is_read_only)
 	REQUIRE(pid >= 0);
 	if (pid == 0)
 		_exit(freeze_with_mprotect_failing());
-	REQUIRE(waitpid(pid, &status, 0) == pid);
+	REQUIRE_EQ(waitpid(pid, &status, 0), pid);
 	REQUIRE(WIFEXITED(status), "child status %#x", status);
 	if (WEXITSTATUS(status) == 77)
 		SKIP("no seccomp filters here");
-	CHECK(WEXITSTATUS(status) == 0, "check %d failed in the child", WEXITSTATUS(status));
+	CHECK_EQ(WEXITSTATUS(status), 0, "check %d failed in the child", WEXITSTATUS(status));
 }
 
 TEST(frozen_read_only_array_storage_is_read_only)
@@ -711,17 +711,17 @@ TEST(frozen_read_only_array_storage_is_read_only)
 	REQUIRE(ro);
 	p = bpfrt_map_value_ptr(ro, 0);
 	REQUIRE(p);
-	CHECK(((uintptr_t)p & (sysconf(_SC_PAGESIZE) - 1)) == 0, "page-aligned storage");
+	CHECK_EQ(((uintptr_t)p & (sysconf(_SC_PAGESIZE) - 1)), 0, "page-aligned storage");
 	/* before freezing, user space sets the initial value either way */
-	CHECK(bpfrt_map_update_elem(ro, &key, img, BPF_ANY) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(ro, &key, img, BPF_ANY), 0);
 	p[5] = 'x';
 	CHECK(tl_memory_writable(p));
-	CHECK(bpfrt_map_freeze(ro) == 0);
+	CHECK_EQ(bpfrt_map_freeze(ro), 0);
 	CHECK(!tl_memory_writable(p), "a host write to a frozen read-only map must fault");
 	CHECK(!tl_memory_writable(p + 15));
-	CHECK(bpfrt_map_update_elem(ro, &key, img, BPF_ANY) == -EPERM);
+	CHECK_EQ(bpfrt_map_update_elem(ro, &key, img, BPF_ANY), -EPERM);
 	/* a program the verifier did not check gets an error, not a fault */
-	CHECK(bpfrt_map_prog_update(ro, &key, img, BPF_ANY) == -EPERM);
+	CHECK_EQ(bpfrt_map_prog_update(ro, &key, img, BPF_ANY), -EPERM);
 	CHECK(bpfrt_map_lookup_elem(ro, &key, out) == 0 && !strcmp(out, "knob") && out[5] == 'x');
 	bpfrt_map_free(ro);
 }
@@ -739,25 +739,25 @@ TEST(user_space_access_flags)
 	uint32_t key = 1, next;
 
 	REQUIRE(ro && wo && roh && rop && fake);
-	CHECK(bpfrt_map_update_elem(ro, &key, &v, BPF_ANY) == -EPERM);
+	CHECK_EQ(bpfrt_map_update_elem(ro, &key, &v, BPF_ANY), -EPERM);
 	CHECK(last_error_has("test_map") && last_error_has("BPF_F_RDONLY"), "%s",
 	      bpfrt_last_error());
-	CHECK(bpfrt_map_freeze(ro) == -EPERM);
-	CHECK(bpfrt_map_update_elem(roh, &key, &v, BPF_ANY) == -EPERM);
-	CHECK(bpfrt_map_delete_elem(roh, &key) == -EPERM);
-	CHECK(bpfrt_map_update_prog(rop, 0, fake) == -EPERM);
-	CHECK(bpfrt_map_delete_prog(rop, 0) == -EPERM);
-	CHECK(bpfrt_map_prog_update(ro, &key, &v, BPF_ANY) == 0);
+	CHECK_EQ(bpfrt_map_freeze(ro), -EPERM);
+	CHECK_EQ(bpfrt_map_update_elem(roh, &key, &v, BPF_ANY), -EPERM);
+	CHECK_EQ(bpfrt_map_delete_elem(roh, &key), -EPERM);
+	CHECK_EQ(bpfrt_map_update_prog(rop, 0, fake), -EPERM);
+	CHECK_EQ(bpfrt_map_delete_prog(rop, 0), -EPERM);
+	CHECK_EQ(bpfrt_map_prog_update(ro, &key, &v, BPF_ANY), 0);
 	CHECK(bpfrt_map_lookup_elem(ro, &key, &out) == 0 && out == 3);
 	CHECK(bpfrt_map_get_next_key(ro, NULL, &next) == 0);
 
-	CHECK(bpfrt_map_update_elem(wo, &key, &v, BPF_ANY) == 0);
-	CHECK(bpfrt_map_lookup_elem(wo, &key, &out) == -EPERM);
+	CHECK_EQ(bpfrt_map_update_elem(wo, &key, &v, BPF_ANY), 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(wo, &key, &out), -EPERM);
 	CHECK(last_error_has("test_map") && last_error_has("BPF_F_WRONLY"), "%s",
 	      bpfrt_last_error());
 	CHECK(bpfrt_map_get_next_key(wo, NULL, &next) == -EPERM);
-	CHECK(*(uint64_t *)bpfrt_map_prog_lookup(wo, &key) == 3);
-	CHECK(bpfrt_map_freeze(wo) == 0);
+	CHECK_EQ(*(uint64_t *)bpfrt_map_prog_lookup(wo, &key), 3);
+	CHECK_EQ(bpfrt_map_freeze(wo), 0);
 	bpfrt_map_free(ro);
 	bpfrt_map_free(wo);
 	bpfrt_map_free(roh);
@@ -801,7 +801,7 @@ TEST(freeze_waits_for_host_writers)
 	for (int i = 0; i < 3; i++)
 		REQUIRE(pthread_create(&t[i], NULL, update_until_frozen, &r) == 0);
 	usleep(20000);
-	CHECK(bpfrt_map_freeze(r.map) == 0);
+	CHECK_EQ(bpfrt_map_freeze(r.map), 0);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	CHECK(r.stopped == 3 && r.bad == 0, "stopped %d bad %d", r.stopped, r.bad);
@@ -827,8 +827,8 @@ TEST(map_memory_is_bounded_per_process)
 	if (!getenv("BPFRT_MAP_MEMORY_LIMIT"))
 		CHECK(prev == (uint64_t)pages * (uint64_t)psize / 2, "default limit %llu",
 		      (unsigned long long)prev);
-	REQUIRE(bpfrt_set_map_memory_limit(used0 + (1u << 20)) == 0);
-	CHECK(bpfrt_map_memory_limit() == used0 + (1u << 20));
+	REQUIRE_EQ(bpfrt_set_map_memory_limit(used0 + (1u << 20)), 0);
+	CHECK_EQ(bpfrt_map_memory_limit(), used0 + (1u << 20));
 
 	/* 2 MiB of values: past the limit, refused naming the map */
 	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "two_mib", 4, 1024, 2048, &a) == -ENOMEM && !a);
@@ -842,22 +842,22 @@ TEST(map_memory_is_bounded_per_process)
 			   (1u << 20) / 8, &a) == -ENOMEM || bpfrt_num_possible_cpus() == 1);
 	bpfrt_map_free(a);
 	a = NULL;
-	CHECK(bpfrt_map_memory_used() == used0, "a refused map holds no memory");
+	CHECK_EQ(bpfrt_map_memory_used(), used0, "a refused map holds no memory");
 
 	/* what is held counts until it is freed */
 	REQUIRE(create_named(BPF_MAP_TYPE_ARRAY, "half", 4, 1024, 512, &a) == 0);
 	CHECK(bpfrt_map_memory_used() >= used0 + (512u << 10));
 	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "other_half", 4, 1024, 512, &b) == -ENOMEM);
 	bpfrt_map_free(a);
-	CHECK(bpfrt_map_memory_used() == used0);
+	CHECK_EQ(bpfrt_map_memory_used(), used0);
 	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "other_half", 4, 1024, 512, &b) == 0);
 	bpfrt_map_free(b);
 
 	/* 0: no limit */
-	REQUIRE(bpfrt_set_map_memory_limit(0) == 0);
+	REQUIRE_EQ(bpfrt_set_map_memory_limit(0), 0);
 	CHECK(create_named(BPF_MAP_TYPE_ARRAY, "two_mib", 4, 1024, 2048, &a) == 0);
 	bpfrt_map_free(a);
-	CHECK(bpfrt_map_memory_used() == used0);
+	CHECK_EQ(bpfrt_map_memory_used(), used0);
 	bpfrt_set_map_memory_limit(prev);
 }
 
@@ -867,7 +867,7 @@ TEST(maps_of_absurd_size_are_refused_by_name)
 	uint64_t prev = bpfrt_map_memory_limit();
 	struct bpfrt_map *m = NULL;
 
-	REQUIRE(bpfrt_set_map_memory_limit(0) == 0);
+	REQUIRE_EQ(bpfrt_set_map_memory_limit(0), 0);
 	CHECK(create_named(BPF_MAP_TYPE_PROG_ARRAY, "huge_progs", 4, 4, UINT32_MAX, &m) == -ENOMEM);
 	CHECK(strstr(bpfrt_last_error(), "huge_progs") && strstr(bpfrt_last_error(), "too large"),
 	      "%s", bpfrt_last_error());
@@ -918,45 +918,45 @@ TEST(ringbuf_records_in_order)
 	uint32_t *r;
 
 	REQUIRE(rb);
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_RING_SIZE) == 4096);
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA) == 0);
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_RING_SIZE), 4096);
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA), 0);
 	for (int i = 0; i < 64; i++)
 		data[i] = i;
-	CHECK(bpfrt_ringbuf_output(rb, data, 5, 0) == 0);            /* 8 + 5 -> 16 */
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_PROD_POS) == 16);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, data, 5, 0), 0);            /* 8 + 5 -> 16 */
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_PROD_POS), 16);
 	r = bpfrt_ringbuf_reserve(rb, 12, 0);                        /* 8 + 12 -> 24 */
 	REQUIRE(r);
-	CHECK(((uintptr_t)r & 7) == 0);
+	CHECK_EQ(((uintptr_t)r & 7), 0);
 	r[0] = 111;
 	/* Not submitted yet: the consumer stops in front of it. */
-	CHECK(bpfrt_ringbuf_consume(rb, log_record, &log) == 1);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, log_record, &log), 1);
 	CHECK(log.n == 1 && log.len[0] == 5 && log.first[0] == 0);
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_CONS_POS) == 16);
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_CONS_POS), 16);
 	bpfrt_ringbuf_submit(r, 0);
 	r = bpfrt_ringbuf_reserve(rb, 100, 0);
 	REQUIRE(r);
 	r[0] = 222;
 	bpfrt_ringbuf_discard(r, 0);
-	CHECK(bpfrt_ringbuf_output(rb, data + 1, 0, 0) == 0, "empty record");
-	CHECK(bpfrt_ringbuf_output(rb, data + 2, 7, BPF_RB_NO_WAKEUP) == 0);
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA) == 24 + 112 + 8 + 16);
-	CHECK(bpfrt_ringbuf_consume(rb, log_record, &log) == 3);
-	CHECK(log.n == 4);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, data + 1, 0, 0), 0, "empty record");
+	CHECK_EQ(bpfrt_ringbuf_output(rb, data + 2, 7, BPF_RB_NO_WAKEUP), 0);
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA), 24 + 112 + 8 + 16);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, log_record, &log), 3);
+	CHECK_EQ(log.n, 4);
 	CHECK(log.len[1] == 12 && log.first[1] == 111);
-	CHECK(log.len[2] == 0, "discarded record skipped");
+	CHECK_EQ(log.len[2], 0, "discarded record skipped");
 	CHECK(log.len[3] == 7 && log.first[3] == 2);
 	CHECK(!log.bad, "records 8-byte aligned");
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA) == 0);
-	CHECK(bpfrt_ringbuf_consume(rb, log_record, &log) == 0);
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA), 0);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, log_record, &log), 0);
 
 	/* A negative callback return stops, and that record is consumed. */
 	log = (struct rec_log){ .stop_after = 2 };
 	for (int i = 0; i < 3; i++)
-		CHECK(bpfrt_ringbuf_output(rb, &data[i], 4, 0) == 0);
-	CHECK(bpfrt_ringbuf_consume(rb, log_record, &log) == -1);
-	CHECK(log.n == 2);
+		CHECK_EQ(bpfrt_ringbuf_output(rb, &data[i], 4, 0), 0);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, log_record, &log), -1);
+	CHECK_EQ(log.n, 2);
 	log.stop_after = 0;
-	CHECK(bpfrt_ringbuf_consume(rb, log_record, &log) == 1);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, log_record, &log), 1);
 	CHECK(log.n == 3 && log.first[2] == 2);
 	bpfrt_map_free(rb);
 }
@@ -971,7 +971,7 @@ TEST(ringbuf_full_and_bad_arguments)
 
 	REQUIRE(rb);
 	CHECK(bpfrt_ringbuf_reserve(rb, 8, 1) == NULL, "flags must be 0");
-	CHECK(bpfrt_ringbuf_output(rb, big, 8, 4) == -EINVAL);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, big, 8, 4), -EINVAL);
 	CHECK(bpfrt_ringbuf_reserve(rb, 4096, 0) == NULL, "larger than the ring");
 	CHECK(bpfrt_ringbuf_reserve(rb, 4096 - 8, 0) == NULL, "producer at most size-1 ahead");
 	CHECK(bpfrt_ringbuf_reserve(rb, 1ull << 40, 0) == NULL);
@@ -979,8 +979,8 @@ TEST(ringbuf_full_and_bad_arguments)
 	 * ring is never filled completely. */
 	while (bpfrt_ringbuf_output(rb, big, 56, 0) == 0)
 		n++;
-	CHECK(n == 63, "n=%d", n);
-	CHECK(bpfrt_ringbuf_output(rb, big, 56, 0) == -EAGAIN);
+	CHECK_EQ(n, 63, "n=%d", n);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, big, 56, 0), -EAGAIN);
 	CHECK(bpfrt_ringbuf_reserve(rb, 56, 0) == NULL);
 	/* 64 bytes left: a 56-byte record fits, after it nothing does (not
 	 * even an empty one: it would fill the ring). */
@@ -989,15 +989,15 @@ TEST(ringbuf_full_and_bad_arguments)
 	if (r)
 		bpfrt_ringbuf_submit(r, 0);
 	CHECK(bpfrt_ringbuf_reserve(rb, 0, 0) == NULL);
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA) == 4088);
-	CHECK(bpfrt_ringbuf_consume(rb, log_record, &log) == 64);
-	CHECK(bpfrt_ringbuf_output(rb, big, 56, 0) == 0, "space again after consuming");
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_AVAIL_DATA), 4088);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, log_record, &log), 64);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, big, 56, 0), 0, "space again after consuming");
 
 	uint32_t key = 0, val = 0;
 
-	CHECK(bpfrt_map_lookup_elem(rb, &key, &val) == -EOPNOTSUPP);
-	CHECK(bpfrt_map_update_elem(rb, &key, &val, 0) == -EOPNOTSUPP);
-	CHECK(bpfrt_map_delete_elem(rb, &key) == -EOPNOTSUPP);
+	CHECK_EQ(bpfrt_map_lookup_elem(rb, &key, &val), -EOPNOTSUPP);
+	CHECK_EQ(bpfrt_map_update_elem(rb, &key, &val, 0), -EOPNOTSUPP);
+	CHECK_EQ(bpfrt_map_delete_elem(rb, &key), -EOPNOTSUPP);
 	CHECK(bpfrt_map_get_next_key(rb, NULL, &key) == -EOPNOTSUPP);
 	CHECK(bpfrt_ringbuf_consume(NULL, log_record, NULL) == -EINVAL);
 	CHECK(bpfrt_ringbuf_consume(rb, NULL, NULL) == -EINVAL);
@@ -1049,12 +1049,12 @@ TEST(ringbuf_wraps_around_contiguously)
 				p[j] = (uint8_t)(seq + j);
 			bpfrt_ringbuf_submit(p, 0);
 		}
-		CHECK(bpfrt_ringbuf_consume(rb, check_pattern, &w) == 5);
+		CHECK_EQ(bpfrt_ringbuf_consume(rb, check_pattern, &w), 5);
 	}
 	CHECK(spanned, "some record crossed the end of the ring");
 	CHECK(!w.bad, "contents and lengths intact");
-	CHECK(w.n == 1000);
-	CHECK(bpfrt_ringbuf_query(rb, BPF_RB_CONS_POS) == bpfrt_ringbuf_query(rb, BPF_RB_PROD_POS));
+	CHECK_EQ(w.n, 1000);
+	CHECK_EQ(bpfrt_ringbuf_query(rb, BPF_RB_CONS_POS), bpfrt_ringbuf_query(rb, BPF_RB_PROD_POS));
 	bpfrt_map_free(rb);
 }
 
@@ -1085,21 +1085,21 @@ TEST(ringbuf_wakeups)
 	REQUIRE(fd >= 0);
 	CHECK(!fd_readable(fd));
 	/* Consumer caught up: the first record wakes it... */
-	CHECK(bpfrt_ringbuf_output(rb, &x, 4, 0) == 0);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, &x, 4, 0), 0);
 	CHECK(fd_readable(fd));
 	drain_fd(fd);
 	/* ...the next one (consumer still behind) does not... */
-	CHECK(bpfrt_ringbuf_output(rb, &x, 4, 0) == 0);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, &x, 4, 0), 0);
 	CHECK(!fd_readable(fd));
 	/* ...unless forced. */
-	CHECK(bpfrt_ringbuf_output(rb, &x, 4, BPF_RB_FORCE_WAKEUP) == 0);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, &x, 4, BPF_RB_FORCE_WAKEUP), 0);
 	CHECK(fd_readable(fd));
-	CHECK(bpfrt_ringbuf_poll(rb, log_record, &log, 100) == 3);
+	CHECK_EQ(bpfrt_ringbuf_poll(rb, log_record, &log, 100), 3);
 	drain_fd(fd);
-	CHECK(bpfrt_ringbuf_output(rb, &x, 4, BPF_RB_NO_WAKEUP) == 0);
+	CHECK_EQ(bpfrt_ringbuf_output(rb, &x, 4, BPF_RB_NO_WAKEUP), 0);
 	CHECK(!fd_readable(fd), "BPF_RB_NO_WAKEUP");
-	CHECK(bpfrt_ringbuf_poll(rb, log_record, &log, 100) == 1);
-	CHECK(bpfrt_ringbuf_poll(rb, log_record, &log, 10) == 0, "timeout");
+	CHECK_EQ(bpfrt_ringbuf_poll(rb, log_record, &log, 100), 1);
+	CHECK_EQ(bpfrt_ringbuf_poll(rb, log_record, &log, 10), 0, "timeout");
 	CHECK(bpfrt_ringbuf_fd(NULL) == -EINVAL);
 	bpfrt_map_free(rb);
 }
@@ -1156,7 +1156,7 @@ TEST(rcu_synchronize_waits_for_readers)
 	atomic_store(&ctl.state, 2);
 	pthread_join(st, NULL);
 	pthread_join(rt, NULL);
-	CHECK(s.reader_state_at_return == 3, "state %d", s.reader_state_at_return);
+	CHECK_EQ(s.reader_state_at_return, 3, "state %d", s.reader_state_at_return);
 	/* Sections started after a grace period began do not hold it. */
 	bpfrt_rcu_read_lock();
 	CHECK(bpfrt_rcu_in_read_section());
@@ -1216,22 +1216,22 @@ TEST(rcu_deferred_free_and_barrier)
 		struct headed *h = malloc(sizeof(*h));
 
 		REQUIRE(h);
-		CHECK(bpfrt_rcu_call(malloc(16), count_free) == 0);
+		CHECK_EQ(bpfrt_rcu_call(malloc(16), count_free), 0);
 		bpfrt_rcu_call_head(&h->head, headed_free);
 	}
 	cookie = bpfrt_rcu_get_state();
 	/* Our own read section holds the grace period. */
 	usleep(10000);
 	CHECK(!bpfrt_rcu_poll_state(cookie));
-	CHECK(atomic_load(&freed_count) == 0, "freed inside the read section");
+	CHECK_EQ(atomic_load(&freed_count), 0, "freed inside the read section");
 	bpfrt_rcu_read_unlock();
 	bpfrt_rcu_barrier();
-	CHECK(atomic_load(&freed_count) == 100);
+	CHECK_EQ(atomic_load(&freed_count), 100);
 	CHECK(bpfrt_rcu_poll_state(cookie));
 	/* The background reclaimer gets there on its own too. */
-	CHECK(bpfrt_rcu_call(malloc(16), count_free) == 0);
+	CHECK_EQ(bpfrt_rcu_call(malloc(16), count_free), 0);
 	for (int i = 0; i < 2000 && atomic_load(&freed_count) != 101; i++)
 		usleep(1000);
-	CHECK(atomic_load(&freed_count) == 101);
+	CHECK_EQ(atomic_load(&freed_count), 101);
 	bpfrt_rcu_barrier();
 }

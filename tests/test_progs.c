@@ -149,10 +149,10 @@ TEST(map_definitions_from_btf)
 
 		if (!m)
 			continue;
-		CHECK(bpfrt_map_type(m) == want[i].type, "%s", want[i].name);
-		CHECK(bpfrt_map_key_size(m) == want[i].key, "%s", want[i].name);
-		CHECK(bpfrt_map_value_size(m) == want[i].value, "%s", want[i].name);
-		CHECK(bpfrt_map_max_entries(m) == want[i].max, "%s", want[i].name);
+		CHECK_EQ(bpfrt_map_type(m), want[i].type, "%s", want[i].name);
+		CHECK_EQ(bpfrt_map_key_size(m), want[i].key, "%s", want[i].name);
+		CHECK_EQ(bpfrt_map_value_size(m), want[i].value, "%s", want[i].name);
+		CHECK_EQ(bpfrt_map_max_entries(m), want[i].max, "%s", want[i].name);
 	}
 	bpfrt_object_close(obj);
 }
@@ -179,19 +179,19 @@ ALL_ENGINES(map_errors_seen_by_the_program)
 	REQUIRE(rc && hash && arr);
 	CHECK(run(obj, "map_errors", jit) == n);
 	for (size_t i = 0; i < n; i++)
-		CHECK(rc[i] == want[i], "step %zu: %ld, want %ld", i, rc[i], want[i]);
+		CHECK_EQ(rc[i], want[i], "step %zu: %ld, want %ld", i, rc[i], want[i]);
 
 	/* What the program left, seen from user space. */
-	CHECK(count_keys(hash) == 4);
+	CHECK_EQ(count_keys(hash), 4);
 	for (k = 10; k < 14; k++) {
-		CHECK(bpfrt_map_lookup_elem(hash, &k, &p) == 0, "key %u", k);
+		CHECK_EQ(bpfrt_map_lookup_elem(hash, &k, &p), 0, "key %u", k);
 		CHECK(p.a == 1 && p.b == 22, "key %u: %llu %llu", k, (unsigned long long)p.a,
 		      (unsigned long long)p.b);
 	}
 	k = 1;
-	CHECK(bpfrt_map_lookup_elem(hash, &k, &p) == -ENOENT);
+	CHECK_EQ(bpfrt_map_lookup_elem(hash, &k, &p), -ENOENT);
 	k = 10;
-	CHECK(bpfrt_map_update_elem(hash, &k, &p, BPF_NOEXIST) == -EEXIST);
+	CHECK_EQ(bpfrt_map_update_elem(hash, &k, &p, BPF_NOEXIST), -EEXIST);
 	k = 3;
 	CHECK(bpfrt_map_lookup_elem(arr, &k, &v) == 0 && v == 7);
 	bpfrt_object_close(obj);
@@ -212,11 +212,11 @@ ALL_ENGINES(user_writes_program_reads_and_back)
 	REQUIRE(hash && arr && seen);
 	/* Before user space writes anything, hash[7] is missing. */
 	CHECK((int)run(obj, "read_user", jit) == -1);
-	CHECK(bpfrt_map_update_elem(arr, &k, &v, BPF_ANY) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(arr, &k, &v, BPF_ANY), 0);
 	k = 7;
-	CHECK(bpfrt_map_update_elem(hash, &k, &p, BPF_NOEXIST) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(hash, &k, &p, BPF_NOEXIST), 0);
 	CHECK(run(obj, "read_user", jit) == 0);
-	CHECK(*seen == 1023, "%llu", (unsigned long long)*seen);
+	CHECK_EQ(*seen, 1023, "%llu", (unsigned long long)*seen);
 	k = 8;
 	CHECK(bpfrt_map_lookup_elem(hash, &k, &p) == 0 && p.a == 21 && p.b == 4);
 
@@ -243,26 +243,26 @@ ALL_ENGINES(percpu_maps_count_in_the_running_cpus_slot)
 	ph = find_map(obj, "pcpu_hash");
 	cpu_seen = GLOBAL(obj, "cpu_seen", uint32_t);
 	REQUIRE(pa && ph && cpu_seen && ncpus > 0);
-	REQUIRE(bpfrt_map_value_buf_size(pa) == (size_t)ncpus * 8);
+	REQUIRE_EQ(bpfrt_map_value_buf_size(pa), (size_t)ncpus * 8);
 	vals = calloc((size_t)ncpus, 8);
 	REQUIRE(vals);
-	REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
+	REQUIRE_EQ(sched_getaffinity(0, sizeof(old), &old), 0);
 	cpu = sched_getcpu();
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+	REQUIRE_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
 	for (int i = 0; i < 10; i++)
 		CHECK(run(obj, "percpu_count", jit) == 0);
 	sched_setaffinity(0, sizeof(old), &old);
-	CHECK(*cpu_seen == (uint32_t)cpu, "program saw cpu %u, pinned to %d", *cpu_seen, cpu);
+	CHECK_EQ(*cpu_seen, (uint32_t)cpu, "program saw cpu %u, pinned to %d", *cpu_seen, cpu);
 
 	k = 0;
-	CHECK(bpfrt_map_lookup_elem(pa, &k, vals) == 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(pa, &k, vals), 0);
 	for (int c = 0; c < ncpus; c++)
 		CHECK(vals[c] == (c == cpu ? 10u : 0u), "array cpu %d: %llu", c,
 		      (unsigned long long)vals[c]);
 	k = 42;
-	CHECK(bpfrt_map_lookup_elem(ph, &k, vals) == 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(ph, &k, vals), 0);
 	for (int c = 0; c < ncpus; c++)
 		CHECK(vals[c] == (c == cpu ? 10u : 0u), "hash cpu %d: %llu", c,
 		      (unsigned long long)vals[c]);
@@ -271,15 +271,15 @@ ALL_ENGINES(percpu_maps_count_in_the_running_cpus_slot)
 	for (int c = 0; c < ncpus; c++)
 		vals[c] = 100 * (uint64_t)c;
 	k = 0;
-	CHECK(bpfrt_map_update_elem(pa, &k, vals, BPF_ANY) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(pa, &k, vals, BPF_ANY), 0);
 	CHECK(run(obj, "percpu_count", jit) == 0);
-	CHECK(bpfrt_map_lookup_elem(pa, &k, vals) == 0);
+	CHECK_EQ(bpfrt_map_lookup_elem(pa, &k, vals), 0);
 	uint64_t sum = 0, base = 0;
 	for (int c = 0; c < ncpus; c++) {
 		sum += vals[c];
 		base += 100 * (uint64_t)c;
 	}
-	CHECK(sum == base + 1, "sum %llu", (unsigned long long)sum);
+	CHECK_EQ(sum, base + 1, "sum %llu", (unsigned long long)sum);
 	free(vals);
 	bpfrt_object_close(obj);
 }
@@ -297,15 +297,15 @@ ALL_ENGINES(lru_hash_evicts_cold_keys)
 	inserted = GLOBAL(obj, "lru_inserted", uint32_t);
 	REQUIRE(lru && inserted);
 	r0 = (int64_t)run(obj, "lru_churn", jit);
-	CHECK(r0 == 0, "insert of key %lld failed", (long long)(-r0 - 1));
-	CHECK(*inserted == 32);
-	CHECK(count_keys(lru) == 8, "%d entries", count_keys(lru));
+	CHECK_EQ(r0, 0, "insert of key %lld failed", (long long)(-r0 - 1));
+	CHECK_EQ(*inserted, 32);
+	CHECK_EQ(count_keys(lru), 8, "%d entries", count_keys(lru));
 	k = 0;
 	CHECK(bpfrt_map_lookup_elem(lru, &k, &v) == 0 && v == 0, "hot key evicted");
 	k = 31;
 	CHECK(bpfrt_map_lookup_elem(lru, &k, &v) == 0 && v == 310, "newest key missing");
 	for (k = 1; k < 8; k++)
-		CHECK(bpfrt_map_lookup_elem(lru, &k, &v) == -ENOENT, "cold key %u kept", k);
+		CHECK_EQ(bpfrt_map_lookup_elem(lru, &k, &v), -ENOENT, "cold key %u kept", k);
 	bpfrt_object_close(obj);
 }
 
@@ -322,9 +322,9 @@ ALL_ENGINES(legacy_maps_section)
 	counts = find_map(obj, "legacy_counts");
 	arr = find_map(obj, "legacy_array");
 	REQUIRE(counts && arr);
-	CHECK(bpfrt_map_type(counts) == BPF_MAP_TYPE_HASH);
+	CHECK_EQ(bpfrt_map_type(counts), BPF_MAP_TYPE_HASH);
 	CHECK(bpfrt_map_key_size(counts) == 4 && bpfrt_map_value_size(counts) == 8);
-	CHECK(bpfrt_map_max_entries(counts) == 4);
+	CHECK_EQ(bpfrt_map_max_entries(counts), 4);
 	CHECK(bpfrt_map_type(arr) == BPF_MAP_TYPE_ARRAY && bpfrt_map_max_entries(arr) == 2);
 	for (uint64_t i = 1; i <= 3; i++)
 		CHECK(run(obj, "legacy_count", jit) == i);
@@ -397,26 +397,26 @@ ALL_ENGINES(ringbuf_producer_and_consumer)
 	cons = GLOBAL(obj, "cons_pos", uint64_t);
 	prod = GLOBAL(obj, "prod_pos", uint64_t);
 	REQUIRE(rb && errors && too_big && avail && size && cons && prod);
-	CHECK(bpfrt_map_type(rb) == BPF_MAP_TYPE_RINGBUF);
+	CHECK_EQ(bpfrt_map_type(rb), BPF_MAP_TYPE_RINGBUF);
 
 	CHECK(run(obj, "produce", jit) == 0);
-	CHECK(*errors == 0, "%ld", *errors);
-	CHECK(*too_big == 1);
-	CHECK(*size == 4 * 4096, "%llu", (unsigned long long)*size);
+	CHECK_EQ(*errors, 0, "%ld", *errors);
+	CHECK_EQ(*too_big, 1);
+	CHECK_EQ(*size, 4 * 4096, "%llu", (unsigned long long)*size);
 	CHECK(*cons == 0 && *prod == n * rec, "cons %llu prod %llu", (unsigned long long)*cons,
 	      (unsigned long long)*prod);
-	CHECK(*avail == *prod - *cons, "avail %llu", (unsigned long long)*avail);
-	CHECK(bpfrt_ringbuf_consume(rb, check_event, &c) == kept);
+	CHECK_EQ(*avail, *prod - *cons, "avail %llu", (unsigned long long)*avail);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, check_event, &c), kept);
 	CHECK(c.records == kept && !c.bad, "%d records", c.records);
-	CHECK(bpfrt_ringbuf_consume(rb, check_event, &c) == 0);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, check_event, &c), 0);
 
 	/* A second batch continues the sequence; the consumer's position is
 	 * visible to the program. */
 	CHECK(run(obj, "produce", jit) == 0);
 	CHECK(*cons == n * rec && *prod == 2 * n * rec, "cons %llu prod %llu",
 	      (unsigned long long)*cons, (unsigned long long)*prod);
-	CHECK(*avail == n * rec);
-	CHECK(bpfrt_ringbuf_consume(rb, check_event, &c) == 2 * kept - kept);
+	CHECK_EQ(*avail, n * rec);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, check_event, &c), 2 * kept - kept);
 	CHECK(c.records == 2 * kept && !c.bad && c.next_seq == 2 * n, "%d records, next %u",
 	      c.records, c.next_seq);
 	bpfrt_object_close(obj);
@@ -447,14 +447,14 @@ ALL_ENGINES(ringbuf_output_fails_when_full)
 	REQUIRE(rb && sent && rc);
 	CHECK(run(obj, "overflow", jit) == 0);
 	/* 136-byte records in 16 KiB: 120 fit. */
-	CHECK(*sent == 120, "%ld sent", *sent);
-	CHECK(*rc == -EAGAIN, "%ld", *rc);
-	CHECK(bpfrt_ringbuf_consume(rb, check_blob, &next) == 120);
-	CHECK(next == 120);
+	CHECK_EQ(*sent, 120, "%ld sent", *sent);
+	CHECK_EQ(*rc, -EAGAIN, "%ld", *rc);
+	CHECK_EQ(bpfrt_ringbuf_consume(rb, check_blob, &next), 120);
+	CHECK_EQ(next, 120);
 	/* Drained, the ring takes records again. */
 	*sent = 0;
 	CHECK(run(obj, "overflow", jit) == 0);
-	CHECK(*sent == 120, "%ld sent after draining", *sent);
+	CHECK_EQ(*sent, 120, "%ld sent after draining", *sent);
 	bpfrt_object_close(obj);
 }
 
@@ -594,14 +594,14 @@ ALL_ENGINES(tail_call_chain_keeps_the_context)
 		bpfrt_object_close(obj);
 		SKIP(JIT_TAIL_SKIP);
 	}
-	CHECK(r0 == 42, "r0 %llu", (unsigned long long)r0);
+	CHECK_EQ(r0, 42, "r0 %llu", (unsigned long long)r0);
 	CHECK(visits[0] == 1 && visits[1] == 5 && visits[2] == 1, "visits %ld %ld %ld",
 	      visits[0], visits[1], visits[2]);
 
 	/* Emptying slot 2 makes stage1 fall through. */
 	CHECK(bpfrt_map_delete_prog(find_map(obj, "jmp_table"), 2) == 0);
 	r0 = run_ctx(obj, "chain_entry", jit, args, sizeof(args));
-	CHECK(r0 == 1001, "r0 %llu", (unsigned long long)r0);
+	CHECK_EQ(r0, 1001, "r0 %llu", (unsigned long long)r0);
 	CHECK(visits[0] == 2 && visits[1] == 10 && visits[2] == 1);
 	bpfrt_object_close(obj);
 }
@@ -646,10 +646,10 @@ ALL_ENGINES(tail_call_limit_is_33)
 		bpfrt_object_close(obj);
 		SKIP(JIT_TAIL_SKIP);
 	}
-	CHECK(*calls == 33, "%ld", *calls);
+	CHECK_EQ(*calls, 33, "%ld", *calls);
 	/* The count is per run. */
 	CHECK(run_ctx(obj, "loop_entry", jit, args, sizeof(args)) == 33);
-	CHECK(*calls == 66, "%ld", *calls);
+	CHECK_EQ(*calls, 66, "%ld", *calls);
 	bpfrt_object_close(obj);
 }
 
@@ -689,8 +689,8 @@ ALL_ENGINES(tail_call_limit_counts_per_run_from_main_subprogram_and_callbacks)
 		*calls = 0;
 		*iterations = 0;
 		r0 = run_ctx(obj, runs[i].entry, jit, ctx, sizeof(ctx));
-		CHECK(*calls == 33, "%s: %ld tail calls", runs[i].entry, *calls);
-		CHECK(r0 == runs[i].r0, "%s: r0 %llu", runs[i].entry, (unsigned long long)r0);
+		CHECK_EQ(*calls, 33, "%s: %ld tail calls", runs[i].entry, *calls);
+		CHECK_EQ(r0, runs[i].r0, "%s: r0 %llu", runs[i].entry, (unsigned long long)r0);
 		CHECK(*iterations == runs[i].iterations, "%s: %ld iterations", runs[i].entry,
 		      *iterations);
 	}
@@ -718,12 +718,12 @@ ALL_ENGINES(tail_call_from_subprog_returns_to_its_caller)
 		bpfrt_object_close(obj);
 		SKIP(JIT_TAIL_SKIP);
 	}
-	CHECK(r0 == 42 + 111, "r0 %llu", (unsigned long long)r0);
-	CHECK(visits[2] == 1, "stage2 ran %ld times", visits[2]);
+	CHECK_EQ(r0, 42 + 111, "r0 %llu", (unsigned long long)r0);
+	CHECK_EQ(visits[2], 1, "stage2 ran %ld times", visits[2]);
 	*slot = 5; /* empty: the subprogram returns 1000 */
 	r0 = run_ctx(obj, "sub_tail_entry", jit, args, sizeof(args));
-	CHECK(r0 == 1000 + 111, "r0 %llu", (unsigned long long)r0);
-	CHECK(visits[2] == 1, "stage2 ran %ld times", visits[2]);
+	CHECK_EQ(r0, 1000 + 111, "r0 %llu", (unsigned long long)r0);
+	CHECK_EQ(visits[2], 1, "stage2 ran %ld times", visits[2]);
 	bpfrt_object_close(obj);
 }
 
@@ -825,16 +825,16 @@ ALL_ENGINES(pid_tgid_comm_and_cpu_of_the_running_thread)
 	/* On the main thread tid == pid. */
 	CHECK(run(obj, "whoami", jit) == 0);
 	pthread_getname_np(pthread_self(), own_comm, sizeof(own_comm));
-	CHECK(*pid_tgid == ((uint64_t)getpid() << 32 | (uint32_t)gettid()));
+	CHECK_EQ(*pid_tgid, ((uint64_t)getpid() << 32 | (uint32_t)gettid()));
 	CHECK(*cpu < (uint32_t)bpfrt_num_possible_cpus(), "cpu %u", *cpu);
 	CHECK(*comm_rc == 0 && !strcmp(comm, own_comm), "'%.16s' vs '%s'", comm, own_comm);
 
 	/* On another thread, with its own name. */
 	REQUIRE(pthread_create(&t, NULL, whoami_thread, &w) == 0);
 	pthread_join(t, NULL);
-	CHECK(w.tid != getpid());
+	CHECK_NE(w.tid, getpid());
 	CHECK(*pid_tgid >> 32 == (uint64_t)getpid(), "tgid %llu", (unsigned long long)(*pid_tgid >> 32));
-	CHECK((uint32_t)*pid_tgid == (uint32_t)w.tid, "pid %u, tid %d", (uint32_t)*pid_tgid, w.tid);
+	CHECK_EQ((uint32_t)*pid_tgid, (uint32_t)w.tid, "pid %u, tid %d", (uint32_t)*pid_tgid, w.tid);
 	CHECK(*comm_rc == 0 && !strcmp(comm, "progs-whoami"), "'%.16s'", comm);
 	CHECK(*cpu < (uint32_t)bpfrt_num_possible_cpus());
 	bpfrt_object_close(obj);
@@ -873,11 +873,11 @@ ALL_ENGINES(bpf_printk_lands_in_the_trace_buffer)
 	CHECK(run(obj, "printk", jit) == 0);
 	*value = 7;
 	CHECK(run(obj, "printk", jit) == 0);
-	CHECK(bpfrt_trace_drain(find_lines, &s) == 4);
-	CHECK(s.lines == 4);
+	CHECK_EQ(bpfrt_trace_drain(find_lines, &s), 4);
+	CHECK_EQ(s.lines, 4);
 	CHECK(s.found[0] == 1 && s.found[1] == 1 && s.found[2] == 1, "found %d %d %d",
 	      s.found[0], s.found[1], s.found[2]);
-	CHECK(bpfrt_trace_drain(find_lines, &s) == 0, "lines are consumed");
+	CHECK_EQ(bpfrt_trace_drain(find_lines, &s), 0, "lines are consumed");
 	bpfrt_object_close(obj);
 }
 
@@ -993,7 +993,7 @@ ALL_ENGINES(bpf_loop_with_early_break)
 	CHECK(run(obj, "loop", jit) == 0);
 	CHECK(*rc == 11 && *calls == 11 && *sum == 55, "rc %ld calls %u sum %llu", *rc, *calls,
 	      (unsigned long long)*sum);
-	CHECK(*bad_flags == -EINVAL, "%ld", *bad_flags);
+	CHECK_EQ(*bad_flags, -EINVAL, "%ld", *bad_flags);
 
 	*stop_at = 1000;
 	CHECK(run(obj, "loop", jit) == 0);
@@ -1117,7 +1117,7 @@ ALL_ENGINES(kfuncs_called_from_bpf)
 	host_calls = 0;
 	*input = 4000;
 	CHECK(run(obj, "call_kfuncs", jit) == 321);
-	CHECK(*output == 55 * 1000 + 4321, "%llu", (unsigned long long)*output);
-	CHECK(host_calls == 3, "%d host calls", host_calls);
+	CHECK_EQ(*output, 55 * 1000 + 4321, "%llu", (unsigned long long)*output);
+	CHECK_EQ(host_calls, 3, "%d host calls", host_calls);
 	bpfrt_object_close(obj);
 }
