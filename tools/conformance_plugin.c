@@ -119,7 +119,8 @@ static void read_program(struct bytes *b)
 	int pending = -1, c;
 	size_t pos = 0;
 
-	while ((c = getchar()) != EOF)
+	/* unlocked: one thread, and up to 8M characters (slow under qemu-user) */
+	while ((c = getchar_unlocked()) != EOF)
 		hex_feed(b, c, &pending, &pos, "program", PLUGIN_MAX_PROG_BYTES);
 	if (ferror(stdin))
 		fail("program: error reading stdin");
