@@ -10,16 +10,15 @@
 #                                   known first instructions
 #   tests/host/sym_late.c           a library test_symbols loads with dlopen
 #                                   after its first lookups
-# Trampolines patch x86-64 code only: other targets build the fentry
-# functions plainly with $(CC) (test_verifier_attach's checks that need no
-# patching still run; test_trampoline and test_multi report a skip).
+# Trampolines patch x86-64 code only: on other targets the tests that hook
+# these functions build without them and report a skip (TL_SKIP_ALL).
 include mk/bpfrt-host.mk
 
 HOST_CLANG  ?= $(firstword $(shell command -v clang-19 clang-18 clang 2>/dev/null) clang)
 HOST_OPT    := -O2 -g -Iinclude -Isrc/engine -Isrc/host -fno-omit-frame-pointer
-TARGET_ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+BUILD_ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 
-ifeq ($(TARGET_ARCH),x86_64)
+ifeq ($(BUILD_ARCH),x86_64)
 # tests/host/*_clang.c: clang, nop5 entries.
 $(BUILD)/tests/host/%_clang.o: tests/host/%_clang.c
 	@mkdir -p $(dir $@)
@@ -41,16 +40,12 @@ $(BUILD)/bench/host/%_clang.o: bench/host/%_clang.c
 	@mkdir -p $(dir $@)
 	$(HOST_CLANG) $(HOST_OPT) -fPIC $(BPFRT_HOST_CLANG_PAD_CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/test_trampoline: $(BUILD)/tests/host/tramp_funcs_clang.o
+$(BUILD)/tests/test_trampoline $(BUILD)/tests/test_verifier_attach: \
+	$(BUILD)/tests/host/tramp_funcs_clang.o
 $(BUILD)/tests/test_multi: $(BUILD)/tests/host/multi_funcs.o
 $(BUILD)/bpfrt-bench: $(BUILD)/bench/host/bench_funcs.o $(BUILD)/bench/host/bench_target_clang.o
-else
-$(BUILD)/tests/host/tramp_funcs_clang.o: tests/host/tramp_funcs_clang.c
-	@mkdir -p $(dir $@)
-	$(CC) $(HOST_OPT) -fPIC -c $< -o $@
 endif
 
-$(BUILD)/tests/test_verifier_attach: $(BUILD)/tests/host/tramp_funcs_clang.o
 $(BUILD)/tests/test_kprobe: $(BUILD)/tests/host/kprobe_targets.o
 
 # An order-only prerequisite: never linked in; the test gets its path.

@@ -1,6 +1,6 @@
 /* The host symbol table (src/host/sym/symbols.c): lookups by name and by
  * address in the executable, in libc, and in a library loaded with dlopen
- * after the first lookups (mk/attach.mk builds it: SYM_LATE_LIB). */
+ * after the first lookups (mk/host-targets.mk builds it: SYM_LATE_LIB). */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "bpfrt/bpfrt.h"

@@ -17,6 +17,10 @@
 #include <errno.h>
 #include <string.h>
 
+#if !defined(__x86_64__)
+TL_SKIP_ALL("fentry trampolines and kprobes are x86-64 only")
+#else
+
 long tramp_add(long a, long b);
 long tramp_six(long a, long b, long c, long d, long e, long f);
 
@@ -145,9 +149,6 @@ TEST(kprobe_refuses_reads_past_pt_regs)
 	struct bpfrt_link *l = NULL;
 	int err;
 
-#ifndef __x86_64__
-	SKIP("kprobes are x86-64 only");
-#endif
 	if (!far || !near)
 		return;
 	err = bpfrt_kprobe_attach(far, "va_kprobe_target", 0, NULL, &l);
@@ -247,9 +248,6 @@ TEST(writable_caller_context_does_not_attach_as_a_hook)
 
 TEST(kprobe_hooks_take_only_pt_regs_kinds)
 {
-#ifndef __x86_64__
-	SKIP("kprobes are x86-64 only");
-#endif
 	struct bpfrt_prog *entry = reader(BPFRT_PROG_FENTRY, 0, 0);
 	struct bpfrt_prog *rawtp = reader(BPFRT_PROG_RAW_TRACEPOINT, 0, 0);
 	struct bpfrt_prog *kp = reader(BPFRT_PROG_KPROBE, 80, 0);         /* ax */
@@ -281,3 +279,5 @@ TEST(kprobe_hooks_take_only_pt_regs_kinds)
 	bpfrt_prog_free(kp);
 	bpfrt_prog_free(krp);
 }
+
+#endif /* __x86_64__ */
