@@ -1389,10 +1389,12 @@ TEST(environments_have_tables_and_limits_of_their_own)
 		CHECK(run_engines(pa) == 107 && run_engines(pb) == 207, "%s", mode_names[m]);
 		/* the default environment has no such helper */
 		CHECK(bpfrt_prog_load(insns, ARRAY_LEN(insns), &od, &pd) == -EINVAL && !pd);
-		/* Linux's helpers are in every new environment */
+		/* Linux's helpers and the host's (tracing) defaults are in
+		 * every new environment */
 		{
 			const struct bpf_insn pid[] = {
-				CALL_HELPER(BPF_FUNC_get_current_pid_tgid), EXIT(),
+				CALL_HELPER(BPF_FUNC_get_current_pid_tgid), MOV64_IMM(BPF_R1, 0),
+				CALL_HELPER(BPF_FUNC_get_func_arg_cnt), EXIT(),
 			};
 			struct bpfrt_prog *pp;
 

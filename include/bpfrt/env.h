@@ -51,9 +51,9 @@ struct bpfrt_env_opts {
 };
 #define bpfrt_env_opts__last_field log_ctx
 
-/* A new environment with Linux's helpers (as the default environment has
- * them after bpfrt_helpers_init) and the limits and sink of opts. Returns
- * 0 and *env, or -errno. */
+/* A new environment with the helpers the default environment gets at its
+ * first load (Linux's, and the host's defaults such as the tracing
+ * helpers) and the limits and sink of opts. Returns 0 and *env, or -errno. */
 BPFRT_API int bpfrt_env_new(const struct bpfrt_env_opts *opts, struct bpfrt_env **env);
 /* Gives the caller's environment up (its programs keep it until they are
  * freed). NULL is a no-op. */

@@ -52,7 +52,7 @@ int bpfrt_env_new(const struct bpfrt_env_opts *opts, struct bpfrt_env **out)
 	env->log_fn = OPTS_GET(opts, log_fn, NULL);
 	env->log_ctx = OPTS_GET(opts, log_ctx, NULL);
 	env->refs = 1;
-	bpfrt_env_add_linux_helpers(env);
+	bpfrt_env_add_defaults(env);
 	*out = env;
 	return 0;
 }

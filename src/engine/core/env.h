@@ -66,6 +66,9 @@ int bpfrt_env_helper_register_default(struct bpfrt_env *env, uint32_t id,
 int bpfrt_env_helper_copy(struct bpfrt_env *env, uint32_t id, struct bpfrt_helper *out);
 /* Linux's helpers into the free ids of env (helpers/linux.c). */
 void bpfrt_env_add_linux_helpers(struct bpfrt_env *env);
+/* The same plus the host's defaults (bpfrt_helpers_add_defaults, the
+ * tracing helpers), as a new environment starts. */
+void bpfrt_env_add_defaults(struct bpfrt_env *env);
 
 /* Copies the entries of every helper and kfunc id prog->insns call into
  * prog->helpers (prog->helper_cnt entries, indexed by id; the whole table

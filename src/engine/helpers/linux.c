@@ -391,3 +391,12 @@ int bpfrt_helpers_add_defaults(const struct bpfrt_helper_default *set, size_t cn
 	pthread_mutex_unlock(&defaults_lock);
 	return err;
 }
+
+void bpfrt_env_add_defaults(struct bpfrt_env *env)
+{
+	pthread_mutex_lock(&defaults_lock);
+	bpfrt_env_add_linux_helpers(env);
+	if (host_defaults)
+		add_free_ids(env, host_defaults, host_default_cnt);
+	pthread_mutex_unlock(&defaults_lock);
+}
