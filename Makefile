@@ -65,18 +65,22 @@ $(BUILD)/$(SONAME): $(BUILD)/libbpfrt.so.$(VERSION)
 $(BUILD)/libbpfrt.so: $(BUILD)/$(SONAME)
 	ln -sf $(notdir $<) $@
 
+# Objects first, then the archive: objects that mk/*.mk add as
+# prerequisites after libbpfrt.a still get their references resolved from it.
+LINK_INPUTS = $(filter-out %.a,$^) $(filter %.a,$^)
+
 $(BUILD)/bpfrt: $(BUILD)/tools/bpfrt.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/cli_*.c)) $(BUILD)/libbpfrt.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(LINK_INPUTS) $(LDLIBS)
 
 $(BUILD)/bpfrt-conformance: $(BUILD)/tools/conformance_plugin.o $(BUILD)/libbpfrt.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(LINK_INPUTS) $(LDLIBS)
 
 # bench_cpu lists JIT code with capstone directly.
 $(BUILD)/bpfrt-bench: $(BENCH_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcapstone
+	$(CC) $(LDFLAGS) -o $@ $(LINK_INPUTS) $(LDLIBS) -lcapstone
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libbpfrt.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(LINK_INPUTS) $(LDLIBS)
 
 # BPF C: the same command line users give for Linux (clang 14: cpu v1-v3;
 # BPF_CFLAGS=-mcpu=v3 to opt in).

@@ -13,7 +13,13 @@
 # Every quoted include of a file under src/ is resolved as the compiler does
 # (the including file's directory first, then -Isrc/engine -Isrc/host
 # -Isrc/api) and its layer compared with the includer's. Prints each include
-# that points up a layer and exits 1 if there is one. scripts/layers.pending
+# that points up a layer and exits 1 if there is one.
+#
+# With a build directory (scripts/check-layers.sh build), the objects are
+# checked too: a function or variable an engine object refers to must not
+# be defined by a host or api object, and one a host object refers to not
+# by an api object (a call up through a public header's declaration has no
+# include to catch). scripts/layers.pending
 # lists the edges still being moved down ("FILE includes TARGET" lines);
 # they are reported but not failed, and the file goes once it is empty.
 cd "$(dirname "$0")/.." || exit 2
@@ -50,8 +56,32 @@ for f in $(find src include -name '*.[ch]' | sort); do
 		fi
 	done
 done
+build=$1
+if [ -n "$build" ]; then
+	[ -d "$build/src/engine" ] || { echo "no objects in $build/src/engine"; exit 2; }
+	defined() { # symbols defined by the objects of the layers given
+		for d in "$@"; do
+			[ -d "$build/src/$d" ] && find "$build/src/$d" -name '*.o'
+		done | xargs -r nm --defined-only 2>/dev/null |
+			awk 'NF == 3 && $2 ~ /[TDBRVWSG]/ { print $3 }' | sort -u
+	}
+	up_refs() { # "symbol object" for each reference from layer $1 into $2...
+		from=$1; shift
+		defined "$@" >"$tmp.def"
+		find "$build/src/$from" -name '*.o' | sort | while read -r o; do
+			nm -u "$o" | awk -v o="$o" '{ print $NF, o }'
+		done | sort | join - "$tmp.def"
+	}
+	tmp=$(mktemp); trap 'rm -f "$tmp" "$tmp.def"' EXIT
+	{ up_refs engine host api; up_refs host api; } >"$tmp"
+	while read -r sym obj; do
+		echo "layer violation: $obj refers to $sym, defined a layer up"
+		bad=1
+	done <"$tmp"
+	nobj=$(find "$build/src" -name '*.o' | wc -l)
+fi
 if [ $bad = 0 ]; then
-	msg="layers: $n includes checked, none points up (engine <- host <- api)"
+	msg="layers: $n includes${build:+ and $nobj objects} checked, none points up (engine <- host <- api)"
 	[ $np = 0 ] || msg="$msg except $np pending in $pending"
 	echo "$msg"
 fi

@@ -4,9 +4,9 @@
  * attach points compare a program's reach with what they provide. */
 #include "core/prog_kind.h"
 #include "bpfrt/bpfrt.h"
-#include "bpfrt/tracepoint.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -17,7 +17,6 @@
 
 _Static_assert(sizeof(struct xdp_md) == 24, "xdp_md as Linux lays it out");
 _Static_assert(sizeof(struct __sk_buff) == 192, "__sk_buff as Linux lays it out");
-_Static_assert(sizeof(struct bpfrt_tp_entry) == 8, "a tp context's header is 8 bytes");
 
 #define SECS(...) ((const struct bpfrt_sec_def[]){ __VA_ARGS__, { NULL, 0 } })
 
@@ -37,7 +36,7 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 	[BPFRT_PROG_TRACEPOINT] = {
 		TRACING("tracepoint", "tp", true),
 		.secs = SECS({ "tp", BPFRT_SEC_TARGET }, { "tracepoint", BPFRT_SEC_TARGET }),
-		.ctx = { .sizing = BPFRT_CTX_TP_ARGS, .size = sizeof(struct bpfrt_tp_entry),
+		.ctx = { .sizing = BPFRT_CTX_TP_ARGS, .size = BPFRT_KIND_TP_HEADER,
 			 .rdonly = true },
 	},
 	[BPFRT_PROG_RAW_TRACEPOINT] = {
@@ -196,4 +195,21 @@ const char *bpfrt_prog_kind_str(int kind)
 	const struct bpfrt_prog_kind_desc *d = bpfrt_prog_kind_desc(kind);
 
 	return d ? d->short_name : "unknown";
+}
+
+/* Written once by the host's constructor, read at loads: atomic, so a
+ * load on another thread never sees a torn pointer. */
+static _Atomic(bpfrt_tp_nargs_fn) tp_nargs_lookup;
+
+void bpfrt_prog_kind_set_tp_nargs(bpfrt_tp_nargs_fn fn)
+{
+	atomic_store_explicit(&tp_nargs_lookup, fn, memory_order_release);
+}
+
+uint32_t bpfrt_prog_kind_tp_nargs(const char *target)
+{
+	bpfrt_tp_nargs_fn fn = atomic_load_explicit(&tp_nargs_lookup, memory_order_acquire);
+	int n = fn && target && *target ? fn(target) : -ENOENT;
+
+	return n >= 0 && n <= BPFRT_KIND_TP_MAX_ARGS ? (uint32_t)n : BPFRT_KIND_TP_MAX_ARGS;
 }

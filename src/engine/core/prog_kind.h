@@ -33,7 +33,7 @@ enum bpfrt_ctx_sizing {
 	BPFRT_CTX_FIXED,          /* ctx.size bytes */
 	/* ctx.size bytes of header, then one u64 per argument of the
 	 * tracepoint the attach target names (registered at load), or
-	 * BPFRT_TP_MAX_ARGS if none is: the attach point then checks the
+	 * BPFRT_KIND_TP_MAX_ARGS if none is: the attach point then checks the
 	 * program's reach against its own count */
 	BPFRT_CTX_TP_ARGS,
 	BPFRT_CTX_CALLER,         /* the load's ctx_size: memory the caller describes */
@@ -110,5 +110,20 @@ bool bpfrt_prog_kind_is_tracing(int kind);
 bool bpfrt_prog_kinds_share_ctx(int a, int b);
 /* "raw_tp", "fentry", ... ("unknown" out of range). */
 const char *bpfrt_prog_kind_str(int kind);
+
+/* Tracepoint contexts are sized by the named tracepoint's arguments, and
+ * tracepoints are registered in the host layer, which the engine does not
+ * call. The host sets this lookup once, before main (a constructor);
+ * without one every tracepoint counts as passing the most any may, and the
+ * attach point checks the program's reach against its own count. */
+#define BPFRT_KIND_TP_MAX_ARGS 12 /* the public BPFRT_TP_MAX_ARGS */
+#define BPFRT_KIND_TP_HEADER 8    /* sizeof(struct bpfrt_tp_entry) */
+/* Arguments of the tracepoint named target ("NAME" or "CATEGORY/NAME"),
+ * or -ENOENT. */
+typedef int (*bpfrt_tp_nargs_fn)(const char *target);
+void bpfrt_prog_kind_set_tp_nargs(bpfrt_tp_nargs_fn fn);
+/* The tracepoint's argument count, or BPFRT_KIND_TP_MAX_ARGS when target
+ * names none (or no lookup is set). */
+uint32_t bpfrt_prog_kind_tp_nargs(const char *target);
 
 #endif

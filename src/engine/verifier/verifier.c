@@ -25,26 +25,12 @@
 #include "core/opts.h"
 #include "helpers/callback.h"
 #include "maps/map.h"
-#include "bpfrt/tracepoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- program kinds ---- */
-
-/* Arguments of the tracepoint the program names, or the most any has
- * (the attach point then checks max_ctx_access against its own). */
-static uint32_t tracepoint_nargs(const struct bpfrt_prog *prog)
-{
-	const char *t = prog->attach_target ? prog->attach_target : "";
-	const struct bpfrt_tracepoint *tp = *t ? bpfrt_tracepoint_find(t) : NULL;
-	const char *slash = strrchr(t, '/');
-
-	if (!tp && slash)
-		tp = bpfrt_tracepoint_find(slash + 1);
-	return tp ? tp->nargs : BPFRT_TP_MAX_ARGS;
-}
 
 /* The context of the program's kind, as the kind table describes it (a
  * value that is no kind, which only a harness setting prog->kind can
@@ -61,7 +47,7 @@ static void setup_ctx(struct venv *env, uint32_t ctx_size)
 		env->ctx_size = env->kind->ctx.size;
 		break;
 	case BPFRT_CTX_TP_ARGS:
-		env->ctx_size = env->kind->ctx.size + 8 * tracepoint_nargs(env->prog);
+		env->ctx_size = env->kind->ctx.size + 8 * bpfrt_prog_kind_tp_nargs(env->prog->attach_target);
 		break;
 	case BPFRT_CTX_CALLER:
 		env->ctx_size = ctx_size;

@@ -6,6 +6,7 @@
 #include "attach/run.h"
 #include "attach/text_poke.h"
 #include "core/error.h"
+#include "core/prog_kind.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -297,6 +298,26 @@ struct bpfrt_tracepoint *bpfrt_tracepoint_find(const char *name)
 	tp = find_locked(name);
 	pthread_mutex_unlock(&tp_lock);
 	return tp;
+}
+
+/* The verifier sizes a tracepoint program's context by this (the engine
+ * asks through the kind table's lookup; it does not call the host). */
+_Static_assert(BPFRT_KIND_TP_MAX_ARGS == BPFRT_TP_MAX_ARGS, "one tracepoint argument limit");
+_Static_assert(BPFRT_KIND_TP_HEADER == sizeof(struct bpfrt_tp_entry), "one tp context header");
+
+static int tracepoint_nargs(const char *target)
+{
+	const struct bpfrt_tracepoint *tp = bpfrt_tracepoint_find(target);
+	const char *slash = strrchr(target, '/');
+
+	if (!tp && slash)
+		tp = bpfrt_tracepoint_find(slash + 1);
+	return tp ? (int)tp->nargs : -ENOENT;
+}
+
+static void __attribute__((constructor)) tracepoint_nargs_register(void)
+{
+	bpfrt_prog_kind_set_tp_nargs(tracepoint_nargs);
 }
 
 bool bpfrt_tracepoint_enabled(const struct bpfrt_tracepoint *tp)
