@@ -285,7 +285,7 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 		if (vstates_equal(env, site->entries[i], env->cur, call, false))
 			return 0;
 	}
-	if (same >= 2 && !env->join_off && !env->no_join[call]) {
+	if (same >= 2 && !env->join_off && !env->aux[call].no_join) {
 		/* values the callback keeps changing: widen them so the
 		 * iterations converge */
 		struct vstate *best = NULL;

@@ -1,13 +1,14 @@
-/* Static facts the walk uses, computed once per verification before it:
- * where states are saved (prune points), which registers are live at each
- * insn (pruning compares only those) and which registers and stack slots
- * may decide a later branch (joins leave those alone). */
+/* Static facts the walk uses, computed once per verification before it
+ * into env->aux: the halves of each lddw and its map reference, where
+ * states are saved (prune points), which registers are live at each insn
+ * (pruning compares only those) and which registers and stack slots may
+ * decide a later branch (joins leave those alone). */
 #include "verifier/vstate.h"
 #include "verifier/validate.h"
 
 #include <stdlib.h>
 
-void vmark_prune_points(struct venv *env)
+static void mark_prune_points(struct venv *env)
 {
 	for (uint32_t pc = 0; pc < env->n; pc++) {
 		const struct bpf_insn *insn = &env->insns[pc];
@@ -17,44 +18,39 @@ void vmark_prune_points(struct venv *env)
 			continue;
 		}
 		if (insn_is_branch(insn)) {
-			env->prune_point[insn_branch_target(insn, pc)] = 1;
+			env->aux[insn_branch_target(insn, pc)].prune_point = true;
 			if (insn_op(insn) != BPF_JA)
-				env->prune_point[pc + 1] = 1;
+				env->aux[pc + 1].prune_point = true;
 		} else if (insn_is_call(insn) && pc + 1 < env->n) {
-			env->prune_point[pc + 1] = 1;
+			env->aux[pc + 1].prune_point = true;
 		}
 	}
 	for (uint32_t s = 0; s < env->prog->subprog_cnt; s++)
-		env->prune_point[env->prog->subprogs[s].start] = 1;
+		env->aux[env->prog->subprogs[s].start].prune_point = true;
 }
 
-/* 1 at the second half of every lddw (not an instruction of its own), or
- * NULL without memory. */
-static uint8_t *lddw_tails(const struct venv *env)
+/* The second half of every lddw (not an instruction of its own), and the
+ * map reference of each relocated one. */
+static void mark_lddws(struct venv *env)
 {
-	uint8_t *tail = calloc(env->n, 1);
+	const struct bpfrt_prog *prog = env->prog;
 
-	if (tail)
-		for (uint32_t pc = 0; pc + 1 < env->n; pc++)
-			if (insn_is_lddw(&env->insns[pc]))
-				tail[++pc] = 1;
-	return tail;
+	for (uint32_t pc = 0; pc + 1 < env->n; pc++)
+		if (insn_is_lddw(&env->insns[pc]))
+			env->aux[++pc].lddw_tail = true;
+	for (uint32_t i = 0; i < prog->map_ref_cnt; i++)
+		if (prog->map_refs[i].insn < env->n)
+			env->aux[prog->map_refs[i].insn].map_ref = &prog->map_refs[i];
 }
 
 /* Registers possibly read before being written from each insn on (within
  * its subprogram; a local call reads its argument registers). Pruning
  * compares only these. */
-int vcompute_liveness(struct venv *env, uint16_t **out)
+static void compute_liveness(struct venv *env)
 {
-	uint16_t *live = calloc(env->n, sizeof(*live));
-	uint8_t *tail = lddw_tails(env);
+	struct insn_aux *aux = env->aux;
 	bool changed = true;
 
-	if (!live || !tail) {
-		free(live);
-		free(tail);
-		return -ENOMEM;
-	}
 	while (changed) {
 		changed = false;
 		for (uint32_t i = env->n; i-- > 0;) {
@@ -64,25 +60,22 @@ int vcompute_liveness(struct venv *env, uint16_t **out)
 			uint16_t lo = 0, in;
 			unsigned k;
 
-			if (tail[i])
+			if (aux[i].lddw_tail)
 				continue;
 			k = bpfrt_insn_successors(env->insns, i, succ);
 			for (unsigned j = 0; j < k; j++)
 				if (succ[j] < env->n)
-					lo |= live[succ[j]];
+					lo |= aux[succ[j]].live;
 			bpfrt_insn_reg_use(env->prog, insn, &u);
 			if (insn_is_local_call(insn) || insn_is_callx(insn))
 				u.use |= ARG_REGS;
 			in = (uint16_t)(u.use | (lo & ~(u.def | u.kill)));
-			if (in != live[i]) {
-				live[i] = in;
+			if (in != aux[i].live) {
+				aux[i].live = in;
 				changed = true;
 			}
 		}
 	}
-	free(tail);
-	*out = live;
-	return 0;
 }
 
 /* Which registers and stack slots (r10 + constant) may decide a later
@@ -91,17 +84,11 @@ int vcompute_liveness(struct venv *env, uint16_t **out)
  * alone, so loop counters are walked iteration by iteration (what Linux's
  * precision tracking gives it, computed here statically and roughly: it
  * only steers joins, soundness never depends on it). */
-int vcompute_precise(struct venv *env)
+static void compute_precise(struct venv *env)
 {
-	uint8_t *tail = lddw_tails(env);
+	struct insn_aux *aux = env->aux;
 	bool changed = true;
 
-	env->precise = calloc(env->n, sizeof(*env->precise));
-	env->precise_slots = calloc(env->n, sizeof(*env->precise_slots));
-	if (!tail || !env->precise || !env->precise_slots) {
-		free(tail);
-		return -ENOMEM;
-	}
 	while (changed) {
 		changed = false;
 		for (uint32_t i = env->n; i-- > 0;) {
@@ -113,13 +100,13 @@ int vcompute_precise(struct venv *env)
 			int32_t slot = -1;
 			unsigned k;
 
-			if (tail[i])
+			if (aux[i].lddw_tail)
 				continue;
 			k = bpfrt_insn_successors(env->insns, i, succ);
 			for (unsigned j = 0; j < k; j++)
 				if (succ[j] < env->n) {
-					out |= env->precise[succ[j]];
-					sout |= env->precise_slots[succ[j]];
+					out |= aux[succ[j]].precise;
+					sout |= aux[succ[j]].precise_slots;
 				}
 			if (bpfrt_insn_mem_base(insn) == BPF_R10 && insn->off < 0 && insn->off >= -512)
 				slot = (-insn->off - 1) / 8;
@@ -162,13 +149,20 @@ int vcompute_precise(struct venv *env)
 					in = out | dst | (insn_src(insn) == BPF_X ? src : 0);
 				break;
 			}
-			if (in != env->precise[i] || sin != env->precise_slots[i]) {
-				env->precise[i] = in;
-				env->precise_slots[i] = sin;
+			if (in != aux[i].precise || sin != aux[i].precise_slots) {
+				aux[i].precise = in;
+				aux[i].precise_slots = sin;
 				changed = true;
 			}
 		}
 	}
-	free(tail);
+}
+
+int vcompute_insn_facts(struct venv *env)
+{
+	mark_lddws(env);
+	compute_liveness(env);
+	compute_precise(env);
+	mark_prune_points(env);
 	return 0;
 }

@@ -34,8 +34,8 @@ static int join_made_loop(struct venv *env, uint32_t insn)
 	uint32_t hi = insn < env->prev_insn ? env->prev_insn : insn;
 
 	for (uint32_t i = lo; i <= hi && i < env->n; i++)
-		env->no_join[i] = 1;
-	env->no_join[env->cur->join_insn] = 1;
+		env->aux[i].no_join = true;
+	env->aux[env->cur->join_insn].no_join = true;
 	if (++env->restarts > 4)
 		env->join_off = true;
 	vlog(env, "%u: a joined state repeats (loop from %u, join at %u): verifying again "
@@ -50,7 +50,7 @@ static int join_made_loop(struct venv *env, uint32_t insn)
 static uint64_t loop_hash(struct venv *env, const struct vstate *st, uint32_t insn)
 {
 	const struct vframe *f = st->frames[st->curframe];
-	uint16_t live = env->live[insn];
+	uint16_t live = env->aux[insn].live;
 	uint64_t h = 0xcbf29ce484222325ull ^ st->curframe;
 
 	for (int r = 0; r < BPF_NREGS; r++) {
@@ -92,7 +92,7 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 	uint64_t hash = 0;
 	int best_d = 0;
 
-	for (link = &env->explored[insn]; *link;) {
+	for (link = &env->aux[insn].explored; *link;) {
 		struct vstate *sl = *link;
 
 		if (sl->branches) {
@@ -137,7 +137,7 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 		cnt++;
 		done++;
 	}
-	if (best && cnt >= JOIN_THRESHOLD && !env->join_off && !env->no_join[insn]) {
+	if (best && cnt >= JOIN_THRESHOLD && !env->join_off && !env->aux[insn].no_join) {
 		vjoin_states(env, best, cur, insn, cnt >= 4 * JOIN_THRESHOLD);
 		cur->joined = true;
 		cur->join_insn = insn;
@@ -171,8 +171,8 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 	cp->branches = 1;
 	cp->parent = cur->parent;
 	cur->parent = cp;
-	cp->next = env->explored[insn];
-	env->explored[insn] = cp;
+	cp->next = env->aux[insn].explored;
+	env->aux[insn].explored = cp;
 	env->total_states++;
 	env->prev_jmps = env->jmps;
 	env->prev_processed = env->processed;

@@ -277,9 +277,9 @@ bool vstates_equal(struct venv *env, const struct vstate *old, const struct vsta
 		uint16_t live;
 
 		if (f == old->curframe)
-			live = env->live[insn];
+			live = env->aux[insn].live;
 		else /* the caller resumes after the call with r0 and r6-r9 */
-			live = (uint16_t)(env->live[old->frames[f + 1]->callsite + 1] & ~ARG_REGS);
+			live = (uint16_t)(env->aux[old->frames[f + 1]->callsite + 1].live & ~ARG_REGS);
 		live |= REGMASK(BPF_R10);
 		if (!frame_safe(old->frames[f], cur->frames[f], live, &m, exact))
 			return false;
@@ -372,11 +372,13 @@ void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur
 		if (insn == UINT32_MAX) {
 			keep = 0;
 		} else if (f == old->curframe) {
-			keep = env->precise[insn];
-			keep_slots = env->precise_slots[insn];
+			keep = env->aux[insn].precise;
+			keep_slots = env->aux[insn].precise_slots;
 		} else {
-			keep = env->precise[old->frames[f + 1]->callsite + 1];
-			keep_slots = env->precise_slots[old->frames[f + 1]->callsite + 1];
+			const struct insn_aux *ret = &env->aux[old->frames[f + 1]->callsite + 1];
+
+			keep = ret->precise;
+			keep_slots = ret->precise_slots;
 		}
 		for (int r = 0; r < BPF_NREGS; r++)
 			if (!(keep & REGMASK(r)))

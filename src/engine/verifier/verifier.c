@@ -144,10 +144,11 @@ static void record_stack_depths(struct venv *env)
 	prog->stack_depth = prog->subprogs[0].chain_depth;
 }
 
-static void env_free(struct venv *env)
+/* The states saved at each insn (what a restart starts again without). */
+static void free_explored(struct venv *env)
 {
-	for (uint32_t i = 0; env->explored && i < env->n; i++) {
-		struct vstate *st = env->explored[i];
+	for (uint32_t i = 0; env->aux && i < env->n; i++) {
+		struct vstate *st = env->aux[i].explored;
 
 		while (st) {
 			struct vstate *next = st->next;
@@ -155,7 +156,13 @@ static void env_free(struct venv *env)
 			vstate_free(st);
 			st = next;
 		}
+		env->aux[i].explored = NULL;
 	}
+}
+
+static void env_free(struct venv *env)
+{
+	free_explored(env);
 	while (env->stack_cnt)
 		vstate_free(env->stack[--env->stack_cnt].st);
 	while (env->graveyard) {
@@ -173,14 +180,8 @@ static void env_free(struct venv *env)
 	vstate_free(env->cur);
 	free(env->cb_sites);
 	free(env->stack);
-	free(env->explored);
-	free(env->prune_point);
-	free(env->live);
-	free(env->ref_at);
+	free(env->aux);
 	free(env->max_stack);
-	free(env->no_join);
-	free(env->precise);
-	free(env->precise_slots);
 }
 
 static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts)
@@ -197,26 +198,14 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 		else
 			env->log_len = strlen(env->log_buf);
 	}
-	if (!env->no_join)
-		env->no_join = calloc(env->n, 1);
-	if (!env->no_join)
-		return -ENOMEM;
-	env->prune_point = calloc(env->n, 1);
-	env->explored = calloc(env->n, sizeof(*env->explored));
-	env->max_stack = calloc(prog->subprog_cnt, sizeof(*env->max_stack));
-	if (!env->prune_point || !env->explored || !env->max_stack)
-		return -ENOMEM;
-	if (prog->map_ref_cnt) {
-		env->ref_at = calloc(env->n, sizeof(*env->ref_at));
-		if (!env->ref_at)
+	if (!env->aux) { /* a restart keeps the facts (and no_join) */
+		env->aux = calloc(env->n, sizeof(*env->aux));
+		if (!env->aux || vcompute_insn_facts(env))
 			return -ENOMEM;
-		for (uint32_t i = 0; i < prog->map_ref_cnt; i++)
-			if (prog->map_refs[i].insn < env->n)
-				env->ref_at[prog->map_refs[i].insn] = &prog->map_refs[i];
 	}
-	if (vcompute_liveness(env, &env->live) || vcompute_precise(env))
+	env->max_stack = calloc(prog->subprog_cnt, sizeof(*env->max_stack));
+	if (!env->max_stack)
 		return -ENOMEM;
-	vmark_prune_points(env);
 	setup_ctx(env, OPTS_GET(opts, ctx_size, 0));
 	return init_state(env);
 }
@@ -246,10 +235,11 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 		{
 			struct venv next = { 0 };
 
-			next.no_join = env.no_join;
+			free_explored(&env);
+			next.aux = env.aux;
 			next.join_off = env.join_off;
 			next.restarts = env.restarts;
-			env.no_join = NULL;
+			env.aux = NULL;
 			env_free(&env);
 			env = next;
 		}

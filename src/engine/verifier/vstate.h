@@ -126,6 +126,39 @@ struct cb_site {
 	uint32_t cap;
 };
 
+/* What the verifier knows of one instruction: env->aux[pc], one array per
+ * verification (a restart keeps it, freeing only the explored states).
+ * The facts computed before the walk (liveness.c) never change during it.
+ * Invariants: an lddw's second half has lddw_tail set and every other
+ * field 0; explored is NULL wherever prune_point is not set. */
+struct insn_aux {
+	/* states saved here, newest first, linked by vstate.next: fully
+	 * explored ones (branches == 0: their every path ended, so they cover
+	 * what they contain) and checkpoints of paths still being walked
+	 * (branches > 0: ancestors of the current path, the loop check) */
+	struct vstate *explored;
+	/* the first half of an lddw the loader relocated: its reference in
+	 * prog->map_refs (what the immediate is), else NULL */
+	const struct bpfrt_map_ref *map_ref;
+	/* stack slots 0-63 of the current frame that may decide a later
+	 * branch (precise, for r10 + constant slots) */
+	uint64_t precise_slots;
+	/* registers possibly read before being written from here on, within
+	 * the subprogram (a local call reads r1-r5): pruning compares only
+	 * these (plus r10) */
+	uint16_t live;
+	/* registers whose value may decide a later branch: joins never widen
+	 * them */
+	uint16_t precise;
+	/* states are compared and saved here: branch targets, after
+	 * conditional jumps and calls, subprogram entries */
+	bool prune_point;
+	bool lddw_tail;
+	/* never join here: a join here let a loop come round to an earlier
+	 * state (set by a restart, kept by the next attempt) */
+	bool no_join;
+};
+
 struct venv {
 	struct bpfrt_prog *prog;
 	const struct bpf_insn *insns;
@@ -135,12 +168,7 @@ struct venv {
 	uint32_t prev_insn;
 	uint64_t processed;
 	uint32_t id_gen;
-	uint8_t *prune_point;
-	uint16_t *live;           /* registers live at each insn */
-	uint16_t *precise;        /* registers that may decide a branch (compute_precise) */
-	uint64_t *precise_slots;  /* the same for stack slots 0-63 */
-	const struct bpfrt_map_ref **ref_at; /* per insn: lddw map reference */
-	struct vstate **explored; /* per insn */
+	struct insn_aux *aux;     /* per insn, n of them */
 	struct vstate *graveyard; /* states no longer compared against */
 	struct vstack_elem *stack;
 	uint32_t stack_cnt, stack_cap;
@@ -153,8 +181,7 @@ struct venv {
 	 * since the last one), and joins that let a loop come round to an
 	 * earlier state are switched off where that happened (restart) */
 	uint64_t jmps, prev_jmps, prev_processed;
-	uint8_t *no_join;         /* per insn: never join here */
-	bool join_off;            /* nowhere */
+	bool join_off;            /* never join anywhere (no_join: per insn) */
 	uint32_t restarts;
 	/* context of the program kind */
 	const struct bpfrt_prog_kind_desc *kind;
@@ -233,9 +260,9 @@ int vstate_is_visited(struct venv *env, uint32_t insn);
 void vupdate_branch_counts(struct vstate *st);
 
 /* liveness.c */
-void vmark_prune_points(struct venv *env);
-int vcompute_liveness(struct venv *env, uint16_t **out);
-int vcompute_precise(struct venv *env);
+/* Fills the facts of env->aux (zeroed, n entries) the walk reads: lddw
+ * halves and map references, liveness, precision, prune points. */
+int vcompute_insn_facts(struct venv *env);
 
 /* mem.c */
 /* Rejects (message fmt, naming the destination) if val is a pointer and

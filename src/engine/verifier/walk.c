@@ -45,7 +45,7 @@ static uint64_t map_ref_addr(const struct bpfrt_map_ref *ref)
 static int do_ld_imm64(struct venv *env, const struct bpf_insn *insn)
 {
 	struct vreg *dst = reg_at(env, insn->dst_reg);
-	const struct bpfrt_map_ref *ref = env->ref_at ? env->ref_at[env->insn] : NULL;
+	const struct bpfrt_map_ref *ref = env->aux[env->insn].map_ref;
 
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {
 		int sp = bpfrt_insn_callee(env->prog, env->insn);
@@ -175,7 +175,7 @@ int vdo_check(struct venv *env)
 				 (unsigned long long)max_processed);
 			return -E2BIG;
 		}
-		if (env->prune_point[env->insn]) {
+		if (env->aux[env->insn].prune_point) {
 			err = vstate_is_visited(env, env->insn);
 			if (err < 0)
 				return err;
