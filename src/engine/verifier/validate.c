@@ -579,27 +579,6 @@ static int check_subprog(struct vctx *v, uint32_t s)
 
 /* ---- pass 4: reachability ------------------------------------------------ */
 
-unsigned bpfrt_insn_successors(const struct bpf_insn *insns, uint32_t pc, uint32_t succ[2])
-{
-	const struct bpf_insn *insn = &insns[pc];
-
-	if (insn_is_exit(insn))
-		return 0;
-	if (insn_is_lddw(insn)) {
-		succ[0] = pc + 2;
-		return 1;
-	}
-	if (!insn_is_branch(insn)) {
-		succ[0] = pc + 1;
-		return 1;
-	}
-	succ[0] = (uint32_t)insn_branch_target(insn, pc);
-	if (insn_op(insn) == BPF_JA)
-		return 1;
-	succ[1] = pc + 1;
-	return 2;
-}
-
 int bpfrt_insn_callee(const struct bpfrt_prog *prog, uint32_t pc)
 {
 	const struct bpf_insn *insn = &prog->insns[pc];
@@ -806,86 +785,6 @@ static int check_call_graph(struct vctx *v)
 #define CALLER_SAVED (REG(1) | REG(2) | REG(3) | REG(4) | REG(5))
 #define MAIN_ENTRY_REGS (REG(1) | REG(2) | REG(BPF_R10))
 #define SUBPROG_ENTRY_REGS (CALLER_SAVED | REG(BPF_R10))
-
-static uint16_t helper_arg_regs(const struct bpfrt_prog *prog, int32_t id)
-{
-	const struct bpfrt_helper *h;
-	uint16_t use = 0;
-
-	h = bpfrt_prog_helper(prog, (uint32_t)id);
-	if (!h)
-		return 0;
-	for (int i = 0; i < 5; i++)
-		if (h->args[i] != BPFRT_ARG_NONE)
-			use |= REG(i + 1);
-	return use;
-}
-
-static void jmp_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
-			struct bpfrt_reg_use *u)
-{
-	switch (insn_op(insn)) {
-	case BPF_JA:
-		return;
-	case BPF_EXIT:
-		u->use = REG(BPF_R0);
-		return;
-	case BPF_CALL:
-		if (insn_src(insn) == BPF_X)
-			u->use = REG(insn->dst_reg);
-		else if (insn->src_reg == 0)
-			u->use = helper_arg_regs(prog, insn->imm);
-		u->def = REG(BPF_R0);
-		u->kill = CALLER_SAVED;
-		return;
-	default:
-		u->use = REG(insn->dst_reg);
-		if (insn_src(insn) == BPF_X)
-			u->use |= REG(insn->src_reg);
-	}
-}
-
-void bpfrt_insn_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
-			struct bpfrt_reg_use *u)
-{
-	bool x = insn_src(insn) == BPF_X;
-
-	*u = (struct bpfrt_reg_use){ 0 };
-	switch (insn_class(insn)) {
-	case BPF_ALU:
-	case BPF_ALU64:
-		u->def = REG(insn->dst_reg);
-		if (insn_op(insn) != BPF_MOV)
-			u->use = REG(insn->dst_reg);
-		if (x && insn_op(insn) != BPF_END && insn_op(insn) != BPF_NEG)
-			u->use |= REG(insn->src_reg);
-		break;
-	case BPF_JMP:
-	case BPF_JMP32:
-		jmp_reg_use(prog, insn, u);
-		break;
-	case BPF_LD:
-		u->def = REG(insn->dst_reg);
-		break;
-	case BPF_LDX:
-		u->use = REG(insn->src_reg);
-		u->def = REG(insn->dst_reg);
-		break;
-	case BPF_ST:
-		u->use = REG(insn->dst_reg);
-		break;
-	default: /* BPF_STX */
-		u->use = REG(insn->dst_reg) | REG(insn->src_reg);
-		if (insn_mode(insn) != BPF_ATOMIC)
-			break;
-		if (insn->imm == BPF_CMPXCHG) {
-			u->use |= REG(BPF_R0);
-			u->def = REG(BPF_R0);
-		} else if (insn->imm & BPF_FETCH) {
-			u->def = REG(insn->src_reg);
-		}
-	}
-}
 
 /* May-analysis: a register is possibly set at pc if some CFG path from the
  * subprogram entry writes it. Reading one that no path writes is always an

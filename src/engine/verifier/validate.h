@@ -6,6 +6,7 @@
 
 #include "core/prog.h"
 #include "isa/isa.h"
+#include "isa/liveness.h" /* bpfrt_insn_successors, bpfrt_insn_reg_use */
 
 /* Validates prog->insns/insn_cnt against prog->helpers and fills
  * prog->subprogs, subprog_cnt, insn_subprog and stack_depth.
@@ -25,25 +26,9 @@
  * callx) gets the full 512 bytes. */
 int bpfrt_validate(struct bpfrt_prog *prog);
 
-/* CFG successors of the instruction at pc (not an lddw second slot) of a
- * validated program: fills succ[] and returns how many (0 for exit, 1 for
- * ja/gotol and straight-line code incl. calls, 2 for conditional jumps:
- * succ[0] is the taken target, succ[1] the fall-through). */
-unsigned bpfrt_insn_successors(const struct bpf_insn *insns, uint32_t pc, uint32_t succ[2]);
-
 /* Subprogram index targeted by the local call or BPF_PSEUDO_FUNC lddw at
  * pc of a validated program, or -1 if pc is neither. */
 int bpfrt_insn_callee(const struct bpfrt_prog *prog, uint32_t pc);
-
-/* Registers (bit r = rN) an instruction reads, writes, and leaves
- * undefined (calls clobber r1-r5 and set r0). Helper calls read the
- * argument registers their prototype declares; callx reads only its target
- * register and local calls read none (their arguments are unknown here). */
-struct bpfrt_reg_use {
-	uint16_t use, def, kill;
-};
-void bpfrt_insn_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
-			struct bpfrt_reg_use *u);
 
 /* Base register of a load/store/atomic (src for LDX, dst for ST/STX), or -1
  * for any other instruction. */

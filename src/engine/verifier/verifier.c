@@ -14,7 +14,7 @@
  * Files (one concern each, shared declarations in vstate.h): verifier.c
  * (the entry point, program kinds and their contexts, the facts recorded
  * on success), walk.c (the main loop), log.c, states.c (state lifetime,
- * equivalence, joins), prune.c (checkpoints, loop detection), liveness.c
+ * equivalence, joins), prune.c (checkpoints, loop detection), facts.c
  * (static facts: prune points, liveness, precision), mem.c (memory
  * accesses, pointer leaks), alu.c (ALU and conditional jumps), calls.c
  * (helpers, BPF calls, callbacks, tail calls, exit), scalar.c (scalar

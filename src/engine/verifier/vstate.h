@@ -3,7 +3,7 @@
  * verifier's files share (each section names the file that defines it):
  * verifier.c (entry, program kinds), walk.c (the main loop), log.c,
  * states.c (state lifetime, equivalence, joins), prune.c (checkpoints),
- * liveness.c (static facts), mem.c (memory accesses), alu.c (ALU, jumps),
+ * facts.c (static facts), mem.c (memory accesses), alu.c (ALU, jumps),
  * calls.c (helpers, BPF calls, callbacks, tail calls, exit), scalar.c
  * (scalar bounds arithmetic), tnum.c. */
 #ifndef BPFRT_VSTATE_H
@@ -128,7 +128,7 @@ struct cb_site {
 
 /* What the verifier knows of one instruction: env->aux[pc], one array per
  * verification (a restart keeps it, freeing only the explored states).
- * The facts computed before the walk (liveness.c) never change during it.
+ * The facts computed before the walk (facts.c) never change during it.
  * Invariants: an lddw's second half has lddw_tail set and every other
  * field 0; explored is NULL wherever prune_point is not set. */
 struct insn_aux {
@@ -259,7 +259,7 @@ void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur
 int vstate_is_visited(struct venv *env, uint32_t insn);
 void vupdate_branch_counts(struct vstate *st);
 
-/* liveness.c */
+/* facts.c */
 /* Fills the facts of env->aux (zeroed, n entries) the walk reads: lddw
  * halves and map references, liveness, precision, prune points. */
 int vcompute_insn_facts(struct venv *env);

@@ -33,6 +33,7 @@
 #include "core/stack_abi.h"
 #include "core/run.h"
 #include "isa/isa.h"
+#include "isa/liveness.h"
 #include "jit/backend.h"
 #include "helpers/callback.h"
 #include "jit/passes.h"
@@ -313,108 +314,22 @@ static bool is_alu64_k(const struct bpf_insn *insn, uint8_t op, uint8_t dst, int
 /* ---- register liveness ------------------------------------------------ */
 
 #define RBIT(r)  ((uint16_t)(1u << (r)))
-#define ARG_REGS (RBIT(1) | RBIT(2) | RBIT(3) | RBIT(4) | RBIT(5))
 
-static void insn_use_def(const struct bpf_insn *insn, uint16_t *use, uint16_t *def)
+/* Local calls keep r6-r9: a callee works in the caller's callee-saved
+ * registers (isa/liveness.h). */
+#define LIVE_FLAGS BPFRT_LIVE_LOCAL_CALL_READS_R6_R9
+
+static void insn_use_def(const struct jit_ctx *c, const struct bpf_insn *insn, uint16_t *use,
+			 uint16_t *def)
 {
-	uint16_t d = RBIT(insn->dst_reg), s = RBIT(insn->src_reg);
-	uint8_t op = insn_op(insn);
-
-	*use = *def = 0;
-	switch (insn_class(insn)) {
-	case BPF_ALU:
-	case BPF_ALU64:
-		*def = d;
-		if (op != BPF_MOV)
-			*use |= d;
-		if (insn_src(insn) == BPF_X && op != BPF_END && op != BPF_NEG)
-			*use |= s;
-		break;
-	case BPF_LDX:
-		*use = s;
-		*def = d;
-		break;
-	case BPF_ST:
-		*use = d;
-		break;
-	case BPF_STX:
-		*use = d | s;
-		if (insn_mode(insn) == BPF_ATOMIC) {
-			if (insn->imm == BPF_CMPXCHG) {
-				*use |= RBIT(0);
-				*def = RBIT(0);
-			} else if (insn->imm & BPF_FETCH) {
-				*def = s;
-			}
-		}
-		break;
-	case BPF_LD:
-		*def = d;
-		break;
-	case BPF_JMP:
-	case BPF_JMP32:
-		switch (op) {
-		case BPF_JA:
-			break;
-		case BPF_EXIT:
-			*use = RBIT(0);
-			break;
-		case BPF_CALL:
-			/* a callee sees the caller's r6-r9 in the same registers */
-			*use = ARG_REGS | (insn_src(insn) == BPF_X ? d : 0);
-			if (insn->src_reg == BPF_PSEUDO_CALL && insn_src(insn) == BPF_K)
-				*use |= RBIT(6) | RBIT(7) | RBIT(8) | RBIT(9);
-			*def = RBIT(0) | ARG_REGS;
-			break;
-		default:
-			*use = d | (insn_src(insn) == BPF_X ? s : 0);
-		}
-		break;
-	}
+	bpfrt_insn_reg_flow(c->jp.prog, insn, LIVE_FLAGS, use, def);
 }
 
-/* Backward dataflow to a fixpoint: live_out[pc] = registers some path
- * from pc reads before writing. */
+/* live_out[pc] = registers some path from pc reads before writing. */
 static int compute_liveness(struct jit_ctx *c)
 {
-	uint16_t *use = calloc(c->jp.n, sizeof(*use)), *def = calloc(c->jp.n, sizeof(*def));
-	uint16_t *live_in = calloc(c->jp.n, sizeof(*live_in));
-	uint8_t *tail = calloc(c->jp.n, 1);
-	bool changed = true;
-
-	if (!use || !def || !live_in || !tail) {
-		free(use); free(def); free(live_in); free(tail);
+	if (bpfrt_reg_liveness(c->jp.prog, c->jp.insns, c->jp.n, LIVE_FLAGS, NULL, c->live_out))
 		return bpfrt_err(-ENOMEM, "jit: out of memory");
-	}
-	for (uint32_t pc = 0; pc < c->jp.n; pc++) {
-		insn_use_def(&c->jp.insns[pc], &use[pc], &def[pc]);
-		if (insn_is_lddw(&c->jp.insns[pc]) && pc + 1 < c->jp.n)
-			tail[++pc] = 1;
-	}
-	while (changed) {
-		changed = false;
-		for (uint32_t pc = c->jp.n; pc-- > 0;) {
-			uint32_t succ[2];
-			unsigned ns;
-			uint16_t out = 0;
-
-			if (tail[pc])
-				continue;
-			ns = bpfrt_insn_successors(c->jp.insns, pc, succ);
-			for (unsigned k = 0; k < ns; k++)
-				if (succ[k] < c->jp.n)
-					out |= live_in[succ[k]];
-			if (out != c->live_out[pc]) {
-				c->live_out[pc] = out;
-				changed = true;
-			}
-			live_in[pc] = use[pc] | (out & (uint16_t)~def[pc]);
-		}
-	}
-	free(use);
-	free(def);
-	free(live_in);
-	free(tail);
 	return 0;
 }
 
@@ -457,7 +372,7 @@ static void coalesce(struct jit_ctx *c)
 					}
 					break;
 				}
-				insn_use_def(nj, &u, &d);
+				insn_use_def(c, nj, &u, &d);
 				if (((u | d) & regs) || insn_is_jump_class(nj))
 					break;
 				if (insn_is_lddw(nj))
@@ -551,7 +466,7 @@ static void subst(struct jit_ctx *c, uint32_t *grp_of_dst, uint32_t *grp_of_src)
 
 				if (c->flags[j] & (F_TARGET | F_SWAP | F_ELIDE | F_SKIP))
 					break;
-				insn_use_def(nj, &u, &df);
+				insn_use_def(c, nj, &u, &df);
 				if (u & RBIT(d)) {
 					bool ok = !(c->live_out[j] & RBIT(d));
 

@@ -1,10 +1,11 @@
 /* Static facts the walk uses, computed once per verification before it
  * into env->aux: the halves of each lddw and its map reference, where
  * states are saved (prune points), which registers are live at each insn
- * (pruning compares only those) and which registers and stack slots may
- * decide a later branch (joins leave those alone). */
+ * (isa/liveness.c; pruning compares only those) and which registers and
+ * stack slots may decide a later branch (joins leave those alone). */
 #include "verifier/vstate.h"
 #include "verifier/validate.h"
+#include "isa/liveness.h"
 
 #include <stdlib.h>
 
@@ -44,38 +45,21 @@ static void mark_lddws(struct venv *env)
 }
 
 /* Registers possibly read before being written from each insn on (within
- * its subprogram; a local call reads its argument registers). Pruning
- * compares only these. */
-static void compute_liveness(struct venv *env)
+ * its subprogram; a local call reads its argument registers, a helper
+ * call those of its prototype). Pruning compares only these. */
+static int compute_liveness(struct venv *env)
 {
-	struct insn_aux *aux = env->aux;
-	bool changed = true;
+	uint16_t *live = malloc((env->n ? env->n : 1) * sizeof(*live));
 
-	while (changed) {
-		changed = false;
-		for (uint32_t i = env->n; i-- > 0;) {
-			const struct bpf_insn *insn = &env->insns[i];
-			struct bpfrt_reg_use u;
-			uint32_t succ[2];
-			uint16_t lo = 0, in;
-			unsigned k;
-
-			if (aux[i].lddw_tail)
-				continue;
-			k = bpfrt_insn_successors(env->insns, i, succ);
-			for (unsigned j = 0; j < k; j++)
-				if (succ[j] < env->n)
-					lo |= aux[succ[j]].live;
-			bpfrt_insn_reg_use(env->prog, insn, &u);
-			if (insn_is_local_call(insn) || insn_is_callx(insn))
-				u.use |= ARG_REGS;
-			in = (uint16_t)(u.use | (lo & ~(u.def | u.kill)));
-			if (in != aux[i].live) {
-				aux[i].live = in;
-				changed = true;
-			}
-		}
+	if (!live || bpfrt_reg_liveness(env->prog, env->insns, env->n,
+					BPFRT_LIVE_HELPER_PROTOTYPES, live, NULL)) {
+		free(live);
+		return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < env->n; i++)
+		env->aux[i].live = live[i];
+	free(live);
+	return 0;
 }
 
 /* Which registers and stack slots (r10 + constant) may decide a later
@@ -161,7 +145,8 @@ static void compute_precise(struct venv *env)
 int vcompute_insn_facts(struct venv *env)
 {
 	mark_lddws(env);
-	compute_liveness(env);
+	if (compute_liveness(env))
+		return -ENOMEM;
 	compute_precise(env);
 	mark_prune_points(env);
 	return 0;
