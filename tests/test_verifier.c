@@ -946,7 +946,9 @@ TEST(c_corpus_verdicts_runs_and_linux)
 					     "vhelpers", "vloops",
 					     "vsext", "vleak", "vmapflags",
 					     "vtailcall" };
-	bool root = geteuid() == 0;
+	/* under qemu-user the guest's bpf(2) calls do not reach the kernel as
+	 * written: Linux's verdicts come from the native runs */
+	bool root = geteuid() == 0 && !getenv("BPFRT_CROSS_QEMU");
 	int checked = 0, rejects = 0, lx_same = 0, lx_diff = 0, lx_skip = 0;
 
 	libbpf_set_print(quiet_libbpf);
