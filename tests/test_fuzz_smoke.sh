@@ -10,6 +10,10 @@ B=${BUILD:-build}
 echo "1..1"
 CLANG=$(command -v clang-19 || command -v clang-14 || command -v clang)
 name="fuzz_loader smoke: 2000 mutated objects, no crash, leak or silent error"
+if [ -n "$BPFRT_CROSS_QEMU" ]; then
+	echo "ok 1 - $name # SKIP the harness is built by the host's clang against a host libbpfrt.a"
+	exit 0
+fi
 out=$B/fuzz-smoke
 mkdir -p "$out/corpus" "$out/seeds" || exit 1
 rm -f "$out/corpus/"*
