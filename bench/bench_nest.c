@@ -94,7 +94,7 @@ static int nest_run(int argc, char **argv)
 	struct bpfrt_prog *full = load(parent_insns[0], 4, "parent", 0);
 	struct bpfrt_prog *empty = load(parent_insns[1], 4, "parent_empty", 0);
 	struct bpfrt_prog *list[NEST_CHILDREN];
-	struct bpfrt_privstack_info pi0, pi1;
+	struct bpfrt_privstack_info pi0 = { .sz = sizeof(pi0) }, pi1 = { .sz = sizeof(pi1) };
 	double t_top[1001], t_sw[1001], t_ps[1001], t_empty[1001];
 	uint64_t r0;
 

@@ -24,7 +24,7 @@ static struct bpfrt_link *ps_link;
 static int ps_setup(void)
 {
 	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = !getenv("BPFRT_BENCH_INTERP"));
-	struct bpfrt_privstack_info info;
+	struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 	char path[PATH_MAX + 64];
 	struct bpfrt_prog *prog;
 	int *iters;
@@ -136,7 +136,7 @@ static double ab_trial(struct bpfrt_prog *prog, long ms)
 static int ab_run(int argc, char **argv)
 {
 	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = true);
-	struct bpfrt_privstack_info i0, i1;
+	struct bpfrt_privstack_info i0 = { .sz = sizeof(i0) }, i1 = { .sz = sizeof(i1) };
 	struct bpfrt_prog *p0, *p1;
 	long rounds = 21, ms = 40;
 	char path[PATH_MAX + 64];

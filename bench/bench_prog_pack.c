@@ -166,7 +166,7 @@ static bool pp_is_pack(const struct bpfrt_execmem_stats *st, unsigned long lo, u
 static void pp_count_maps(struct pp_mem *m)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	char line[512];
 
 	if (!f)
@@ -493,7 +493,7 @@ static int pp_sample_scenario(const struct pp_opts *o, const struct pp_scenario 
 {
 	struct bpfrt_prog **progs = calloc((size_t)sc->loaded, sizeof(*progs));
 	struct bpfrt_prog **run = calloc((size_t)sc->loaded, sizeof(*run));
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	struct pp_mem base;
 	uint64_t ns;
 	int run_cnt = 0, err;

@@ -37,7 +37,7 @@ static void fresh_state(void)
 
 static struct bpfrt_execmem_stats stats_now(void)
 {
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 
 	if (bpfrt_execmem_stats(&st))
 		memset(&st, 0xff, sizeof(st));
@@ -140,7 +140,7 @@ static void ret_code(uint8_t buf[8], uint32_t n)
 static uint32_t pack_backing(void)
 {
 	struct bpfrt_execmem *mem = bpfrt_execmem_alloc(1);
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	uint32_t backing = BPFRT_EXECMEM_BACKING_CNT;
 
 	if (mem && !bpfrt_execmem_stats(&st) && st.pack_info_cnt)
@@ -297,7 +297,7 @@ TEST(execmem_full_pack_spills_to_new_pack)
 {
 	static struct bpfrt_execmem *mems[CHUNKS];
 	struct bpfrt_execmem *extra;
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	uintptr_t base;
 
 	fresh_state();
@@ -368,7 +368,7 @@ TEST(execmem_first_fit_reuses_freed_chunks)
 TEST(execmem_large_image_gets_own_mapping)
 {
 	struct bpfrt_execmem *large, *exact;
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	size_t size = PACK + 1;
 
 	fresh_state();
@@ -398,7 +398,7 @@ TEST(execmem_large_image_gets_own_mapping)
 TEST(execmem_empty_packs_returned)
 {
 	struct bpfrt_execmem *a1, *a2, *b;
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	void *pack_a, *pack_b;
 
 	fresh_state();
@@ -488,7 +488,7 @@ TEST(execmem_freed_chunks_are_traps)
 TEST(execmem_no_pack_switch)
 {
 	struct bpfrt_execmem *mems[10], *packed;
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 
 	fresh_state();
 	packed = bpfrt_execmem_alloc(64);
@@ -568,7 +568,7 @@ TEST(execmem_no_pack_env)
 TEST(execmem_reports_backing)
 {
 	struct bpfrt_execmem *mem;
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	char line[256];
 	long huge_free = 0;
 	FILE *f;
@@ -755,7 +755,7 @@ TEST(execmem_anon_thp_pack)
 {
 	static struct bpfrt_execmem *mems[1000];
 	uint8_t code[8];
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 	char perms[512];
 	void *pack;
 	int pipefd[2], readyfd[2], status;
@@ -952,7 +952,7 @@ TEST(execmem_concurrent_alloc_free)
 {
 	pthread_t th[2], scanner;
 	struct churn c[2] = { { .id = 1 }, { .id = 2 } };
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 
 	fresh_state();
 	atomic_store(&churn_done, false);

@@ -111,19 +111,18 @@ TEST(defaults_leave_registered_ids_alone)
 			.name = "mine", .fn = return_r1_plus_1, .args = { BPFRT_ARG_ANYTHING },
 		};
 		const struct bpf_insn insns[] = { CALL_HELPER(5), EXIT() };
-		const struct bpfrt_helper *h;
+		BPFRT_OPTS(bpfrt_helper_info, h);
 		uint64_t r0 = 0;
 
-		if (bpfrt_helper_get(BPF_FUNC_map_lookup_elem))
+		if (!bpfrt_helper_info(BPF_FUNC_map_lookup_elem, &h))
 			_exit(77);
 		if (bpfrt_helper_register(5, &mine))
 			_exit(1);
 		if (run(insns, ARRAY_LEN(insns), BPFRT_EXEC_INTERP, 41, 0, &r0) || r0 != 42)
 			_exit(2);
-		h = bpfrt_helper_get(BPF_FUNC_trace_printk);
-		if (!h || strcmp(h->name, "trace_printk"))
+		if (bpfrt_helper_info(BPF_FUNC_trace_printk, &h) || strcmp(h.name, "trace_printk"))
 			_exit(3);
-		if (strcmp(bpfrt_helper_get(5)->name, "mine"))
+		if (bpfrt_helper_info(5, &h) || strcmp(h.name, "mine"))
 			_exit(4);
 		_exit(0);
 	}
@@ -147,27 +146,31 @@ TEST(defaults_registered_with_linux_ids_and_prototypes)
 		{ 130, "ringbuf_output" }, { 131, "ringbuf_reserve" }, { 132, "ringbuf_submit" },
 		{ 133, "ringbuf_discard" }, { 134, "ringbuf_query" }, { 181, "loop" },
 	};
-	const struct bpfrt_helper *h;
+	BPFRT_OPTS(bpfrt_helper_info, h);
 
 	bpfrt_helpers_init();
 	bpfrt_helpers_init(); /* idempotent */
 	for (size_t i = 0; i < ARRAY_LEN(expect); i++) {
-		h = bpfrt_helper_get((uint32_t)expect[i].id);
-		REQUIRE(h, "helper %d missing", expect[i].id);
-		CHECK(!strcmp(h->name, expect[i].name), "id %d is %s", expect[i].id, h->name);
+		REQUIRE(!bpfrt_helper_info((uint32_t)expect[i].id, &h), "helper %d missing",
+			expect[i].id);
+		CHECK(!strcmp(h.name, expect[i].name), "id %d is %s", expect[i].id, h.name);
 	}
-	h = bpfrt_helper_get(BPF_FUNC_map_lookup_elem);
-	CHECK(h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL);
-	CHECK(h->args[0] == BPFRT_ARG_CONST_MAP_PTR && h->args[1] == BPFRT_ARG_PTR_TO_MAP_KEY &&
-	      h->args[2] == BPFRT_ARG_NONE);
-	h = bpfrt_helper_get(BPF_FUNC_ktime_get_ns);
-	CHECK(h->args[0] == BPFRT_ARG_NONE);
+	REQUIRE(!bpfrt_helper_info(BPF_FUNC_map_lookup_elem, &h));
+	CHECK(h.ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL);
+	CHECK(h.args[0] == BPFRT_ARG_CONST_MAP_PTR && h.args[1] == BPFRT_ARG_PTR_TO_MAP_KEY &&
+	      h.args[2] == BPFRT_ARG_NONE);
+	REQUIRE(!bpfrt_helper_info(BPF_FUNC_ktime_get_ns, &h));
+	CHECK(h.args[0] == BPFRT_ARG_NONE);
 	/* trace_printk's optional arguments are not declared (as Linux) */
-	h = bpfrt_helper_get(BPF_FUNC_trace_printk);
-	CHECK(h->args[1] == BPFRT_ARG_CONST_SIZE && h->args[2] == BPFRT_ARG_NONE);
-	h = bpfrt_helper_get(BPF_FUNC_loop);
-	CHECK(h->args[1] == BPFRT_ARG_PTR_TO_FUNC);
+	REQUIRE(!bpfrt_helper_info(BPF_FUNC_trace_printk, &h));
+	CHECK(h.args[1] == BPFRT_ARG_CONST_SIZE && h.args[2] == BPFRT_ARG_NONE);
+	REQUIRE(!bpfrt_helper_info(BPF_FUNC_loop, &h));
+	CHECK(h.args[1] == BPFRT_ARG_PTR_TO_FUNC);
+	REQUIRE(!bpfrt_helper_info(BPF_FUNC_tail_call, &h));
+	CHECK(h.fn == bpfrt_helper_tail_call);
+	/* the deprecated live-entry form still answers the same */
 	CHECK(bpfrt_helper_get(BPF_FUNC_tail_call)->fn == bpfrt_helper_tail_call);
+	CHECK(!bpfrt_helper_get(BPFRT_MAX_HELPER_ID));
 }
 
 static uint64_t not_a_tracing_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -186,18 +189,75 @@ TEST(tracing_helpers_are_defaults_before_any_attach)
 		{ BPF_FUNC_get_attach_cookie, { "other", not_a_tracing_helper } },
 	};
 	const struct bpf_insn insns[] = { CALL_HELPER(BPF_FUNC_get_attach_cookie), EXIT() };
-	const struct bpfrt_helper *h;
+	BPFRT_OPTS(bpfrt_helper_info, h);
 	uint64_t r0 = 1;
 
 	CHECK(run(insns, ARRAY_LEN(insns), BPFRT_EXEC_INTERP, 0, 0, &r0) == 0, "%s",
 	      bpfrt_last_error());
 	CHECK(r0 == 0, "cookie %llu outside an attached run", (unsigned long long)r0);
-	h = bpfrt_helper_get(BPF_FUNC_get_func_ip);
-	CHECK(h && !strcmp(h->name, "get_func_ip"));
+	CHECK(!bpfrt_helper_info(BPF_FUNC_get_func_ip, &h) && !strcmp(h.name, "get_func_ip"));
 	CHECK(bpfrt_helpers_add_defaults(other, ARRAY_LEN(other)) == -EBUSY);
 	CHECK(strstr(bpfrt_last_error(), "another set"), "%s", bpfrt_last_error());
-	h = bpfrt_helper_get(BPF_FUNC_get_attach_cookie);
-	CHECK(h && h->fn != not_a_tracing_helper);
+	CHECK(!bpfrt_helper_info(BPF_FUNC_get_attach_cookie, &h) && h.fn != not_a_tracing_helper);
+}
+
+static uint64_t helper_a(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	return 'a';
+}
+
+static uint64_t helper_b(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	return 'b';
+}
+
+#define REREGISTERED_ID (BPFRT_KFUNC_ID_BASE - 1)
+
+static void *reregister_loop(void *stop)
+{
+	static const struct bpfrt_helper a = { .name = "a", .fn = helper_a,
+					       .args = { BPFRT_ARG_ANYTHING } };
+	static const struct bpfrt_helper b = { .name = "b", .fn = helper_b,
+					       .ret = BPFRT_RET_VOID };
+
+	for (unsigned i = 0; !__atomic_load_n((bool *)stop, __ATOMIC_RELAXED); i++)
+		bpfrt_helper_register(REREGISTERED_ID, i & 1 ? &b : &a);
+	return NULL;
+}
+
+/* bpfrt_helper_info copies an entry under the registry's lock: while the
+ * id is registered again and again as one helper or another, every copy
+ * is one of the two whole, never a mix of them. */
+TEST(helper_info_copy_is_never_torn_by_reregistration)
+{
+	static const struct bpfrt_helper first = { .name = "a", .fn = helper_a,
+						   .args = { BPFRT_ARG_ANYTHING } };
+	BPFRT_OPTS(bpfrt_helper_info, h);
+	bool stop = false;
+	unsigned torn = 0, seen_b = 0;
+	pthread_t thread;
+
+	REQUIRE(bpfrt_helper_register(REREGISTERED_ID, &first) == 0, "%s", bpfrt_last_error());
+	REQUIRE(pthread_create(&thread, NULL, reregister_loop, &stop) == 0);
+	for (int i = 0; i < 200000; i++) {
+		bool is_a, is_b;
+
+		if (bpfrt_helper_info(REREGISTERED_ID, &h))
+			continue;
+		is_a = h.fn == helper_a && !strcmp(h.name, "a") && h.ret == BPFRT_RET_INTEGER &&
+		       h.args[0] == BPFRT_ARG_ANYTHING;
+		is_b = h.fn == helper_b && !strcmp(h.name, "b") && h.ret == BPFRT_RET_VOID &&
+		       h.args[0] == BPFRT_ARG_NONE;
+		torn += !is_a && !is_b;
+		seen_b += is_b;
+	}
+	__atomic_store_n(&stop, true, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	CHECK(torn == 0, "%u copies mixed two registrations", torn);
+	CHECK(bpfrt_helper_unregister(REREGISTERED_ID) == 0);
+	CHECK(bpfrt_helper_info(REREGISTERED_ID, &h) == -ENOENT);
+	if (!seen_b)
+		SKIP("the registering thread never ran during the copies");
 }
 
 /* A program that calls ktime_get_ns with only r1/r2 defined must load:

@@ -220,7 +220,7 @@ struct nest64 {
 static void *nest64_thread(void *arg)
 {
 	struct nest64 *n = arg;
-	struct bpfrt_privstack_stats before, after;
+	struct bpfrt_privstack_stats before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
 	char *lo, *hi, *here = __builtin_frame_address(0), *start;
 
 	thread_stack(&lo, &hi);
@@ -253,13 +253,13 @@ TEST(nest_64_levels_without_private_stacks_on_64k_thread)
 	struct bpfrt_prog *jit[LEVELS] = { 0 }, *interp[LEVELS] = { 0 };
 	struct nest64 n = { .progs = jit };
 	struct small_thread st = { .size = 64u << 10 };
-	struct bpfrt_privstack_stats s0, s1;
+	struct bpfrt_privstack_stats s0 = { .sz = sizeof(s0) }, s1 = { .sz = sizeof(s1) };
 	uint64_t ref = level_ref(0, LEVELS, 5), r0 = 0;
 	int err;
 
 	REQUIRE(chain_load(jit, LEVELS, true, BPFRT_F_DISABLE_PRIVATE_STACK));
 	for (int i = 0; i < LEVELS; i++) {
-		struct bpfrt_privstack_info info;
+		struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 
 		CHECK(!bpfrt_prog_privstack_info(jit[i], &info) && !info.enabled);
 	}
@@ -491,7 +491,7 @@ struct pair {
 static void *short_thread(void *arg)
 {
 	struct pair *p = arg;
-	struct bpfrt_privstack_stats s0, s1;
+	struct bpfrt_privstack_stats s0 = { .sz = sizeof(s0) }, s1 = { .sz = sizeof(s1) };
 	uint64_t r0 = 0;
 
 	bpfrt_privstack_stats(&s0);
@@ -508,7 +508,7 @@ TEST(nest_stacks_freed_at_thread_exit)
 {
 	const int threads = TL_ASAN ? 2000 : 10000;
 	struct bpfrt_prog *progs[2] = { 0 };
-	struct bpfrt_privstack_stats before, after;
+	struct bpfrt_privstack_stats before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
 	struct pair p;
 	int maps_before, maps_after, bad = 0;
 
@@ -665,7 +665,7 @@ static void *lock_churn(void *arg)
 
 	while (!atomic_load(&churn_stop)) {
 		struct bpfrt_prog *p = load_asm("churn", text, true, BPFRT_F_PRIVATE_STACK);
-		struct bpfrt_privstack_info info;
+		struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 		void *junk = malloc(100);
 
 		if (!p)
@@ -681,7 +681,7 @@ static void *lock_churn(void *arg)
 TEST(kprobe_first_runs_in_signal_handler)
 {
 	const int threads = TL_ASAN ? 100 : 400;
-	struct bpfrt_privstack_stats before, after;
+	struct bpfrt_privstack_stats before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
 	struct kp_setup k = { 0 };
 	pthread_t churn;
 	int bad = 0;

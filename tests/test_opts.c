@@ -1,13 +1,16 @@
 /* The options convention (bpfrt/opts.h) at the entry points: NULL means
  * defaults, a smaller sz gets the defaults of the fields past it, a larger
  * sz is accepted with a zero tail and refused, naming the struct, with a
- * non-zero byte past the fields this bpfrt knows. */
+ * non-zero byte past the fields this bpfrt knows. Output structs: only
+ * the fields within sz are written, a newer caller's tail is zeroed, NULL
+ * and an unset sz are refused naming the struct. */
 #include "testlib.h"
 #include "insns.h"
 
 #include "bpfrt/bpfrt.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 static bool has(const char *s)
@@ -163,4 +166,140 @@ TEST(env_and_object_opts_checked)
 	CHECK(bpfrt_object_open("/nonexistent.bpf.o", &open_newer.known, &obj) == -EINVAL);
 	CHECK(has("struct bpfrt_object_open_opts"), "%s", bpfrt_last_error());
 	CHECK(bpfrt_prog_attach(NULL, NULL, NULL) == -EINVAL);
+}
+
+/* ---- output structs: bpfrt writes only what the caller's sz covers ---- */
+
+#define END_OF(type, field) (offsetof(struct type, field) + sizeof(((struct type *)0)->field))
+#define CANARY 0xa5
+
+/* Bytes of p in [from, to) that are not the canary. */
+static size_t canary_broken(const void *p, size_t from, size_t to)
+{
+	const unsigned char *b = p;
+	size_t n = 0;
+
+	for (size_t i = from; i < to; i++)
+		n += b[i] != CANARY;
+	return n;
+}
+
+TEST(privstack_stats_writes_only_within_sz)
+{
+	struct bpfrt_privstack_stats st;
+	struct {
+		struct bpfrt_privstack_stats known;
+		uint64_t future;
+	} newer;
+	size_t older = END_OF(bpfrt_privstack_stats, bytes_mapped);
+
+	/* an older caller's struct: live and bytes_mapped, nothing past them */
+	memset(&st, CANARY, sizeof(st));
+	st.sz = older;
+	REQUIRE(bpfrt_privstack_stats(&st) == 0, "%s", bpfrt_last_error());
+	CHECK(st.sz == older);
+	CHECK(canary_broken(&st, offsetof(struct bpfrt_privstack_stats, live), older) > 0,
+	      "the fields within sz were not written");
+	CHECK(canary_broken(&st, older, sizeof(st)) == 0, "%zu bytes past sz written",
+	      canary_broken(&st, older, sizeof(st)));
+
+	/* a newer caller's struct: every known field, the unknown tail zeroed */
+	memset(&newer, CANARY, sizeof(newer));
+	newer.known.sz = sizeof(newer);
+	REQUIRE(bpfrt_privstack_stats(&newer.known) == 0, "%s", bpfrt_last_error());
+	CHECK(newer.future == 0, "tail %#llx", (unsigned long long)newer.future);
+	CHECK(newer.known.frees <= newer.known.allocs && newer.known.live != 0xa5a5a5a5a5a5a5a5ull);
+
+	/* NULL, sz unset, sz garbage: refused naming the struct, nothing written */
+	CHECK(bpfrt_privstack_stats(NULL) == -EINVAL);
+	CHECK(has("struct bpfrt_privstack_stats"), "%s", bpfrt_last_error());
+	memset(&st, CANARY, sizeof(st));
+	st.sz = 0;
+	CHECK(bpfrt_privstack_stats(&st) == -EINVAL);
+	CHECK(has("struct bpfrt_privstack_stats") && has("sz 0"), "%s", bpfrt_last_error());
+	st.sz = sizeof(size_t); /* reaches no field */
+	CHECK(bpfrt_privstack_stats(&st) == -EINVAL);
+	st.sz = 1u << 20;
+	CHECK(bpfrt_privstack_stats(&st) == -EINVAL);
+	CHECK(has("struct bpfrt_privstack_stats"), "%s", bpfrt_last_error());
+	CHECK(canary_broken(&st, sizeof(st.sz), sizeof(st)) == 0, "a refused call wrote");
+}
+
+TEST(privstack_info_writes_only_within_sz)
+{
+	struct bpfrt_privstack_info info;
+	struct bpfrt_prog *p = NULL;
+	size_t older = END_OF(bpfrt_privstack_info, faulted);
+
+	REQUIRE(bpfrt_prog_load(ret_7, ARRAY_LEN(ret_7), NULL, &p) == 0, "%s", bpfrt_last_error());
+	memset(&info, CANARY, sizeof(info));
+	info.sz = older;
+	REQUIRE(bpfrt_prog_privstack_info(p, &info) == 0, "%s", bpfrt_last_error());
+	CHECK(canary_broken(&info, offsetof(struct bpfrt_privstack_info, enabled),
+			    END_OF(bpfrt_privstack_info, faulted)) == 2, "enabled, faulted not written");
+	CHECK(canary_broken(&info, older, sizeof(info)) == 0, "%zu bytes past sz written",
+	      canary_broken(&info, older, sizeof(info)));
+
+	info.sz = 0;
+	CHECK(bpfrt_prog_privstack_info(p, &info) == -EINVAL);
+	CHECK(has("struct bpfrt_privstack_info"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_prog_privstack_info(p, NULL) == -EINVAL);
+	CHECK(has("struct bpfrt_privstack_info"), "%s", bpfrt_last_error());
+	info.sz = sizeof(info);
+	CHECK(bpfrt_prog_privstack_info(NULL, &info) == -EINVAL);
+	CHECK(has("program"), "%s", bpfrt_last_error());
+	bpfrt_prog_free(p);
+}
+
+TEST(execmem_stats_writes_only_within_sz)
+{
+	struct bpfrt_execmem_stats st;
+	struct {
+		struct bpfrt_execmem_stats known;
+		uint32_t future;
+	} newer;
+	size_t older = END_OF(bpfrt_execmem_stats, own_cnt);
+
+	memset(&st, CANARY, sizeof(st));
+	st.sz = older;
+	REQUIRE(bpfrt_execmem_stats(&st) == 0, "%s", bpfrt_last_error());
+	CHECK(st.packing == bpfrt_execmem_packing());
+	CHECK(canary_broken(&st, older, sizeof(st)) == 0, "%zu bytes past sz written",
+	      canary_broken(&st, older, sizeof(st)));
+
+	memset(&newer, CANARY, sizeof(newer));
+	newer.known.sz = sizeof(newer);
+	REQUIRE(bpfrt_execmem_stats(&newer.known) == 0, "%s", bpfrt_last_error());
+	CHECK(newer.future == 0 && newer.known.pack_info_cnt <= BPFRT_EXECMEM_STATS_PACKS);
+	CHECK(canary_broken(&newer, sizeof(newer.known), sizeof(newer)) == sizeof(newer) -
+	      sizeof(newer.known), "the tail past the known fields is not zeroed");
+
+	CHECK(bpfrt_execmem_stats(NULL) == -EINVAL);
+	CHECK(has("struct bpfrt_execmem_stats"), "%s", bpfrt_last_error());
+	st.sz = 0;
+	CHECK(bpfrt_execmem_stats(&st) == -EINVAL);
+	CHECK(has("struct bpfrt_execmem_stats") && has("sz 0"), "%s", bpfrt_last_error());
+}
+
+TEST(helper_info_writes_only_within_sz)
+{
+	struct bpfrt_helper_info h;
+	size_t older = END_OF(bpfrt_helper_info, name);
+
+	bpfrt_helpers_init();
+	memset(&h, CANARY, sizeof(h));
+	h.sz = older;
+	REQUIRE(bpfrt_helper_info(BPF_FUNC_map_lookup_elem, &h) == 0, "%s", bpfrt_last_error());
+	CHECK(!strcmp(h.name, "map_lookup_elem"));
+	CHECK(canary_broken(&h, older, sizeof(h)) == 0, "%zu bytes past sz written",
+	      canary_broken(&h, older, sizeof(h)));
+
+	h.sz = sizeof(h);
+	CHECK(bpfrt_helper_info(BPFRT_MAX_HELPER_ID, &h) == -ENOENT);
+	CHECK(has("helper 1024"), "%s", bpfrt_last_error());
+	h.sz = 0;
+	CHECK(bpfrt_helper_info(BPF_FUNC_map_lookup_elem, &h) == -EINVAL);
+	CHECK(has("struct bpfrt_helper_info"), "%s", bpfrt_last_error());
+	CHECK(bpfrt_helper_info(BPF_FUNC_map_lookup_elem, NULL) == -EINVAL);
+	CHECK(has("struct bpfrt_helper_info"), "%s", bpfrt_last_error());
 }

@@ -35,7 +35,7 @@ static struct bpfrt_object *load_obj(const char *file, bool jit, uint32_t prog_f
 
 static bool privstack_on(const struct bpfrt_prog *prog)
 {
-	struct bpfrt_privstack_info info;
+	struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 
 	return !bpfrt_prog_privstack_info(prog, &info) && info.enabled;
 }
@@ -599,7 +599,7 @@ static const char *deep_prog_text(void)
 
 static void guard_hit(bool jit, bool interp_run)
 {
-	struct bpfrt_privstack_info info;
+	struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 	struct bpfrt_prog *prog;
 	uint64_t r0 = 0;
 	int err;
@@ -757,7 +757,7 @@ static void *short_thread(void *arg)
 TEST(stacks_freed_at_thread_exit)
 {
 	const int threads = TL_ASAN ? 2000 : 10000;
-	struct bpfrt_privstack_stats before, after;
+	struct bpfrt_privstack_stats before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
 	struct bpfrt_prog *prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
 	int maps_before, maps_after, bad = 0;
 
@@ -786,8 +786,8 @@ TEST(stacks_freed_at_thread_exit)
 
 TEST(unload_frees_every_threads_stack)
 {
-	struct bpfrt_privstack_stats before, after;
-	struct bpfrt_privstack_info info;
+	struct bpfrt_privstack_stats before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
+	struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 	struct bpfrt_prog *prog = load_asm("deep_prog", deep_prog_text(), true, BPFRT_F_PRIVATE_STACK);
 	pthread_barrier_t *bar = NULL;
 
@@ -854,7 +854,7 @@ static struct bpfrt_prog *load_verified(const char *name, const char *text, bool
 static void run_in_bounds(struct bpfrt_prog *prog, bool jit, uint64_t want, uint32_t min_depth)
 {
 	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
-	struct bpfrt_privstack_info info;
+	struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 
 	if (!prog)
 		return;
@@ -986,7 +986,7 @@ BOTH_ENGINES(stack_bound_keeps_frame_of_stack_pointer_argument)
 BOTH_ENGINES(tail_call_to_deeper_private_stack_program)
 {
 	enum bpfrt_exec_mode mode = jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
-	struct bpfrt_privstack_info ia_info, ib_info;
+	struct bpfrt_privstack_info ia_info = { .sz = sizeof(ia_info) }, ib_info = { .sz = sizeof(ib_info) };
 	struct bpfrt_map *map = NULL;
 	struct bpfrt_prog *a, *b;
 	uint64_t ctx = 0, r0 = 0;

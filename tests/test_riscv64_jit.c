@@ -379,7 +379,7 @@ TEST(private_stack_frames_of_calls_and_callbacks)
 {
 	struct bpfrt_prog *p = load_insns("riscv64_priv", frames_prog, ARRAY_LEN(frames_prog), true,
 					  BPFRT_F_PRIVATE_STACK);
-	struct bpfrt_privstack_info info;
+	struct bpfrt_privstack_info info = { .sz = sizeof(info) };
 	uint64_t out[8], r0 = 0;
 	uintptr_t top, here = (uintptr_t)&here;
 

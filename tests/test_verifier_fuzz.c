@@ -147,7 +147,8 @@ static void print_stats(const struct stats *s, double secs, uint64_t seed)
 		printf(" %s %" PRIu64 "/%" PRIu64, vg_kind_name((enum bpfrt_prog_kind)k),
 		       s->kind_acc[k], s->kind_gen[k]);
 	for (uint32_t id = 0; id < BPFRT_MAX_HELPER_ID; id++) {
-		const struct bpfrt_helper *h = bpfrt_helper_get(id);
+		struct bpfrt_helper_info info = { .sz = sizeof(info) };
+		const struct bpfrt_helper_info *h = bpfrt_helper_info(id, &info) ? NULL : &info;
 
 		helpers_reg += h && h->fn;
 		helpers_gen += s->helper_gen[id];
@@ -156,7 +157,8 @@ static void print_stats(const struct stats *s, double secs, uint64_t seed)
 	printf("\n# helpers: %d registered, %d ids called (mutations included), %d in accepted programs; not accepted:",
 	       helpers_reg, helpers_gen, helpers_acc);
 	for (uint32_t id = 0; id < BPFRT_MAX_HELPER_ID; id++) {
-		const struct bpfrt_helper *h = bpfrt_helper_get(id);
+		struct bpfrt_helper_info info = { .sz = sizeof(info) };
+		const struct bpfrt_helper_info *h = bpfrt_helper_info(id, &info) ? NULL : &info;
 
 		if (h && h->fn && !s->helper_acc[id])
 			printf(" %s#%u", h->name ? h->name : "?", id);

@@ -347,9 +347,10 @@ static bool zero_sized_memory_argument(const struct vg_prog *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct bpf_insn *in = &p->insns[i];
-		const struct bpfrt_helper *h;
+		struct bpfrt_helper_info h_info = { .sz = sizeof(h_info) };
+		const struct bpfrt_helper_info *h = &h_info;
 
-		if (!is_helper_call(in) || !(h = bpfrt_helper_get((uint32_t)in->imm)))
+		if (!is_helper_call(in) || bpfrt_helper_info((uint32_t)in->imm, &h_info))
 			continue;
 		for (int a = 0; a < 4; a++) {
 			int size_reg = a + 2;

@@ -3,6 +3,14 @@
  * Ownership: bpfrt owns every mapping; an image is freed with its program.
  * The caller owns only the stats structure it passes in.
  *
+ * struct bpfrt_execmem_stats is an output struct of the options convention
+ * (bpfrt/opts.h): it starts with `size_t sz`, which the caller sets to the
+ * size it was compiled with (BPFRT_OPTS, or `= { .sz = sizeof(x) }`).
+ * bpfrt writes only the fields that lie wholly within sz (an older
+ * caller's smaller struct gets the fields it knows, nothing past its end)
+ * and zeroes the bytes of a newer caller's larger struct past the fields
+ * this bpfrt knows (a field it does not report reads 0).
+ *
  * Thread safety: every call may be made from any thread while programs
  * load, run and unload; stats are a snapshot taken under the allocator's
  * lock. */
@@ -12,6 +20,7 @@
 #include "bpfrt/export.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -42,6 +51,7 @@ struct bpfrt_execmem_pack_stats {
 };
 
 struct bpfrt_execmem_stats {
+	size_t sz;                       /* set by the caller: sizeof(struct bpfrt_execmem_stats) */
 	bool packing;                    /* new images go into packs */
 	uint32_t pack_cnt;               /* packs mapped, the spare included */
 	uint32_t spare_cnt;              /* empty pack kept for reuse (0 or 1) */
@@ -54,7 +64,12 @@ struct bpfrt_execmem_stats {
 	struct bpfrt_execmem_pack_stats packs[BPFRT_EXECMEM_STATS_PACKS];
 };
 
-/* Snapshot of the executable-memory allocator. Returns 0 or -EINVAL. */
+#define bpfrt_execmem_stats__first_field packing
+#define bpfrt_execmem_stats__last_field packs
+
+/* Snapshot of the executable-memory allocator. Returns 0, or -EINVAL
+ * naming the struct in bpfrt_last_error() (NULL stats, an sz that does not
+ * reach packing, or above BPFRT_OPTS_SZ_MAX), nothing written. */
 BPFRT_API int bpfrt_execmem_stats(struct bpfrt_execmem_stats *stats);
 /* Returns the spare empty pack (kept so that a load/unload loop does not
  * map and fill 2 MiB each time) to the system. */

@@ -3,8 +3,9 @@
  *
  * Ownership: the registry copies struct bpfrt_helper; a helper's name
  * string must stay valid while it is registered (a kfunc's name is copied
- * and kept by bpfrt). bpfrt_helper_get returns the registry's entry:
- * valid until that id is registered again or unregistered.
+ * and kept by bpfrt). bpfrt_helper_info copies an entry out into the
+ * caller's struct; bpfrt_helper_get (deprecated) returns the registry's
+ * entry itself: valid until that id is registered again or unregistered.
  *
  * These calls act on the default environment (bpfrt/env.h has others).
  * A program calls the functions registered when it was loaded: each
@@ -14,13 +15,16 @@
  *
  * Thread safety: registration and loads may run concurrently on any
  * threads (the tables are under a lock; runs never read them).
- * bpfrt_helper_get returns the live entry, which a concurrent
- * registration of the same id may be rewriting. */
+ * bpfrt_helper_info copies the entry under the lock (a consistent entry,
+ * before or after a concurrent registration). bpfrt_helper_get returns
+ * the live entry, which a concurrent registration of the same id may be
+ * rewriting: it is deprecated, kept for the callers that have it. */
 #ifndef BPFRT_PUBLIC_HELPERS_H
 #define BPFRT_PUBLIC_HELPERS_H
 
 #include "bpfrt/export.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -72,6 +76,28 @@ struct bpfrt_helper {
 /* Registers (or replaces) helper `id` for the loads that follow. */
 BPFRT_API int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper);
 BPFRT_API int bpfrt_helper_unregister(uint32_t id);
+
+/* A registered helper as bpfrt_helper_info reports it: the fields of
+ * struct bpfrt_helper. An output struct of the options convention
+ * (bpfrt/opts.h): the caller sets sz (BPFRT_OPTS, or
+ * `= { .sz = sizeof(x) }`); bpfrt writes only the fields wholly within sz
+ * and zeroes a newer caller's bytes past the fields it knows. */
+struct bpfrt_helper_info {
+	size_t sz;                  /* set by the caller: sizeof(struct bpfrt_helper_info) */
+	const char *name;           /* the registrant's string (see Ownership) */
+	bpfrt_helper_fn fn;
+	enum bpfrt_ret_type ret;
+	enum bpfrt_arg_type args[5];
+};
+#define bpfrt_helper_info__first_field name
+#define bpfrt_helper_info__last_field args
+/* Copies helper id of the default environment into *info. Returns 0,
+ * -ENOENT (id not registered) or -EINVAL (NULL info, an sz that does not
+ * reach name, or above BPFRT_OPTS_SZ_MAX), with bpfrt_last_error()
+ * naming the id or the struct. */
+BPFRT_API int bpfrt_helper_info(uint32_t id, struct bpfrt_helper_info *info);
+/* Deprecated: bpfrt_helper_info copies the entry out. The registry's live
+ * entry, or NULL if id is not registered. */
 BPFRT_API const struct bpfrt_helper *bpfrt_helper_get(uint32_t id);
 
 /* Host kfuncs: named C functions that BPF code declares as
@@ -86,7 +112,7 @@ BPFRT_API int bpfrt_kfunc_id(const char *name);
  * environment has them from its creation), each only where its id is still
  * free: an embedder's own helper under a Linux id wins, and registering
  * one later replaces the default. Idempotent; call it to make the defaults
- * visible to bpfrt_helper_get() before any load. */
+ * visible to bpfrt_helper_info() before any load. */
 BPFRT_API void bpfrt_helpers_init(void);
 
 #ifdef __cplusplus

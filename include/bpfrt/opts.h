@@ -12,6 +12,15 @@
  *   BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "mine", .jit = true);
  *   err = bpfrt_prog_load(insns, cnt, &opts, &prog);
  *
+ * Output structs (info and stats a call fills in: bpfrt_privstack_info,
+ * bpfrt_privstack_stats, bpfrt_execmem_stats, bpfrt_helper_info) start
+ * with sz too, set by the caller the same way. bpfrt writes only the
+ * fields wholly within sz (an older caller's struct gets the fields it
+ * knows, nothing past its end) and zeroes the bytes of a newer caller's
+ * struct past the fields it knows; NULL, an sz that does not reach the
+ * first field after sz, or one above 4096 fail with -EINVAL naming the
+ * struct, nothing written.
+ *
  * Ownership: bpfrt reads the options during the call only (output fields
  * are written before it returns); pointers in them are the caller's. */
 #ifndef BPFRT_PUBLIC_OPTS_H

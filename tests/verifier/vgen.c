@@ -114,7 +114,8 @@ void vg_init(void)
 	maps_init();
 	bpfrt_helpers_init();
 	for (uint32_t id = 0; id < BPFRT_MAX_HELPER_ID; id++) {
-		const struct bpfrt_helper *h = bpfrt_helper_get(id);
+		struct bpfrt_helper_info info = { .sz = sizeof(info) };
+		const struct bpfrt_helper_info *h = bpfrt_helper_info(id, &info) ? NULL : &info;
 
 		if (h && h->fn)
 			helper_ids[helper_cnt++] = id;
@@ -867,7 +868,8 @@ static int size_arg(struct gen *g, int r, int max, bool zero_ok)
  * (callx: through a register). Returns false if this frame cannot. */
 static bool call_helper(struct gen *g, uint32_t id, bool callx)
 {
-	const struct bpfrt_helper *h = bpfrt_helper_get(id);
+	struct bpfrt_helper_info info = { .sz = sizeof(info) };
+	const struct bpfrt_helper_info *h = bpfrt_helper_info(id, &info) ? NULL : &info;
 	int cursor = 0, mapvm = -1, cb = -1, uninit_off[5], uninit_len[5], nuninit = 0;
 
 	if (!h)

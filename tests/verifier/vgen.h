@@ -12,7 +12,7 @@
  * and without fetch, xchg, cmpxchg; 32 and 64-bit), jmp and jmp32 with
  * every op, ja and gotol, bounded loops, lddw of an immediate, a map, a
  * map value and a function, local calls, bpf_loop callbacks, tail calls,
- * callx, and calls of every registered helper (bpfrt_helper_get over
+ * callx, and calls of every registered helper (bpfrt_helper_info over
  * 0..BPFRT_MAX_HELPER_ID) with arguments set up per bpfrt_arg_type, for
  * every program kind with its context. vg_mutate then damages a program
  * (operand, opcode and register changes) to reach the rejections. */

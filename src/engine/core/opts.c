@@ -3,6 +3,7 @@
 #include "bpfrt/bpfrt.h"
 
 #include <stdint.h>
+#include <string.h>
 
 bool bpfrt_opts_valid(const void *opts, size_t known, size_t user_sz, const char *type_name)
 {
@@ -28,6 +29,28 @@ bool bpfrt_opts_valid(const void *opts, size_t known, size_t user_sz, const char
 	return true;
 }
 
+bool bpfrt_out_valid(void *out, size_t first_end, size_t known, size_t user_sz,
+		     const char *type_name)
+{
+	if (!out) {
+		bpfrt_err(-EINVAL, "struct %s: NULL", type_name);
+		return false;
+	}
+	if (user_sz < first_end) {
+		bpfrt_err(-EINVAL, "struct %s: sz %zu does not reach its first field (%zu bytes; "
+			  "sz not set?)", type_name, user_sz, first_end);
+		return false;
+	}
+	if (user_sz > BPFRT_OPTS_SZ_MAX) {
+		bpfrt_err(-EINVAL, "struct %s: sz %zu is not the size of an output struct "
+			  "(uninitialised?)", type_name, user_sz);
+		return false;
+	}
+	if (user_sz > known)
+		memset((uint8_t *)out + known, 0, user_sz - known);
+	return true;
+}
+
 /* No public options struct has padding after its last field: bytes there
  * would not be zeroed by a plain `= { .sz = sizeof(...), ... }`
  * initialiser, and OPTS_VALID would refuse them at random. */
@@ -44,3 +67,7 @@ NO_TAIL_PADDING(bpfrt_object_load_opts);
 NO_TAIL_PADDING(bpfrt_attach_opts);
 NO_TAIL_PADDING(bpfrt_kprobe_opts);
 NO_TAIL_PADDING(bpfrt_env_opts);
+NO_TAIL_PADDING(bpfrt_privstack_info);
+NO_TAIL_PADDING(bpfrt_privstack_stats);
+NO_TAIL_PADDING(bpfrt_execmem_stats);
+NO_TAIL_PADDING(bpfrt_helper_info);

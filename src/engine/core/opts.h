@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #define bpfrt_offsetofend(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 
@@ -37,6 +38,34 @@ bool bpfrt_opts_valid(const void *opts, size_t known, size_t user_sz, const char
 	do {                                                                   \
 		if (OPTS_HAS(opts, field))                                     \
 			(opts)->field = (value);                               \
+	} while (0)
+
+/* Output structs (stats and info a call fills in) follow the same
+ * convention from the other side: the caller sets sz (BPFRT_OPTS, or
+ * `= { .sz = sizeof(x) }`) and bpfrt writes only the fields that lie
+ * wholly within it, so an older caller's smaller struct gets the fields it
+ * knows and nothing past its end. A newer caller's larger struct gets the
+ * bytes past the fields this bpfrt knows zeroed (a field this bpfrt does
+ * not report reads 0, whatever the struct held). Each struct names its
+ * first reported field TYPE__first_field (sz must reach past it) and its
+ * last TYPE__last_field. */
+
+/* True if out is valid for type_name: non-NULL, first_end <= user_sz <=
+ * BPFRT_OPTS_SZ_MAX; then zeroes its bytes [known, user_sz). Otherwise
+ * false with a message naming the struct in bpfrt_last_error(). */
+bool bpfrt_out_valid(void *out, size_t first_end, size_t known, size_t user_sz,
+		     const char *type_name);
+
+#define OUT_VALID(out, type)                                                   \
+	bpfrt_out_valid((out), bpfrt_offsetofend(struct type, type##__first_field), \
+			bpfrt_offsetofend(struct type, type##__last_field),     \
+			(out) ? (out)->sz : 0, #type)
+/* Copies field (any type, arrays too) from the complete struct *src into
+ * the caller's *out when out's sz reaches past it. */
+#define OUT_COPY(out, src, field)                                              \
+	do {                                                                   \
+		if (OPTS_HAS(out, field))                                      \
+			memcpy(&(out)->field, &(src)->field, sizeof((out)->field)); \
 	} while (0)
 
 #endif

@@ -3,6 +3,7 @@
 #include "helpers/helpers.h"
 #include "core/env.h"
 #include "core/error.h"
+#include "core/opts.h"
 #include "core/prog.h"
 #include "isa/isa.h"
 
@@ -184,6 +185,21 @@ int bpfrt_helper_register(uint32_t id, const struct bpfrt_helper *helper)
 int bpfrt_helper_unregister(uint32_t id)
 {
 	return bpfrt_env_helper_unregister(bpfrt_env_default(), id);
+}
+
+int bpfrt_helper_info(uint32_t id, struct bpfrt_helper_info *info)
+{
+	struct bpfrt_helper h;
+
+	if (!OUT_VALID(info, bpfrt_helper_info))
+		return -EINVAL;
+	if (bpfrt_env_helper_copy(bpfrt_env_default(), id, &h))
+		return bpfrt_err(-ENOENT, "helper %u is not registered", id);
+	OPTS_SET(info, name, h.name);
+	OPTS_SET(info, fn, h.fn);
+	OPTS_SET(info, ret, h.ret);
+	OUT_COPY(info, &h, args);
+	return 0;
 }
 
 const struct bpfrt_helper *bpfrt_helper_get(uint32_t id)

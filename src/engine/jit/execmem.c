@@ -45,6 +45,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/opts.h"
 
 #ifndef MFD_HUGETLB
 #define MFD_HUGETLB 0x0004u
@@ -1000,23 +1001,34 @@ void bpfrt_execmem_free(struct bpfrt_execmem *mem)
 
 int bpfrt_execmem_stats(struct bpfrt_execmem_stats *stats)
 {
-	if (!stats)
+	struct bpfrt_execmem_stats now = { .sz = sizeof(now) };
+
+	if (!OUT_VALID(stats, bpfrt_execmem_stats))
 		return -EINVAL;
-	memset(stats, 0, sizeof(*stats));
-	stats->packing = bpfrt_execmem_packing();
+	now.packing = bpfrt_execmem_packing();
 	pthread_mutex_lock(&execmem_lock);
-	prog_pack_stats_locked(stats);
-	stats->own_cnt = own_cnt;
-	stats->bytes_used += own_bytes;
-	stats->bytes_mapped += own_bytes;
+	prog_pack_stats_locked(&now);
+	now.own_cnt = own_cnt;
+	now.bytes_used += own_bytes;
+	now.bytes_mapped += own_bytes;
 	pthread_mutex_unlock(&execmem_lock);
-	stats->image_cnt = __atomic_load_n(&image_cnt, __ATOMIC_RELAXED);
+	now.image_cnt = __atomic_load_n(&image_cnt, __ATOMIC_RELAXED);
+	OUT_COPY(stats, &now, packing);
+	OUT_COPY(stats, &now, pack_cnt);
+	OUT_COPY(stats, &now, spare_cnt);
+	OUT_COPY(stats, &now, packs_by_backing);
+	OUT_COPY(stats, &now, own_cnt);
+	OUT_COPY(stats, &now, image_cnt);
+	OUT_COPY(stats, &now, bytes_used);
+	OUT_COPY(stats, &now, bytes_mapped);
+	OUT_COPY(stats, &now, pack_info_cnt);
+	OUT_COPY(stats, &now, packs);
 	return 0;
 }
 
 int bpfrt_execmem_dump(FILE *out)
 {
-	struct bpfrt_execmem_stats st;
+	struct bpfrt_execmem_stats st = { .sz = sizeof(st) };
 
 	if (!out)
 		return -EINVAL;

@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include "stack/privstack.h"
 #include "core/error.h"
+#include "core/opts.h"
 #include "core/prog.h"
 #include "core/rcu.h"
 #include "core/run.h"
@@ -581,30 +582,39 @@ uint64_t bpfrt_nest_stack_run(const struct bpfrt_prog *prog, uint64_t r1, uint64
 
 int bpfrt_prog_privstack_info(const struct bpfrt_prog *prog, struct bpfrt_privstack_info *info)
 {
-	if (!prog || !info)
-		return bpfrt_err(-EINVAL, "privstack_info: NULL argument");
-	memset(info, 0, sizeof(*info));
-	info->enabled = prog->privstack;
-	info->stack_size = prog->privstack_has_id ? prog->privstack_size : 0;
+	struct bpfrt_privstack_info now = { .sz = sizeof(now) };
+
+	if (!prog)
+		return bpfrt_err(-EINVAL, "privstack_info: NULL program");
+	if (!OUT_VALID(info, bpfrt_privstack_info))
+		return -EINVAL;
+	now.enabled = prog->privstack;
+	now.stack_size = prog->privstack_has_id ? prog->privstack_size : 0;
 	ps_lock_always();
-	info->thread_cnt = prog->privstack_threads;
+	now.thread_cnt = prog->privstack_threads;
 	ps_unlock();
-	info->faults = atomic_load(&((struct bpfrt_prog *)prog)->privstack_faults);
-	info->faulted = info->faults != 0;
+	now.faults = atomic_load(&((struct bpfrt_prog *)prog)->privstack_faults);
+	now.faulted = now.faults != 0;
+	OUT_COPY(info, &now, enabled);
+	OUT_COPY(info, &now, faulted);
+	OUT_COPY(info, &now, stack_size);
+	OUT_COPY(info, &now, thread_cnt);
+	OUT_COPY(info, &now, faults);
 	return 0;
 }
 
-void bpfrt_privstack_stats(struct bpfrt_privstack_stats *st)
+int bpfrt_privstack_stats(struct bpfrt_privstack_stats *st)
 {
-	if (!st)
-		return;
-	st->live = atomic_load(&ps_live);
-	st->bytes_mapped = atomic_load(&ps_bytes);
-	st->allocs = atomic_load(&ps_allocs);
-	st->frees = atomic_load(&ps_frees);
-	st->threads = atomic_load(&ps_threads);
-	st->nest_stacks = atomic_load(&ps_nest_live);
-	st->nest_bytes = atomic_load(&ps_nest_bytes);
+	if (!OUT_VALID(st, bpfrt_privstack_stats))
+		return -EINVAL;
+	OPTS_SET(st, live, atomic_load(&ps_live));
+	OPTS_SET(st, bytes_mapped, atomic_load(&ps_bytes));
+	OPTS_SET(st, allocs, atomic_load(&ps_allocs));
+	OPTS_SET(st, frees, atomic_load(&ps_frees));
+	OPTS_SET(st, threads, atomic_load(&ps_threads));
+	OPTS_SET(st, nest_stacks, atomic_load(&ps_nest_live));
+	OPTS_SET(st, nest_bytes, atomic_load(&ps_nest_bytes));
+	return 0;
 }
 
 /* ---- guard-page faults --------------------------------------------------
