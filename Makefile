@@ -24,12 +24,15 @@ TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 BPF_PROGS  := $(patsubst %.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/progs/*.bpf.c bench/progs/*.bpf.c))
 
-.PHONY: print-ldlibs all deps run test check test-bins test-san clean
+.PHONY: print-ldlibs all deps deps-run run test check test-bins test-san clean
 all: $(BUILD)/libbpfrt.a $(BUILD)/libbpfrt.so $(TOOL_BINS) $(TEST_BINS) $(BPF_PROGS) \
      $(if $(BENCH_SRCS),$(BUILD)/bpfrt-bench)
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh test
+
+deps-run:
+	@scripts/deps.sh run
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -88,7 +91,7 @@ $(BUILD)/%.bpf.o: %.bpf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Iinclude -I/usr/include/$(shell gcc -dumpmachine) -c $< -o $@
 
-run: deps
+run: deps-run
 	@$(MAKE) --no-print-directory all
 	@scripts/run.sh $(BUILD)
 
