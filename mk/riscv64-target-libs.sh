@@ -7,11 +7,17 @@
 # 4 has no RISC-V, so riscv64 builds list raw words). A finished PREFIX
 # (PREFIX/.done) is reused. apt-get runs with a private source list and
 # state directory derived from the system's Debian sources (deb -> deb-src),
-# so the system's apt configuration is left alone. About a minute.
+# so the system's apt configuration is left alone. About a minute. Builds
+# that share one PREFIX (worktrees with the same symlink) take turns on
+# PREFIX.lock: the second waits and reuses the first one's result.
 # Usage: mk/riscv64-target-libs.sh PREFIX
 set -e
 [ -n "$1" ] || { echo "usage: $0 PREFIX" >&2; exit 2; }
 prefix=$(realpath -m "$1")
+[ -f "$prefix/.done" ] && exit 0
+mkdir -p "$(dirname "$prefix")"
+exec 9>"$prefix.lock"
+flock 9
 [ -f "$prefix/.done" ] && exit 0
 cc=riscv64-linux-gnu-gcc
 command -v $cc >/dev/null || { echo "$0: $cc not found (make deps)" >&2; exit 1; }

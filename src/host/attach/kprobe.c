@@ -994,7 +994,7 @@ static int site_disarm(struct kprobe_site *s)
 		return err;
 	/* text_poke emulates a call/jmp being written for threads that trap
 	 * meanwhile: it needs the whole instruction. */
-	if (s->orig[0] == 0xe8 || s->orig[0] == 0xe9 || s->orig[0] == 0xeb)
+	if (s->orig[0] == X86_CALL_REL32 || s->orig[0] == X86_JMP_REL32 || s->orig[0] == X86_JMP_REL8)
 		len = s->first_len;
 	err = bpfrt_text_poke((void *)s->addr, s->orig, len);
 	if (err)

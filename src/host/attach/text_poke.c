@@ -3,6 +3,7 @@
 #include "attach/text_poke.h"
 #include "attach/trap.h"
 #include "core/error.h"
+#include "jit/x86_64/emit.h"
 #include "signal/ucontext.h"
 
 #include <fcntl.h>
@@ -16,7 +17,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INT3 0xcc
 #define PAGE 4096ul
 
 static pthread_mutex_t poke_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -37,24 +37,37 @@ static _Atomic uint32_t live_readers;
  * and at the byte knows no poke started or ended in between (trap.c). */
 static _Atomic uint64_t live_gen;
 
+/* rel32 from the end of a 5-byte branch at from to target, or -ERANGE. */
+static int branch_rel32(uintptr_t from, uintptr_t target, int32_t *rel32)
+{
+	int64_t rel = (int64_t)(target - (from + X86_REL32_BRANCH_LEN));
+
+	*rel32 = (int32_t)rel;
+	return rel == *rel32 ? 0 : -ERANGE;
+}
+
 int bpfrt_encode_call(uint8_t insn[5], uintptr_t from, uintptr_t target)
 {
-	int64_t rel = (int64_t)(target - (from + 5));
-	int32_t rel32 = (int32_t)rel;
+	struct x86_buf b = { .p = insn, .cap = X86_REL32_BRANCH_LEN };
+	int32_t rel32;
+	int err = branch_rel32(from, target, &rel32);
 
-	if (rel != rel32)
-		return -ERANGE;
-	insn[0] = 0xe8;
-	memcpy(insn + 1, &rel32, 4);
+	if (err)
+		return err;
+	emit_call_rel32(&b, rel32);
 	return 0;
 }
 
 int bpfrt_encode_jmp(uint8_t insn[5], uintptr_t from, uintptr_t target)
 {
-	int err = bpfrt_encode_call(insn, from, target);
+	struct x86_buf b = { .p = insn, .cap = X86_REL32_BRANCH_LEN };
+	int32_t rel32;
+	int err = branch_rel32(from, target, &rel32);
 
-	insn[0] = 0xe9;
-	return err;
+	if (err)
+		return err;
+	emit_jmp_rel32(&b, rel32);
+	return 0;
 }
 
 /* ---- trap side (signal context) ---------------------------------------- */
@@ -72,6 +85,20 @@ static bool is_nop(const uint8_t *b, size_t len)
 	return false;
 }
 
+/* What a patched site may become: exactly one call/jmp rel32, jmp rel8 or nop. */
+static bool is_one_branch_or_nop(const uint8_t *b, size_t len)
+{
+	switch (b[0]) {
+	case X86_CALL_REL32:
+	case X86_JMP_REL32:
+		return len == X86_REL32_BRANCH_LEN;
+	case X86_JMP_REL8:
+		return len == 2;
+	default:
+		return is_nop(b, len);
+	}
+}
+
 /* Sets the registers as if the thread had executed p's new instruction. */
 static bool poke_emulate(const struct bpfrt_poke *p, ucontext_t *uc)
 {
@@ -83,17 +110,17 @@ static bool poke_emulate(const struct bpfrt_poke *p, ucontext_t *uc)
 	int32_t rel32;
 
 	switch (p->bytes[0]) {
-	case 0xe8: /* call rel32 */
+	case X86_CALL_REL32:
 		memcpy(&rel32, p->bytes + 1, 4);
 		bpfrt_uc_set_sp(uc, bpfrt_uc_sp(uc) - 8);
 		*(uint64_t *)bpfrt_uc_sp(uc) = next;
 		bpfrt_uc_set_pc(uc, next + (intptr_t)rel32);
 		return true;
-	case 0xe9: /* jmp rel32 */
+	case X86_JMP_REL32:
 		memcpy(&rel32, p->bytes + 1, 4);
 		bpfrt_uc_set_pc(uc, next + (intptr_t)rel32);
 		return true;
-	case 0xeb: /* jmp rel8 */
+	case X86_JMP_REL8:
 		bpfrt_uc_set_pc(uc, next + (intptr_t)(int8_t)p->bytes[1]);
 		return true;
 	default:
@@ -255,7 +282,7 @@ static int poke_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static const uint8_t int3_byte = INT3;
+static const uint8_t int3_byte = X86_INT3;
 
 static int poke_check(const struct bpfrt_poke *p, size_t cnt)
 {
@@ -360,9 +387,7 @@ int bpfrt_text_poke_batch(struct bpfrt_poke *pokes, size_t cnt)
 	for (size_t i = 0; i < cnt; i++) {
 		if (pokes[i].data || pokes[i].len == 1)
 			continue;
-		if (pokes[i].bytes[0] == 0xe8 || pokes[i].bytes[0] == 0xe9 ?
-		    pokes[i].len != 5 : pokes[i].bytes[0] == 0xeb ? pokes[i].len != 2 :
-		    !is_nop(pokes[i].bytes, pokes[i].len))
+		if (!is_one_branch_or_nop(pokes[i].bytes, pokes[i].len))
 			return bpfrt_err(-EINVAL,
 					 "text_poke: %#lx: new bytes are not one call, jmp or nop",
 					 (unsigned long)pokes[i].addr);

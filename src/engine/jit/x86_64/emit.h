@@ -45,6 +45,13 @@ enum x86_op1 {
 	X86_PUSHFQ = 0x9c, X86_POPFQ = 0x9d, X86_RET = 0xc3, X86_LEAVE = 0xc9, X86_INT3 = 0xcc,
 };
 
+/* Opcodes of the relative branches (code patching decodes them too). */
+enum x86_branch_op {
+	X86_CALL_REL32 = 0xe8, X86_JMP_REL32 = 0xe9, X86_JMP_REL8 = 0xeb,
+};
+/* Length of a rel32 call or jmp: the unit of a patched site. */
+#define X86_REL32_BRANCH_LEN 5
+
 struct x86_buf {
 	uint8_t *p;     /* buffer start */
 	size_t len;     /* bytes emitted */
@@ -455,13 +462,13 @@ static inline void emit_jcc(struct x86_buf *b, enum x86_cc cc, int32_t disp_from
  * caller. */
 static inline void emit_call_rel32(struct x86_buf *b, int32_t rel)
 {
-	emit1(b, 0xe8);
+	emit1(b, X86_CALL_REL32);
 	emit_u32(b, (uint32_t)rel);
 }
 
 static inline void emit_jmp_rel32(struct x86_buf *b, int32_t rel)
 {
-	emit1(b, 0xe9);
+	emit1(b, X86_JMP_REL32);
 	emit_u32(b, (uint32_t)rel);
 }
 
