@@ -26,6 +26,8 @@ static void usage(FILE *f)
 		"                              load the object, run one program (like BPF_PROG_TEST_RUN)\n"
 		"  map dump OBJ NAME [--after PROG] [--interp]\n"
 		"                              print a map's entries, optionally after one run of PROG\n"
+		"  gen skeleton OBJ [name NAME]\n"
+		"                              a C header: the object embedded, typed programs, maps, globals\n"
 		"  links [PID...]              attached programs of processes that embed bpfrt\n"
 		"  dump [--jited|--xlated] FILE\n"
 		"                              show the native code or the BPF instructions\n"
@@ -387,6 +389,8 @@ int main(int argc, char **argv)
 		return cli_map(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "gen"))
+		return cli_gen(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "links"))
 		return cli_links(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "conformance"))

@@ -8,6 +8,8 @@ int cli_prog(int argc, char **argv);
 int cli_map(int argc, char **argv);
 /* bpfrt links [PID...] (cli_links.c) */
 int cli_links(int argc, char **argv);
+/* bpfrt gen skeleton OBJ [name NAME] (cli_gen.c) */
+int cli_gen(int argc, char **argv);
 /* bpfrt config [--markdown] (cli_config.c) */
 int cli_config(int argc, char **argv);
 

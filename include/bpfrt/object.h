@@ -53,6 +53,13 @@ struct bpfrt_object_load_opts {
 
 BPFRT_API int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
 				struct bpfrt_object **obj);
+/* bpfrt_object_open for an ELF image in memory (libbpf's
+ * bpf_object__open_mem; what a generated skeleton embeds): the bytes are
+ * copied, buf may go once this returns. opts->name names the object
+ * (default "mem"). */
+BPFRT_API int bpfrt_object_open_mem(const void *buf, size_t size,
+				    const struct bpfrt_object_open_opts *opts,
+				    struct bpfrt_object **obj);
 /* Creates the maps, links, verifies (unless trusted) and prepares every
  * program. One attempt per object, as libbpf: any later call, after a
  * success or a failure, is refused (-EINVAL naming the object); after a
@@ -105,6 +112,15 @@ BPFRT_API struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj
  * pointer faults, and the verifier may have folded its values into the
  * programs. */
 BPFRT_API void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size_t *size);
+/* A whole global-data section (".data", ".rodata", ".bss", ".data.NAME",
+ * ".rodata.NAME"), as a skeleton's obj->bss and obj->rodata point at it:
+ * before load the initial image (writable: set the knobs there), after
+ * load the live storage, with bpfrt_object_global's rules (.rodata*
+ * read-only). The pointer changes at load: take it again after. Its size
+ * in *size (the section's). NULL with bpfrt_last_error() (-ENOENT) if the
+ * object has no such section (an empty one makes no map). */
+BPFRT_API void *bpfrt_object_global_data(const struct bpfrt_object *obj, const char *section,
+					 size_t *size);
 
 #ifdef __cplusplus
 }

@@ -188,17 +188,13 @@ static int collect_progs(struct bpfrt_object *obj)
 	return 0;
 }
 
-int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
-		      struct bpfrt_object **out)
+/* A new object named opts->name, else default_name; path is what
+ * messages call it. */
+static int object_new(const char *path, const char *default_name,
+		      const struct bpfrt_object_open_opts *opts, struct bpfrt_object **out)
 {
 	struct bpfrt_object *obj;
-	const char *base;
-	int err;
 
-	bpfrt_err_clear();
-	if (!path || !out)
-		return bpfrt_err(-EINVAL, "object_open: NULL argument");
-	*out = NULL;
 	if (!OPTS_VALID(opts, bpfrt_object_open_opts))
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -208,20 +204,23 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 		return bpfrt_err(-ENOMEM, "object_open: out of memory");
 	obj->fd = -1;
 	obj->refs = 1; /* the caller's, until bpfrt_object_close */
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
 	obj->path = strdup(path);
-	obj->name = strdup(OPTS_GET(opts, name, NULL) ? opts->name : base);
+	obj->name = strdup(OPTS_GET(opts, name, NULL) ? opts->name : default_name);
 	if (!obj->path || !obj->name) {
-		err = bpfrt_err(-ENOMEM, "object_open: out of memory");
-		goto fail;
+		bpfrt_object_close(obj);
+		return bpfrt_err(-ENOMEM, "object_open: out of memory");
 	}
-	obj->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (obj->fd < 0) {
-		err = bpfrt_err(-errno, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	obj->elf = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
+	*out = obj;
+	return 0;
+}
+
+/* Reads what obj->elf holds: sections, BTF, programs, maps. Closes obj on
+ * failure. */
+static int object_read_elf(struct bpfrt_object *obj, struct bpfrt_object **out)
+{
+	const char *path = obj->path;
+	int err;
+
 	if (!obj->elf || elf_kind(obj->elf) != ELF_K_ELF) {
 		err = bpfrt_err(-EINVAL, "%s: not an ELF file", path);
 		goto fail;
@@ -268,6 +267,60 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 fail:
 	bpfrt_object_close(obj);
 	return err;
+}
+
+int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
+		      struct bpfrt_object **out)
+{
+	struct bpfrt_object *obj;
+	const char *base;
+	int err;
+
+	bpfrt_err_clear();
+	if (!path || !out)
+		return bpfrt_err(-EINVAL, "object_open: NULL argument");
+	*out = NULL;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	err = object_new(path, base, opts, &obj);
+	if (err)
+		return err;
+	obj->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (obj->fd < 0) {
+		err = bpfrt_err(-errno, "%s: %s", path, strerror(errno));
+		bpfrt_object_close(obj);
+		return err;
+	}
+	obj->elf = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
+	return object_read_elf(obj, out);
+}
+
+int bpfrt_object_open_mem(const void *buf, size_t size, const struct bpfrt_object_open_opts *opts,
+			  struct bpfrt_object **out)
+{
+	struct bpfrt_object *obj;
+	const char *name;
+	int err;
+
+	bpfrt_err_clear();
+	if (!buf || !size || !out)
+		return bpfrt_err(-EINVAL, "object_open_mem: NULL or empty buffer");
+	*out = NULL;
+	name = OPTS_VALID(opts, bpfrt_object_open_opts) && OPTS_GET(opts, name, NULL) ?
+	       opts->name : "object in memory";
+	err = object_new(name, "mem", opts, &obj);
+	if (err)
+		return err;
+	/* libelf reads (and may write) the image it is given, and the
+	 * sections point into it until close: the object's own copy. */
+	obj->image = malloc(size);
+	if (!obj->image) {
+		bpfrt_object_close(obj);
+		return bpfrt_err(-ENOMEM, "%s: out of memory", name);
+	}
+	memcpy(obj->image, buf, size);
+	obj->elf = elf_memory(obj->image, size);
+	return object_read_elf(obj, out);
 }
 
 static int create_maps(struct bpfrt_object *obj)
@@ -418,6 +471,8 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 	if (obj->fd >= 0)
 		close(obj->fd);
 	obj->fd = -1;
+	free(obj->image);
+	obj->image = NULL;
 	object_put(obj); /* the caller's handle */
 }
 
@@ -516,5 +571,25 @@ void *bpfrt_object_global(const struct bpfrt_object *obj, const char *name, size
 		return base + sym.st_value;
 	}
 	bpfrt_err(-ENOENT, "%s: no global variable named %s", obj->name, name);
+	return NULL;
+}
+
+void *bpfrt_object_global_data(const struct bpfrt_object *obj, const char *section, size_t *size)
+{
+	if (!obj || !section) {
+		bpfrt_err(-EINVAL, "object_global_data: NULL argument");
+		return NULL;
+	}
+	for (size_t i = 0; i < obj->map_cnt; i++) {
+		const struct obj_map *m = &obj->maps[i];
+
+		/* only global-data maps have an initial image */
+		if (!m->init || strcmp(m->name, section))
+			continue;
+		if (size)
+			*size = m->value_size;
+		return obj->loaded ? bpfrt_map_value_ptr(m->map, 0) : m->init;
+	}
+	bpfrt_err(-ENOENT, "%s: no global data section %s", obj->name, section);
 	return NULL;
 }

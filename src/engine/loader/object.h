@@ -53,6 +53,7 @@ struct bpfrt_object {
 	char *path;
 	char license[128];
 	int fd;
+	char *image;         /* bpfrt_object_open_mem: the ELF bytes libelf reads */
 	Elf *elf;
 	struct btf *btf;
 	bool has_btf_sec;    /* a .BTF section exists (btf NULL: unparsable) */
