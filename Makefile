@@ -11,6 +11,14 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
            -fPIC -Iinclude -Isrc/engine -Isrc/host -MMD -MP
 LDLIBS  += -lbpf -lelf -lz -lpthread -lm
+# libdw: host functions' argument counts from their DWARF
+# (src/host/sym/debuginfo.c), where the target has it (the cross builds'
+# sysroots do not; there only BTF is read).
+HAVE_LIBDW ?= $(if $(wildcard $(shell $(CC) -print-file-name=libdw.so)),1)
+ifneq ($(HAVE_LIBDW),)
+CFLAGS  += -DBPFRT_HAVE_LIBDW
+LDLIBS  += -ldw
+endif
 ifneq ($(SAN),)
 CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined

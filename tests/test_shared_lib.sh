@@ -53,7 +53,7 @@ needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' 
 unexpected=
 for n in $needed; do
 	case $n in
-	libbpf.so.*|libelf.so.*|libz.so.*|libc.so.*|libm.so.*|libpthread.so.*|ld-linux*) ;;
+	libbpf.so.*|libelf.so.*|libdw.so.*|libz.so.*|libc.so.*|libm.so.*|libpthread.so.*|ld-linux*) ;;
 	*) unexpected="$unexpected $n" ;;
 	esac
 done

@@ -37,6 +37,7 @@ double tramp_scale(double x, long k, double y);
 long tramp_outer(long a);
 long tramp_stress(long a);
 void tramp_void(void);
+long tramp_nodebug(long a, long b);
 extern volatile long tramp_sink;
 
 static struct bpfrt_link *attach(struct bpfrt_prog *p, enum bpfrt_prog_kind kind,
@@ -133,6 +134,75 @@ static void check_fexit(bool jit)
 
 TEST(fexit_return_value_interp) { check_fexit(false); }
 TEST(fexit_return_value_jit) { check_fexit(true); }
+
+/* Without nr_args the count comes from the function's DWARF: fexit finds
+ * the return value right after the real arguments. */
+TEST(fexit_without_nr_args_reads_the_return_value)
+{
+	uint64_t seen[8] = { 0 }, one[8] = { 0 }, fl[8] = { 0 };
+	struct bpfrt_prog *p = copy_args_prog(seen, 3, 0, true);
+	struct bpfrt_prog *q = copy_args_prog(one, 2, 0, false);
+	struct bpfrt_prog *r = copy_args_prog(fl, 2, 0, true);
+	struct bpfrt_link *l = attach(p, BPFRT_PROG_FEXIT, "tramp_add", 0, 0);
+	struct bpfrt_link *lq = attach(q, BPFRT_PROG_FEXIT, "tramp_may_fail", 0, 0);
+	struct bpfrt_link *lr = attach(r, BPFRT_PROG_FEXIT, "tramp_stress", 0, 0);
+
+	REQUIRE(l && lq && lr);
+	CHECK(tramp_add(40, 2) == 42);
+	CHECK_EQ(seen[0], 40);
+	CHECK_EQ(seen[1], 2);
+	CHECK_EQ(seen[2], 42);          /* ctx[2]: tramp_add takes two */
+	CHECK(tramp_may_fail(21) == 42);
+	CHECK_EQ(one[0], 21);
+	CHECK_EQ(one[1], 42);           /* ctx[1]: tramp_may_fail takes one */
+	CHECK(tramp_stress(9) == 10);
+	CHECK_EQ(fl[1], 10);
+	bpfrt_link_destroy(l);
+	bpfrt_link_destroy(lq);
+	bpfrt_link_destroy(lr);
+	bpfrt_prog_free(p);
+	bpfrt_prog_free(q);
+	bpfrt_prog_free(r);
+}
+
+/* A count that disagrees with the DWARF, or no count where there is no
+ * debug info, is an error naming the function: never a default. */
+TEST(wrong_or_unknown_argument_count_refused)
+{
+	uint64_t seen[8] = { 0 };
+	struct bpfrt_prog *p = copy_args_prog(seen, 3, 0, true);
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = BPFRT_PROG_FEXIT, .target = "tramp_add",
+		   .nr_args = 3);
+	struct bpfrt_link *l = NULL;
+	const char *msg;
+
+	CHECK_EQ(bpfrt_prog_attach(p, &o, &l), -EINVAL);
+	CHECK(!l);
+	msg = bpfrt_last_error();
+	CHECK(strstr(msg, "fexit") && strstr(msg, "tramp_add") && strstr(msg, "takes 2") &&
+	      strstr(msg, "DWARF") && strstr(msg, "nr_args 3"), "%s", msg);
+	CHECK(tramp_add(1, 2) == 3);
+	CHECK_EQ(seen[3], 0);           /* nothing attached: no run */
+
+	o.target = "tramp_nodebug";
+	o.nr_args = 0;
+	CHECK_EQ(bpfrt_prog_attach(p, &o, &l), -ENODATA);
+	CHECK(!l);
+	msg = bpfrt_last_error();
+	CHECK(strstr(msg, "fexit") && strstr(msg, "tramp_nodebug") && strstr(msg, "nr_args"),
+	      "%s", msg);
+	CHECK(tramp_nodebug(2, 3) == 6);
+	CHECK_EQ(seen[3], 0);
+	/* the user's count is what there is to go by */
+	o.nr_args = 2;
+	CHECK_EQ(bpfrt_prog_attach(p, &o, &l), 0);
+	REQUIRE(l, "%s", bpfrt_last_error());
+	CHECK(tramp_nodebug(6, 7) == 42);
+	CHECK_EQ(seen[0], 6);
+	CHECK_EQ(seen[2], 42);
+	bpfrt_link_destroy(l);
+	bpfrt_prog_free(p);
+}
 
 /* fmod_ret: returns 99 when ctx[0] == 7, else 0 (the original runs). */
 static struct bpfrt_prog *fmod_prog(uint64_t *last_ret_slot, bool jit)

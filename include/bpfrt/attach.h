@@ -52,9 +52,13 @@ struct bpfrt_link;
 struct bpfrt_attach_opts {
 	size_t sz;                  /* sizeof(struct bpfrt_attach_opts) */
 	enum bpfrt_prog_kind kind;  /* 0: the program's own (from its SEC name) */
-	/* fentry, fexit, fmod_ret, fentry.multi: how many arguments the host
-	 * function takes (no BTF for host code), 1..6; 0 = 6. fexit programs
-	 * find the return value at ctx[nr_args]. */
+	/* fentry, fexit, fmod_ret: how many integer argument registers the
+	 * host function takes, 1..6; 0 = what its debug info says (DWARF, or
+	 * a .BTF section). Where it has debug info a different count is
+	 * refused (-EINVAL); where it has none, 0 is refused (-ENODATA): a
+	 * wrong count would make fexit read an argument as the return value,
+	 * which programs find at ctx[nr_args]. fentry.multi: each function's
+	 * debug info, this count (0 = 6) for those without. */
 	uint32_t nr_args;
 	const char *target;         /* NULL: the program's own attach target */
 	uint64_t cookie;            /* bpf_get_attach_cookie() */

@@ -271,7 +271,7 @@ struct multi_link {
 struct multi_attach {
 	struct multi_link *ml;
 	const struct bpfrt_prog *prog;
-	uint32_t nr_args;       /* the functions' argument count (bpfrt_attach_opts) */
+	uint32_t nr_args;       /* bpfrt_attach_opts.nr_args: where no debug info tells */
 	uint32_t cap;
 	uint32_t skipped;
 };
@@ -280,13 +280,21 @@ static int collect(void *ctx, const struct bpfrt_patchable_func *pf)
 {
 	struct multi_attach *ma = ctx;
 	struct bpfrt_tramp_func *tf;
+	uint32_t nr_args;
 	int err;
 
 	if (pf->nops1) {
 		ma->skipped++;
 		return 0;
 	}
-	tf = bpfrt_tramp_func_get(pf, ma->nr_args);
+	/* a glob matches functions of different arities: each one's debug
+	 * info counts; the user's nr_args (else 6) is for those without */
+	err = bpfrt_tramp_nr_args("fentry.multi", pf, 0, false, &nr_args);
+	if (err)
+		return err;
+	if (!nr_args)
+		nr_args = ma->nr_args ? ma->nr_args : 6;
+	tf = bpfrt_tramp_func_get(pf, nr_args);
 	if (!tf)
 		return -ENOMEM;
 	/* every target must supply the context the program reads (a target
@@ -369,7 +377,7 @@ int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
 			    struct bpfrt_link **out)
 {
 	struct multi_link *ml = calloc(1, sizeof(*ml));
-	struct multi_attach ma = { .ml = ml, .prog = prog, .nr_args = nr_args ? nr_args : 6 };
+	struct multi_attach ma = { .ml = ml, .prog = prog, .nr_args = nr_args };
 	uint32_t added = 0;
 	int err;
 

@@ -9,11 +9,13 @@
  *
  * Programs see ctx = frame->args: the six argument registers as u64, then
  * for fexit the return value at ctx[nr_args], for fmod_ret the return value
- * so far (0, or the last fmod_ret program's). Host functions have no BTF,
- * so nr_args (<= 6) comes from bpfrt_attach_opts.nr_args, default 6: with
- * the default an fexit program finds the return value at ctx[6]. The first
- * attach to a function fixes its nr_args; a later one that asks for a
- * different count is refused. */
+ * so far (0, or the last fmod_ret program's). nr_args (<= 6) is the count
+ * of integer argument registers the function's debug info gives
+ * (sym/debuginfo.h: DWARF, else BTF); bpfrt_attach_opts.nr_args must agree
+ * with it, and is needed only where there is no such information: a wrong
+ * count would have fexit read an argument register as the return value,
+ * so nothing is guessed. The first attach to a function fixes its
+ * nr_args; a later one that asks for a different count is refused. */
 #define _GNU_SOURCE
 #include "attach/text_poke.h"
 #include "attach/trampoline.h"
@@ -21,6 +23,7 @@
 #include "core/error.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
+#include "sym/debuginfo.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -248,6 +251,33 @@ static struct bpfrt_tramp_func *tramp_func_alloc(void)
 	}
 	slab_left--;
 	return slab++;
+}
+
+int bpfrt_tramp_nr_args(const char *kind, const struct bpfrt_patchable_func *pf,
+			uint32_t asked, bool required, uint32_t *nr_args)
+{
+	struct bpfrt_func_proto proto;
+	char why[400];
+	int err = bpfrt_func_proto_get(pf->entry, pf->name, &proto);
+
+	if (!err) {
+		if (asked && asked != proto.nr_args)
+			return bpfrt_err(-EINVAL, "%s: %s takes %u integer argument register%s "
+					 "(its %s), not nr_args %u", kind, pf->name, proto.nr_args,
+					 proto.nr_args == 1 ? "" : "s", proto.source, asked);
+		*nr_args = proto.nr_args;
+		return 0;
+	}
+	if ((err == -ENODATA || err == -EOPNOTSUPP) && asked) {
+		*nr_args = asked;
+		return 0;
+	}
+	if ((err == -ENODATA || err == -EOPNOTSUPP) && !required) {
+		*nr_args = 0;
+		return 0;
+	}
+	snprintf(why, sizeof(why), "%s", bpfrt_last_error());
+	return bpfrt_err(err, "%s: %s", kind, why);
 }
 
 struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func *pf,
@@ -709,8 +739,6 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 	struct tramp_link *tl;
 	int err;
 
-	if (!nr_args)
-		nr_args = 6;
 	if (nr_args > 6)
 		return bpfrt_err(-EINVAL, "%s: %s: nr_args %u: only register arguments (<= 6)",
 				 ops->kind, target, nr_args);
@@ -736,6 +764,9 @@ int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind k
 				ops->kind, target);
 		goto fail;
 	}
+	err = bpfrt_tramp_nr_args(ops->kind, pf, nr_args, true, &nr_args);
+	if (err)
+		goto fail;
 	tf = bpfrt_tramp_func_get(pf, nr_args);
 	if (!tf) {
 		err = -ENOMEM;

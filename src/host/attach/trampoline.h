@@ -89,7 +89,7 @@ struct tramp_block;
 struct bpfrt_tramp_func {
 	uintptr_t ip;
 	const struct bpfrt_patchable_func *pf;
-	uint32_t nr_args;       /* from the first attach (opts->nr_args; default 6) */
+	uint32_t nr_args;       /* from the first attach (bpfrt_tramp_nr_args) */
 	uint32_t pad_idx;       /* index stored in the padding (+1; 0: none) */
 	struct bpfrt_prog_array *_Atomic fentry;
 	struct bpfrt_prog_array *_Atomic fexit;
@@ -108,8 +108,8 @@ struct bpfrt_tramp_func {
 	uint32_t prog_cnt;      /* programs attached, all kinds */
 };
 
-/* nr_args: the host function's argument count (no BTF for host code),
- * bpfrt_attach_opts.nr_args; 0 = 6. */
+/* nr_args: bpfrt_attach_opts.nr_args, 0 = the count the function's debug
+ * info gives (bpfrt_tramp_nr_args). */
 int bpfrt_trampoline_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
 				 const char *target, uint64_t cookie, uint32_t nr_args,
 				 struct bpfrt_link **link);
@@ -118,6 +118,15 @@ int bpfrt_multi_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
 			    struct bpfrt_link **link);
 
 /* ---- shared by trampoline.c and multi.c ---------------------------------- */
+/* The integer argument registers of pf for a kind's attach: its debug
+ * info's count (asked, the user's nr_args, must then agree: else -EINVAL),
+ * or asked where the debug info has none or cannot tell; without either,
+ * an error naming the function, unless !required, which gives 0 (unknown:
+ * fentry.multi, whose programs read no return value, then takes the
+ * user's count or 6). 0 and *nr_args, or -errno with a message starting
+ * "KIND: ". */
+int bpfrt_tramp_nr_args(const char *kind, const struct bpfrt_patchable_func *pf,
+			uint32_t asked, bool required, uint32_t *nr_args);
 /* Under bpfrt_tramp_lock: the function's state, created on first use. */
 struct bpfrt_tramp_func *bpfrt_tramp_func_get(const struct bpfrt_patchable_func *pf,
 					      uint32_t nr_args);
