@@ -203,13 +203,20 @@ TEST(missing_btf_for_maps)
 TEST(unknown_map_type)
 {
 	EXPECT_FAIL(tl_prog_path("bad_map_type.bpf.o"), -EINVAL, "map weird",
-		    "unsupported map type 4242");
+		    "unknown map type 4242");
 }
 
 TEST(oversized_key)
 {
 	EXPECT_FAIL(tl_prog_path("bad_key_size.bpf.o"), -E2BIG, "map too_wide",
 		    "key_size 513 larger than 512");
+}
+
+TEST(unsupported_program_type_named)
+{
+	EXPECT_FAIL(tl_prog_path("bad_prog_type.bpf.o"), -EOPNOTSUPP, "in_lsm_section",
+		    "section 'lsm/file_open' makes it a BPF_PROG_TYPE_LSM program, which is not "
+		    "supported");
 }
 
 TEST(unknown_section_name)

@@ -145,6 +145,16 @@ TEST(create_rejects_bad_attributes)
 	CHECK(bpfrt_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL, NULL) == -EINVAL);
 }
 
+/* Unsupported types are named as Linux names them. */
+TEST(create_names_unsupported_types)
+{
+	CHECK_EQ(try_create(BPF_MAP_TYPE_XSKMAP, 4, 4, 16, 0), -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "map type BPF_MAP_TYPE_XSKMAP is not supported"), "%s",
+	      bpfrt_last_error());
+	CHECK_EQ(try_create((enum bpf_map_type)1000, 4, 8, 16, 0), -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "unknown map type 1000"), "%s", bpfrt_last_error());
+}
+
 TEST(create_accessors_and_names)
 {
 	struct bpfrt_map *map = NULL;

@@ -456,11 +456,16 @@ TEST(rejects_unknown_helpers)
 {
 	char word[32];
 
-	REJECT1(CALL_HELPER(99), "unknown helper 99");
-	REJECT1(CALL_HELPER(BPFRT_KFUNC_ID_BASE + 77), "unknown helper");
-	snprintf(word, sizeof(word), "unknown helper %d", BPFRT_MAX_HELPER_ID);
+	/* Linux's helpers by their names, with the kernel's message first */
+	REJECT1(CALL_HELPER(BPF_FUNC_get_current_task),
+		"program of this type cannot use helper bpf_get_current_task#35: "
+		"bpf_get_current_task (35) is not available");
+	REJECT1(CALL_HELPER(99), "bpf_skc_lookup_tcp (99) is not available");
+	snprintf(word, sizeof(word), "call to kfunc id %d:", BPFRT_KFUNC_ID_BASE + 77);
+	REJECT1(CALL_HELPER(BPFRT_KFUNC_ID_BASE + 77), word);
+	snprintf(word, sizeof(word), "invalid func unknown#%d", BPFRT_MAX_HELPER_ID);
 	REJECT1(CALL_HELPER(BPFRT_MAX_HELPER_ID), word);
-	REJECT1(CALL_HELPER(-1), "unknown helper -1");
+	REJECT1(CALL_HELPER(-1), "invalid func unknown#-1: no helper has id -1");
 }
 
 TEST(rejects_bad_local_call_targets)

@@ -5,6 +5,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/opts.h"
+#include "isa/linux_names.h"
 #include "maps/map.h"
 
 #include <bpf/btf.h>
@@ -162,9 +163,16 @@ static int collect_progs(struct bpfrt_object *obj)
 		if (sec->kind != SEC_PROG || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
 			continue;
 		name = obj_sym_name(obj, &sym);
-		if (bpfrt_prog_kind_from_sec(sec->name, &kind, &target))
+		if (bpfrt_prog_kind_from_sec(sec->name, &kind, &target)) {
+			const char *linux_type = bpfrt_linux_prog_type_of_section(sec->name);
+
+			if (linux_type)
+				return bpfrt_err(-EOPNOTSUPP, "%s: program %s: section '%s' makes it "
+						 "a %s program, which is not supported",
+						 obj->path, name, sec->name, linux_type);
 			return bpfrt_err(-EOPNOTSUPP, "%s: program %s: unknown section name '%s'",
 					 obj->path, name, sec->name);
+		}
 		if (sym.st_value % 8 || sym.st_size % 8 || !sec->data || !sym.st_size ||
 		    sym.st_value > sec->data->d_size ||
 		    sym.st_size > sec->data->d_size - sym.st_value)

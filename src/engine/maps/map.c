@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/opts.h"
 #include "core/rcu.h"
+#include "isa/linux_names.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -198,8 +199,15 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 	if (!map)
 		return bpfrt_err(-EINVAL, "map create: NULL result pointer");
 	*map = NULL;
-	if ((unsigned int)type >= sizeof(map_ops) / sizeof(map_ops[0]) || !map_ops[type])
-		return bpfrt_err(-EINVAL, "map create: unsupported map type %d", (int)type);
+	if ((unsigned int)type >= sizeof(map_ops) / sizeof(map_ops[0]) || !map_ops[type]) {
+		const char *linux_name = bpfrt_linux_map_type_name((uint32_t)type);
+
+		if (linux_name)
+			return bpfrt_err(-EINVAL, "map create: map type %s is not supported",
+					 linux_name);
+		return bpfrt_err(-EINVAL, "map create: unknown map type %d (no Linux map type "
+				 "has that number)", (int)type);
+	}
 	ops = map_ops[type];
 	err = OPTS_VALID(opts, bpfrt_map_create_opts) ? 0 : -EINVAL;
 	if (!err && name)

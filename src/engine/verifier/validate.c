@@ -15,6 +15,7 @@
 #include "verifier/validate.h"
 #include "core/error.h"
 #include "isa/isa.h"
+#include "isa/linux_names.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -174,11 +175,22 @@ static int check_alu(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 	return check_writable(pc, insn->dst_reg);
 }
 
+/* A call of an id the program's environment has nothing under: named as
+ * Linux names it (its message first, then which helper is missing), so a
+ * kernel BPF user sees what the program wanted. */
 static int check_helper_call(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 {
-	if (!bpfrt_prog_helper(v->prog, (uint32_t)insn->imm))
-		return reject(pc, "unknown helper %d", insn->imm);
-	return 0;
+	const char *name = bpfrt_linux_helper_name(insn->imm);
+
+	if (bpfrt_prog_helper(v->prog, (uint32_t)insn->imm))
+		return 0;
+	if (insn->imm >= BPFRT_KFUNC_ID_BASE && insn->imm < BPFRT_MAX_HELPER_ID)
+		return reject(pc, "call to kfunc id %d: no kfunc is registered under it",
+			      insn->imm);
+	if (name)
+		return reject(pc, "program of this type cannot use helper %s#%d: %s (%d) is not "
+			      "available", name, insn->imm, name, insn->imm);
+	return reject(pc, "invalid func unknown#%d: no helper has id %d", insn->imm, insn->imm);
 }
 
 static int check_call(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
