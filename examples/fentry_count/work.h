@@ -1,0 +1,4 @@
+#ifndef WORK_H
+#define WORK_H
+int work(int x);
+#endif

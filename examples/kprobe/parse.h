@@ -1,0 +1,4 @@
+#ifndef PARSE_H
+#define PARSE_H
+long parse_number(const char *s);
+#endif
