@@ -11,7 +11,7 @@ pkg-config bpftool libdw-dev"
 TEST_PKGS="libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu
 gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross
 binutils-riscv64-linux-gnu binutils-aarch64-linux-gnu
-dwarves systemtap-sdt-dev linux-source-6.12"
+dwarves systemtap-sdt-dev linux-source-6.12 python3 xz-utils"
 # Target libraries of `make test-arm64` (Debian multiarch; they need the
 # arm64 architecture added to dpkg, done once below).
 CROSS_PKGS="libc6:arm64 libcapstone-dev:arm64 libelf-dev:arm64 libbpf-dev:arm64 zlib1g-dev:arm64"
