@@ -131,4 +131,5 @@ include mk/test-objects.mk
 include mk/fuzz.mk
 include mk/cross.mk
 include mk/install.mk
+include mk/trace.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

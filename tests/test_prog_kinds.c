@@ -406,7 +406,7 @@ TEST(attach_refuses_the_kinds_it_cannot_attach_naming_them)
 		CHECK(!l);
 		bpfrt_prog_free(p);
 	}
-	CHECK(attachable == 8, "%d attachable kinds", attachable);
+	CHECK(attachable == 9, "%d attachable kinds", attachable);
 	CHECK(!bpfrt_attach_kind_fn(-1) && !bpfrt_attach_kind_fn(bpfrt_prog_kind_count()));
 }
 

@@ -50,5 +50,6 @@
 #include "bpfrt/object.h"
 #include "bpfrt/attach.h"
 #include "bpfrt/kprobe.h"
+#include "bpfrt/uprobe.h"
 
 #endif

@@ -82,9 +82,9 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.ctx = pt_regs_ctx, .ctx_class = BPFRT_CTX_CLASS_PT_REGS,
 	},
 	[BPFRT_PROG_UPROBE] = {
-		/* runs at kprobe hooks (the same pt_regs) and in test runs;
-		 * no uprobe attach of its own */
-		TRACING("uprobe", "uprobe", false),
+		/* placed by the host's uprobe module as kprobes (the same
+		 * pt_regs) in this process's executable and libraries */
+		TRACING("uprobe", "uprobe", true),
 		.secs = SECS({ "uprobe", BPFRT_SEC_TARGET_OPT }, { "uretprobe", BPFRT_SEC_TARGET_OPT }),
 		.ctx = pt_regs_ctx, .ctx_class = BPFRT_CTX_CLASS_PT_REGS,
 	},

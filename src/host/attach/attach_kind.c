@@ -6,6 +6,7 @@
 #include "attach/attach_kind.h"
 #include "attach/kprobe.h"
 #include "attach/trampoline.h"
+#include "uprobe/uprobe.h"
 
 static const bpfrt_attach_fn attach_fns[] = {
 	[BPFRT_PROG_TRACEPOINT]     = bpfrt_tracepoint_attach_prog,
@@ -16,7 +17,8 @@ static const bpfrt_attach_fn attach_fns[] = {
 	[BPFRT_PROG_FENTRY_MULTI]   = bpfrt_multi_attach_prog,
 	[BPFRT_PROG_KPROBE]         = bpfrt_kprobe_attach_prog,
 	[BPFRT_PROG_KRETPROBE]      = bpfrt_kprobe_attach_prog,
-	/* uprobe, socket, xdp, syscall and unspec have no hook here */
+	[BPFRT_PROG_UPROBE]         = bpfrt_uprobe_attach_prog,
+	/* socket, xdp, syscall and unspec have no hook here */
 	[BPFRT_PROG_SYSCALL]        = NULL,
 };
 
