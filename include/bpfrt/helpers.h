@@ -57,6 +57,8 @@ enum bpfrt_arg_type {
 	BPFRT_ARG_PTR_TO_RINGBUF_MEM,
 	BPFRT_ARG_PTR_TO_LONG,   /* 8 writable bytes (an output u64) */
 	BPFRT_ARG_PTR_TO_CONST_STR, /* NUL-terminated string in a read-only map */
+	BPFRT_ARG_PTR_TO_UNINIT_MAP_VALUE, /* value_size bytes the helper writes
+					    * (map_pop_elem, map_peek_elem) */
 };
 
 enum bpfrt_ret_type {

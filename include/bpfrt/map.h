@@ -2,7 +2,8 @@
  * in process memory. Included by bpfrt/bpfrt.h.
  *
  * Kinds: BPF_MAP_TYPE_ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH,
- * RINGBUF, PROG_ARRAY. All functions return 0 or a negative errno, as the
+ * LRU_PERCPU_HASH, RINGBUF, PROG_ARRAY, QUEUE, STACK, BLOOM_FILTER
+ * (docs/MAPS.md says what each means in user space). All functions return 0 or a negative errno, as the
  * bpf(2) commands they mirror (-ENOENT, -EEXIST, -E2BIG, -EINVAL...), and
  * set bpfrt_last_error() on failure.
  *
@@ -50,8 +51,11 @@ struct bpfrt_map_create_opts {
 	size_t sz;             /* sizeof(struct bpfrt_map_create_opts) */
 	uint32_t map_flags;    /* BPF_F_NO_PREALLOC, BPF_F_ZERO_SEED, BPF_F_RDONLY_PROG... */
 	uint32_t numa_node;    /* accepted with BPF_F_NUMA_NODE, otherwise unused */
+	/* BPF_MAP_CREATE's map_extra: a bloom filter's number of hash
+	 * functions (low 4 bits, 0 = 5); must be 0 for other kinds (-EINVAL) */
+	uint64_t map_extra;
 };
-#define bpfrt_map_create_opts__last_field numa_node
+#define bpfrt_map_create_opts__last_field map_extra
 
 /* Creates a map. name may be NULL; it may hold [A-Za-z0-9_.] only and is
  * cut to BPFRT_NAME_LEN - 1 characters. Memory is allocated up front from
@@ -88,13 +92,24 @@ BPFRT_API void bpfrt_map_free(struct bpfrt_map *map);
  * user space: update, delete and freeze (RDONLY) or lookup and
  * get_next_key (WRONLY) fail with -EPERM. */
 
-/* BPF_MAP_LOOKUP_ELEM: copies the value (every CPU's for per-CPU maps). */
+/* BPF_MAP_LOOKUP_ELEM: copies the value (every CPU's for per-CPU maps).
+ * Keyless kinds take a NULL key: queue and stack peek (-ENOENT when
+ * empty); a bloom filter tests the value passed in (0: maybe present,
+ * -ENOENT: absent). BPF_MAP_UPDATE_ELEM on them pushes. */
 BPFRT_API int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value);
 /* BPF_MAP_UPDATE_ELEM with BPF_ANY, BPF_NOEXIST or BPF_EXIST. */
 BPFRT_API int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
 				    const void *value, uint64_t flags);
 /* BPF_MAP_DELETE_ELEM (arrays: -EINVAL, as Linux). */
 BPFRT_API int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key);
+/* BPF_MAP_LOOKUP_AND_DELETE_ELEM (libbpf's bpf_map_lookup_and_delete_elem
+ * with flags): copies the value out and removes it in one step. Queue and
+ * stack: pops (key NULL; -ENOENT when empty; any flag -EINVAL); hash
+ * kinds: the key's element (flags must be 0: BPF_F_LOCK needs a spin
+ * lock in the value); other kinds -EOPNOTSUPP. Needs read and write
+ * access (-EPERM with BPF_F_RDONLY, BPF_F_WRONLY or once frozen). */
+BPFRT_API int bpfrt_map_lookup_and_delete_elem(struct bpfrt_map *map, const void *key,
+					       void *value, uint64_t flags);
 /* BPF_MAP_FREEZE (libbpf's bpf_map_freeze): from now on user space may not
  * change the map: update and delete (bpfrt_map_update_prog/delete_prog
  * too) fail with -EPERM and a message naming the map. Programs may still

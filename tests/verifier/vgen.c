@@ -145,6 +145,19 @@ void vg_reset_maps(void)
 			break;
 		bpfrt_map_delete_elem(tmaps[VM_HASH].map, &key);
 	}
+	for (int m = VM_QUEUE; m <= VM_STACK; m++) {
+		uint64_t v;
+
+		while (!bpfrt_map_lookup_and_delete_elem(tmaps[m].map, NULL, &v, 0))
+			;
+	}
+	for (;;) {
+		uint32_t key;
+
+		if (bpfrt_map_get_next_key(tmaps[VM_LRU_PCPU].map, NULL, &key))
+			break;
+		bpfrt_map_delete_elem(tmaps[VM_LRU_PCPU].map, &key);
+	}
 	/* Records are not zeroed, and the next one starts where the last
 	 * ended: cover the whole ring with zeros (one record as large as the
 	 * ring allows, then one over the 8 bytes it leaves), so a run reads
@@ -812,6 +825,13 @@ static int map_for(uint32_t id)
 		return VM_RB;
 	if (id == BPF_FUNC_tail_call)
 		return VM_KIND_PROGS;
+	/* the keyless kinds, now and then one they refuse (or a read-only
+	 * queue for the writers) */
+	if (id == BPF_FUNC_map_push_elem || id == BPF_FUNC_map_pop_elem ||
+	    id == BPF_FUNC_map_peek_elem)
+		return fz(8) ? VM_QUEUE + (int)fz(3) : fz(2) ? VM_ROQUEUE : (int)fz(3);
+	if (fz(16) == 0)
+		return fz(2) ? VM_LRU_PCPU : VM_QUEUE + (int)fz(3);
 	if (id == BPF_FUNC_map_lookup_elem)
 		return fz(4) ? (int)fz(3) : VM_RODATA;
 	/* update/delete on .rodata: rejected (BPF_F_RDONLY_PROG); once
@@ -1006,6 +1026,19 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 					g->subs[cb].ctx_arg = false;
 			}
 			break;
+		case BPFRT_ARG_PTR_TO_UNINIT_MAP_VALUE: {
+			int n = mapvm >= 0 && tmaps[mapvm].value ? (int)tmaps[mapvm].value : 8;
+			/* a bloom filter's peek reads the value it tests */
+			bool reads = mapvm == VM_BLOOM;
+			int off = stk_buf(g, n, reads, &cursor);
+
+			ptr_stack(g, r, off);
+			if (!reads && nuninit < 5) {
+				uninit_off[nuninit] = off;
+				uninit_len[nuninit++] = n;
+			}
+			break;
+		}
 		case BPFRT_ARG_PTR_TO_LONG: {
 			int off = stk_buf(g, 8, false, &cursor);
 
@@ -1042,7 +1075,11 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 		emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, (int32_t)id));
 	}
 	g->reserved &= (uint16_t)~0x3eu;
-	if (nondet_helper(id))
+	/* a bloom filter keeps every bit a run set: a later run's peek can
+	 * differ (vg_reset_maps cannot clear one); a per-CPU value is the
+	 * slot of whichever CPU the thread is on at the time */
+	if (nondet_helper(id) || (mapvm == VM_BLOOM && id == BPF_FUNC_map_peek_elem) ||
+	    mapvm == VM_LRU_PCPU)
 		g->p->nondet = true;
 	clobber_calls(g);
 	for (int i = 0; i < nuninit; i++)

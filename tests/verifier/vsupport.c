@@ -28,6 +28,11 @@ struct tmap tmaps[] = {
 	{ "wo", BPF_MAP_TYPE_ARRAY, 4, 16, 1, NULL, -1, BPF_F_WRONLY_PROG, false },
 	{ "wohash", BPF_MAP_TYPE_HASH, 4, 8, 16, NULL, -1, BPF_F_WRONLY_PROG, false },
 	{ "xdp_progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, NULL, -1 },
+	{ "queue", BPF_MAP_TYPE_QUEUE, 0, 8, 4, NULL, -1 },
+	{ "stack", BPF_MAP_TYPE_STACK, 0, 8, 4, NULL, -1 },
+	{ "bloom", BPF_MAP_TYPE_BLOOM_FILTER, 0, 8, 16, NULL, -1 },
+	{ "lru_pcpu", BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 16, NULL, -1 },
+	{ "roqueue", BPF_MAP_TYPE_QUEUE, 0, 8, 4, NULL, -1, BPF_F_RDONLY_PROG, false },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";

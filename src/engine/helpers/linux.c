@@ -61,6 +61,36 @@ static uint64_t bpf_map_delete_elem(uint64_t map, uint64_t key, uint64_t r3,
 	return (uint64_t)bpfrt_map_prog_delete(PTR(map), PTR(key));
 }
 
+/* Queue, stack, bloom filter (the verifier admits only those kinds). */
+static uint64_t bpf_map_push_elem(uint64_t map, uint64_t value, uint64_t flags, uint64_t r4,
+				  uint64_t r5)
+{
+	return (uint64_t)bpfrt_map_prog_push(PTR(map), PTR(value), flags);
+}
+
+/* The verifier counts the value as written either way: an empty queue
+ * leaves zeros there, never the stale stack bytes that were there. */
+static uint64_t bpf_map_pop_elem(uint64_t map, uint64_t value, uint64_t r3, uint64_t r4,
+				 uint64_t r5)
+{
+	long err = bpfrt_map_prog_pop(PTR(map), PTR(value));
+
+	if (err)
+		memset(PTR(value), 0, bpfrt_map_value_size(PTR(map)));
+	return (uint64_t)err;
+}
+
+/* As pop; a bloom filter's value is the one tested, left as it is. */
+static uint64_t bpf_map_peek_elem(uint64_t map, uint64_t value, uint64_t r3, uint64_t r4,
+				  uint64_t r5)
+{
+	long err = bpfrt_map_prog_peek(PTR(map), PTR(value));
+
+	if (err && bpfrt_map_type(PTR(map)) != BPF_MAP_TYPE_BLOOM_FILTER)
+		memset(PTR(value), 0, bpfrt_map_value_size(PTR(map)));
+	return (uint64_t)err;
+}
+
 /* ---- time, randomness, identity ---------------------------------------- */
 
 static uint64_t clock_ns(clockid_t clock)
@@ -331,6 +361,12 @@ static const struct bpfrt_helper_default defaults[] = {
 	    A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) } } },
 	{ BPF_FUNC_trace_vprintk, { "trace_vprintk", bpf_trace_vprintk, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_MEM), A(CONST_SIZE), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) } } },
+	{ BPF_FUNC_map_push_elem, { "map_push_elem", bpf_map_push_elem, BPFRT_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_VALUE), A(ANYTHING) } } },
+	{ BPF_FUNC_map_pop_elem, { "map_pop_elem", bpf_map_pop_elem, BPFRT_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(PTR_TO_UNINIT_MAP_VALUE) } } },
+	{ BPF_FUNC_map_peek_elem, { "map_peek_elem", bpf_map_peek_elem, BPFRT_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(PTR_TO_UNINIT_MAP_VALUE) } } },
 	{ BPF_FUNC_loop, { "loop", bpf_loop, BPFRT_RET_INTEGER,
 	  { A(ANYTHING), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL), A(ANYTHING) } } },
 };

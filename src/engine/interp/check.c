@@ -546,6 +546,15 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 					 BPFRT_CHECK_READ, who))
 				return false;
 			break;
+		case BPFRT_ARG_PTR_TO_UNINIT_MAP_VALUE:
+			if (!map)
+				return bad_arg(cr, prog, insn, who, "no map argument before it", v);
+			/* as the verifier: a bloom filter's peek reads it */
+			if (!check_range(cr, prog, insn, v, map->value_size,
+					 map->type == BPF_MAP_TYPE_BLOOM_FILTER ? BPFRT_CHECK_READ
+										: BPFRT_CHECK_WRITE, who))
+				return false;
+			break;
 		case BPFRT_ARG_PTR_TO_STACK_OR_NULL:
 			/* a handle the helper passes on, never dereferences: any
 			 * address of a run's stack, its end (r10 itself) included
@@ -605,6 +614,10 @@ bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *
 			break;
 		case BPFRT_ARG_PTR_TO_LONG:
 			helper_wrote(cr, args[i], 8);
+			break;
+		case BPFRT_ARG_PTR_TO_UNINIT_MAP_VALUE:
+			if (map)
+				helper_wrote(cr, args[i], map->value_size);
 			break;
 		case BPFRT_ARG_PTR_TO_RINGBUF_MEM:
 			rec = ringbuf_record(cr, args[i]);

@@ -98,13 +98,17 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			err = member_uint(obj->btf, mem, &m->key_size);
 		else if (!strcmp(mn, "value_size"))
 			err = member_uint(obj->btf, mem, &m->value_size);
-		else if (!strcmp(mn, "key"))
+		else if (!strcmp(mn, "map_extra")) {
+			uint32_t extra = 0;
+
+			err = member_uint(obj->btf, mem, &extra);
+			m->map_extra = extra;
+		} else if (!strcmp(mn, "key"))
 			err = member_type_size(obj->btf, mem, &m->key_size);
 		else if (!strcmp(mn, "value"))
 			err = member_type_size(obj->btf, mem, &m->value_size);
 		else if (!strcmp(mn, "values") || !strcmp(mn, "inner_map") ||
-			 !strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ||
-			 !strcmp(mn, "map_extra"))
+			 !strcmp(mn, "pinning") || !strcmp(mn, "numa_node"))
 			err = !strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ? 0 : -EOPNOTSUPP;
 		else
 			err = -EINVAL;

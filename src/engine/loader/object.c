@@ -340,7 +340,8 @@ static int create_maps(struct bpfrt_object *obj)
 		err = bpfrt_map_create(m->type, m->name, m->key_size, m->value_size,
 				       m->max_entries,
 				       &(struct bpfrt_map_create_opts){ .sz = sizeof(struct bpfrt_map_create_opts),
-									.map_flags = m->map_flags },
+									.map_flags = m->map_flags,
+									.map_extra = m->map_extra },
 				       &m->map);
 		if (err)
 			return obj_err_wrap(err, "%s: map %s", obj->name, m->name);

@@ -34,6 +34,7 @@ struct obj_sec {
 struct obj_map {
 	char *name;
 	uint32_t type, key_size, value_size, max_entries, map_flags;
+	uint64_t map_extra;  /* __uint(map_extra, N): a bloom filter's hash count */
 	size_t sec_idx;      /* section of the definition */
 	size_t sec_off;      /* offset of the definition (or 0 for data maps) */
 	void *init;          /* SEC_DATA: initial image (value_size bytes) */

@@ -1,4 +1,4 @@
-/* BPF_MAP_TYPE_HASH, PERCPU_HASH and LRU_HASH.
+/* BPF_MAP_TYPE_HASH, PERCPU_HASH, LRU_HASH and LRU_PERCPU_HASH.
  *
  * Layout: a power-of-2 array of buckets, each a spinlock (writers) and a
  * singly linked chain that readers walk without locks. Elements come from a
@@ -624,7 +624,11 @@ static long htab_update_common(struct htab *htab, const void *key, const void *v
 	return err;
 }
 
-static long htab_delete_common(struct htab *htab, const void *key)
+static void copy_values_out(struct htab *htab, struct htab_elem *e, void *value);
+
+/* value: BPF_MAP_LOOKUP_AND_DELETE_ELEM's buffer, filled under the bucket
+ * lock from the element it unlinks (NULL: a plain delete). */
+static long htab_delete_common(struct htab *htab, const void *key, void *value)
 {
 	uint32_t hash = htab_hash(htab, key);
 	struct bucket *bucket = &htab->buckets[hash & (htab->n_buckets - 1)];
@@ -635,6 +639,8 @@ static long htab_delete_common(struct htab *htab, const void *key)
 	link = find_link_locked(htab, bucket, hash, key);
 	if (link) {
 		e = link_target(link);
+		if (value)
+			copy_values_out(htab, e, value);
 		/* e->next stays intact: readers standing on e go on. */
 		atomic_store_explicit(link, atomic_load_explicit(&e->next,
 				      memory_order_relaxed), memory_order_release);
@@ -670,7 +676,19 @@ static long htab_update(struct bpfrt_map *map, const void *key, const void *valu
 
 static long htab_delete(struct bpfrt_map *map, const void *key)
 {
-	return htab_delete_common(to_htab(map), key);
+	return htab_delete_common(to_htab(map), key, NULL);
+}
+
+/* The element's value, every CPU's for per-CPU maps (user-space layout). */
+static void copy_values_out(struct htab *htab, struct htab_elem *e, void *value)
+{
+	if (!htab->percpu) {
+		bpfrt_map_copy_out(value, elem_value(htab, e, 0), htab->map.value_size);
+		return;
+	}
+	for (int cpu = 0; cpu < htab->nr_cpus; cpu++)
+		bpfrt_map_copy_out((char *)value + (size_t)cpu * htab->value_round,
+				   elem_value(htab, e, cpu), htab->value_round);
 }
 
 static int htab_sys_lookup(struct bpfrt_map *map, const void *key, void *value)
@@ -680,14 +698,18 @@ static int htab_sys_lookup(struct bpfrt_map *map, const void *key, void *value)
 
 	if (!e)
 		return -ENOENT;
-	if (!htab->percpu) {
-		bpfrt_map_copy_out(value, elem_value(htab, e, 0), map->value_size);
-		return 0;
-	}
-	for (int cpu = 0; cpu < htab->nr_cpus; cpu++)
-		bpfrt_map_copy_out((char *)value + (size_t)cpu * htab->value_round,
-				   elem_value(htab, e, cpu), htab->value_round);
+	copy_values_out(htab, e, value);
 	return 0;
+}
+
+/* Linux takes only BPF_F_LOCK here, which needs a bpf_spin_lock in the
+ * value (bpfrt's never have one): any flag is -EINVAL. */
+static int htab_sys_lookup_and_delete(struct bpfrt_map *map, const void *key, void *value,
+				      uint64_t flags)
+{
+	if (flags)
+		return -EINVAL;
+	return (int)htab_delete_common(to_htab(map), key, value);
 }
 
 static int htab_sys_update(struct bpfrt_map *map, const void *key, const void *value,
@@ -698,7 +720,7 @@ static int htab_sys_update(struct bpfrt_map *map, const void *key, const void *v
 
 static int htab_sys_delete(struct bpfrt_map *map, const void *key)
 {
-	return (int)htab_delete_common(to_htab(map), key);
+	return (int)htab_delete_common(to_htab(map), key, NULL);
 }
 
 /* Bucket order, as Linux: the key after `key` in its chain, else the first
@@ -739,7 +761,8 @@ static int htab_get_next_key(struct bpfrt_map *map, const void *key, void *next_
 static int htab_alloc_check(const struct bpfrt_map *attr)
 {
 	bool percpu = bpfrt_map_is_percpu(attr->type);
-	bool lru = attr->type == BPF_MAP_TYPE_LRU_HASH;
+	bool lru = attr->type == BPF_MAP_TYPE_LRU_HASH ||
+		   attr->type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 	uint32_t flags = attr->map_flags;
 
 	if (flags & ~HTAB_CREATE_FLAGS)
@@ -842,7 +865,8 @@ static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 	htab_geometry(attr, &g);  /* bounded: htab_mem_size */
 	htab->map = *attr;
 	htab->percpu = bpfrt_map_is_percpu(attr->type);
-	htab->lru = attr->type == BPF_MAP_TYPE_LRU_HASH;
+	htab->lru = attr->type == BPF_MAP_TYPE_LRU_HASH ||
+		    attr->type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 	htab->nr_cpus = bpfrt_map_nr_cpus();
 	htab->key_round = BPFRT_ROUND_UP(attr->key_size, 8);
 	htab->value_round = (uint32_t)g.value_round;
@@ -881,6 +905,7 @@ static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 	.sys_lookup = htab_sys_lookup,						\
 	.sys_update = htab_sys_update,						\
 	.sys_delete = htab_sys_delete,						\
+	.sys_lookup_and_delete = htab_sys_lookup_and_delete,			\
 	.get_next_key = htab_get_next_key,					\
 	.lookup = htab_lookup,							\
 	.update = htab_update,							\
@@ -889,3 +914,4 @@ static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 const struct bpfrt_map_ops bpfrt_htab_map_ops = { HTAB_OPS };
 const struct bpfrt_map_ops bpfrt_percpu_htab_map_ops = { HTAB_OPS };
 const struct bpfrt_map_ops bpfrt_lru_htab_map_ops = { HTAB_OPS };
+const struct bpfrt_map_ops bpfrt_lru_percpu_htab_map_ops = { HTAB_OPS };

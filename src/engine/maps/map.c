@@ -25,6 +25,10 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_PERCPU_HASH]  = &bpfrt_percpu_htab_map_ops,
 	[BPF_MAP_TYPE_LRU_HASH]     = &bpfrt_lru_htab_map_ops,
 	[BPF_MAP_TYPE_RINGBUF]      = &bpfrt_ringbuf_map_ops,
+	[BPF_MAP_TYPE_LRU_PERCPU_HASH] = &bpfrt_lru_percpu_htab_map_ops,
+	[BPF_MAP_TYPE_QUEUE]        = &bpfrt_queue_map_ops,
+	[BPF_MAP_TYPE_STACK]        = &bpfrt_stack_map_ops,
+	[BPF_MAP_TYPE_BLOOM_FILTER] = &bpfrt_bloom_map_ops,
 };
 
 /* ---- CPUs ------------------------------------------------------------- */
@@ -222,8 +226,13 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 	attr.map_flags = OPTS_GET(opts, map_flags, 0);
 	if (attr.map_flags & BPF_F_NUMA_NODE)
 		attr.numa_node = OPTS_GET(opts, numa_node, 0);
+	attr.map_extra = OPTS_GET(opts, map_extra, 0);
 	snprintf(attr.name, sizeof(attr.name), "%s", name ? name : "");
 	err = check_common_flags(attr.map_flags);
+	/* Linux: only the bloom filter (and arenas) take map_extra */
+	if (!err && attr.map_extra && type != BPF_MAP_TYPE_BLOOM_FILTER)
+		err = bpfrt_err(-EINVAL, "map '%s': map_extra 0x%llx: only bloom filters take "
+				"map_extra", attr.name, (unsigned long long)attr.map_extra);
 	if (!err)
 		err = ops->alloc_check(&attr);
 	if (!err)
@@ -350,6 +359,48 @@ int bpfrt_map_delete_elem(struct bpfrt_map *map, const void *key)
 	err = report(map, "delete", map->ops->sys_delete(map, key));
 	bpfrt_map_host_write_end(map);
 	return err;
+}
+
+/* BPF_MAP_LOOKUP_AND_DELETE_ELEM: needs read and write access, as Linux
+ * (an fd with both modes; a frozen map has lost write). */
+int bpfrt_map_lookup_and_delete_elem(struct bpfrt_map *map, const void *key, void *value,
+				     uint64_t flags)
+{
+	int err;
+
+	if (!map || !value || (!key && map->key_size))
+		return bpfrt_err(-EINVAL, "map lookup_and_delete: NULL argument");
+	if ((err = check_host_read(map, "lookup_and_delete")))
+		return err;
+	if (flags & ~(uint64_t)BPF_F_LOCK)
+		return bpfrt_err(-EINVAL, "map '%s': lookup_and_delete: invalid flags 0x%llx",
+				 map->name, (unsigned long long)flags);
+	err = bpfrt_map_host_write_begin(map, "lookup_and_delete");
+	if (err)
+		return err;
+	bpfrt_rcu_read_lock();
+	err = map->ops->sys_lookup_and_delete ?
+	      map->ops->sys_lookup_and_delete(map, key, value, flags) : -EOPNOTSUPP;
+	bpfrt_rcu_read_unlock();
+	bpfrt_map_host_write_end(map);
+	return report(map, "lookup_and_delete", err);
+}
+
+/* ---- push, pop, peek for programs ---------------------------------------------- */
+
+long bpfrt_map_prog_push(struct bpfrt_map *map, const void *value, uint64_t flags)
+{
+	return map->ops->push ? map->ops->push(map, value, flags) : -EINVAL;
+}
+
+long bpfrt_map_prog_pop(struct bpfrt_map *map, void *value)
+{
+	return map->ops->pop ? map->ops->pop(map, value) : -EINVAL;
+}
+
+long bpfrt_map_prog_peek(struct bpfrt_map *map, void *value)
+{
+	return map->ops->peek ? map->ops->peek(map, value) : -EINVAL;
 }
 
 /* ---- freezing ------------------------------------------------------------------ */

@@ -45,6 +45,17 @@ struct bpfrt_map_ops {
 	long (*update)(struct bpfrt_map *map, const void *key, const void *value,
 		       uint64_t flags);
 	long (*delete)(struct bpfrt_map *map, const void *key);
+
+	/* Optional, for programs and user space alike (Linux's map_push_elem,
+	 * map_pop_elem, map_peek_elem): queue, stack and bloom filter. The
+	 * helpers of a kind without them are refused by the verifier. */
+	long (*push)(struct bpfrt_map *map, const void *value, uint64_t flags);
+	long (*pop)(struct bpfrt_map *map, void *value);
+	long (*peek)(struct bpfrt_map *map, void *value);
+	/* Optional: BPF_MAP_LOOKUP_AND_DELETE_ELEM (user space); without it
+	 * the command is -EOPNOTSUPP. */
+	int (*sys_lookup_and_delete)(struct bpfrt_map *map, const void *key, void *value,
+				     uint64_t flags);
 };
 
 enum { BPFRT_MAP_UNFROZEN, BPFRT_MAP_FREEZING, BPFRT_MAP_FROZEN };
@@ -57,6 +68,9 @@ struct bpfrt_map {
 	uint32_t max_entries;
 	uint32_t map_flags;
 	uint32_t numa_node;
+	/* BPF_MAP_CREATE's map_extra: the bloom filter's number of hash
+	 * functions; 0 for every other kind (Linux: -EINVAL otherwise). */
+	uint64_t map_extra;
 	char name[BPFRT_NAME_LEN];
 	/* BPF_MAP_FREEZE, atomic accesses: BPFRT_MAP_FREEZING while freeze
 	 * makes the storage read-only (host writes refused, not folded),
@@ -88,6 +102,10 @@ extern const struct bpfrt_map_ops bpfrt_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_percpu_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_lru_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_ringbuf_map_ops;
+extern const struct bpfrt_map_ops bpfrt_lru_percpu_htab_map_ops;
+extern const struct bpfrt_map_ops bpfrt_queue_map_ops;
+extern const struct bpfrt_map_ops bpfrt_stack_map_ops;
+extern const struct bpfrt_map_ops bpfrt_bloom_map_ops;
 
 /* ---- program side (helpers) ---------------------------------------------- */
 
@@ -106,6 +124,12 @@ static inline long bpfrt_map_prog_delete(struct bpfrt_map *map, const void *key)
 {
 	return map->ops->delete(map, key);
 }
+
+/* push/pop/peek for programs: -EINVAL for a kind without them (the
+ * verifier refuses such calls; this is the run-time backstop). */
+long bpfrt_map_prog_push(struct bpfrt_map *map, const void *value, uint64_t flags);
+long bpfrt_map_prog_pop(struct bpfrt_map *map, void *value);
+long bpfrt_map_prog_peek(struct bpfrt_map *map, void *value);
 
 /* Tail calls: the program in slot idx, or NULL (empty, out of range, or
  * map not a PROG_ARRAY). The caller is inside a read section; the program

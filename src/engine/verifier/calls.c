@@ -40,29 +40,15 @@ static int check_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *m
 	return 0;
 }
 
-/* Which map kinds a helper accepts, as Linux's check_map_func_compatibility. */
+/* Which map kinds a helper accepts (map_compat.c), and no writing helper
+ * on a map programs may not write. */
 static int check_map_compat(struct venv *env, int32_t id, const struct bpfrt_map *map,
 			    const struct bpfrt_helper *h)
 {
-	bool ringbuf_fn = id == BPF_FUNC_ringbuf_output || id == BPF_FUNC_ringbuf_reserve ||
-			  id == BPF_FUNC_ringbuf_query;
-	bool elem_fn = id == BPF_FUNC_map_lookup_elem || id == BPF_FUNC_map_update_elem ||
-		       id == BPF_FUNC_map_delete_elem;
-	bool ok = true;
-
-	if (map->type == BPF_MAP_TYPE_RINGBUF)
-		ok = ringbuf_fn || id >= BPFRT_KFUNC_ID_BASE;
-	else if (map->type == BPF_MAP_TYPE_PROG_ARRAY)
-		ok = id == BPF_FUNC_tail_call || id >= BPFRT_KFUNC_ID_BASE;
-	else if (ringbuf_fn || id == BPF_FUNC_tail_call)
-		ok = false;
-	(void)elem_fn;
-	if (!ok)
+	if (!vmap_func_compatible(map, id))
 		return verr(env, "cannot pass map_type %u into func %s#%d", map->type,
 			    h->name ? h->name : "helper", id);
-	/* Linux's record_func_map: the element writers on a read-only map */
-	if (map_prog_rdonly(map) &&
-	    (id == BPF_FUNC_map_update_elem || id == BPF_FUNC_map_delete_elem))
+	if (map_prog_rdonly(map) && vmap_func_writes(id))
 		return verr(env, "write into map forbidden: %s#%d on map '%s' "
 			    "(BPF_F_RDONLY_PROG)", h->name ? h->name : "helper", id, map->name);
 	return 0;
@@ -111,11 +97,16 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		return check_map_compat(env, id, r->map, h);
 	case BPFRT_ARG_PTR_TO_MAP_KEY:
 	case BPFRT_ARG_PTR_TO_MAP_VALUE:
+	case BPFRT_ARG_PTR_TO_UNINIT_MAP_VALUE:
 		if (!ca->map)
 			return verr(env, "invalid map_ptr to access map->%s",
 				    t == BPFRT_ARG_PTR_TO_MAP_KEY ? "key" : "value");
+		/* a bloom filter's peek reads the value it tests (Linux
+		 * declares it written: it would hash stale stack bytes) */
 		return vcheck_helper_mem(env, regno, t == BPFRT_ARG_PTR_TO_MAP_KEY ?
-					ca->map->key_size : ca->map->value_size, false, true);
+					ca->map->key_size : ca->map->value_size,
+					t == BPFRT_ARG_PTR_TO_UNINIT_MAP_VALUE &&
+					ca->map->type != BPF_MAP_TYPE_BLOOM_FILTER, true);
 	case BPFRT_ARG_PTR_TO_MEM:
 	case BPFRT_ARG_PTR_TO_UNINIT_MEM: {
 		enum bpfrt_arg_type next = arg < 4 ? h->args[arg + 1] : BPFRT_ARG_NONE;

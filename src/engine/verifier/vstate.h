@@ -287,6 +287,10 @@ int vdo_cond_jmp(struct venv *env, const struct bpf_insn *insn, uint32_t *next);
 /* Returns 1 if the walk continues in a subprogram or callback, 2 if this
  * path is done, 0 to go on after the call, <0 on rejection. */
 int vdo_call(struct venv *env, const struct bpf_insn *insn);
+/* map_compat.c: Linux's check_map_func_compatibility, and the helpers
+ * that write a map (refused on BPF_F_RDONLY_PROG maps). */
+bool vmap_func_compatible(const struct bpfrt_map *map, int32_t func_id);
+bool vmap_func_writes(int32_t func_id);
 /* Returns 0: continue at env->insn; 1: this path is done. */
 int vdo_exit(struct venv *env);
 int vcheck_tail_call_stack(struct venv *env);

@@ -1,0 +1,98 @@
+/* Which helpers a program may call with which map kinds: Linux's
+ * check_map_func_compatibility, both ways. A map kind that lists helpers
+ * takes only those; a helper that lists kinds takes only those. The
+ * generic element helpers (lookup/update/delete) take every kind not
+ * listed, which is what Linux's default case does. Host kfuncs take any
+ * map: they are trusted with what they declare. */
+#include "verifier/vstate.h"
+
+#include <stddef.h>
+
+#define MAX_LIST 8
+
+struct compat_rule {
+	int32_t key;               /* map type (by_map) or helper id (by_func) */
+	int32_t allowed[MAX_LIST]; /* helper ids (by_map) or map types (by_func); 0 ends */
+};
+
+/* The map kinds that take a fixed set of helpers. (Helper id 0,
+ * BPF_FUNC_unspec, is never callable, so 0 can end the lists.) */
+static const struct compat_rule by_map[] = {
+	{ BPF_MAP_TYPE_PROG_ARRAY, { BPF_FUNC_tail_call } },
+	{ BPF_MAP_TYPE_PERF_EVENT_ARRAY, { BPF_FUNC_perf_event_read, BPF_FUNC_perf_event_output,
+					   BPF_FUNC_skb_output, BPF_FUNC_perf_event_read_value,
+					   BPF_FUNC_xdp_output } },
+	{ BPF_MAP_TYPE_RINGBUF, { BPF_FUNC_ringbuf_output, BPF_FUNC_ringbuf_reserve,
+				  BPF_FUNC_ringbuf_query, BPF_FUNC_ringbuf_reserve_dynptr,
+				  BPF_FUNC_ringbuf_submit_dynptr,
+				  BPF_FUNC_ringbuf_discard_dynptr } },
+	{ BPF_MAP_TYPE_USER_RINGBUF, { BPF_FUNC_user_ringbuf_drain } },
+	{ BPF_MAP_TYPE_STACK_TRACE, { BPF_FUNC_get_stackid } },
+	{ BPF_MAP_TYPE_CGROUP_ARRAY, { BPF_FUNC_skb_under_cgroup,
+				       BPF_FUNC_current_task_under_cgroup } },
+	{ BPF_MAP_TYPE_ARRAY_OF_MAPS, { BPF_FUNC_map_lookup_elem } },
+	{ BPF_MAP_TYPE_HASH_OF_MAPS, { BPF_FUNC_map_lookup_elem } },
+	{ BPF_MAP_TYPE_QUEUE, { BPF_FUNC_map_peek_elem, BPF_FUNC_map_pop_elem,
+				BPF_FUNC_map_push_elem } },
+	{ BPF_MAP_TYPE_STACK, { BPF_FUNC_map_peek_elem, BPF_FUNC_map_pop_elem,
+				BPF_FUNC_map_push_elem } },
+	{ BPF_MAP_TYPE_BLOOM_FILTER, { BPF_FUNC_map_peek_elem, BPF_FUNC_map_push_elem } },
+};
+
+/* The helpers that take a fixed set of map kinds. */
+static const struct compat_rule by_func[] = {
+	{ BPF_FUNC_tail_call, { BPF_MAP_TYPE_PROG_ARRAY } },
+	{ BPF_FUNC_perf_event_read, { BPF_MAP_TYPE_PERF_EVENT_ARRAY } },
+	{ BPF_FUNC_perf_event_output, { BPF_MAP_TYPE_PERF_EVENT_ARRAY } },
+	{ BPF_FUNC_perf_event_read_value, { BPF_MAP_TYPE_PERF_EVENT_ARRAY } },
+	{ BPF_FUNC_skb_output, { BPF_MAP_TYPE_PERF_EVENT_ARRAY } },
+	{ BPF_FUNC_xdp_output, { BPF_MAP_TYPE_PERF_EVENT_ARRAY } },
+	{ BPF_FUNC_ringbuf_output, { BPF_MAP_TYPE_RINGBUF } },
+	{ BPF_FUNC_ringbuf_reserve, { BPF_MAP_TYPE_RINGBUF } },
+	{ BPF_FUNC_ringbuf_query, { BPF_MAP_TYPE_RINGBUF } },
+	{ BPF_FUNC_ringbuf_reserve_dynptr, { BPF_MAP_TYPE_RINGBUF } },
+	{ BPF_FUNC_ringbuf_submit_dynptr, { BPF_MAP_TYPE_RINGBUF } },
+	{ BPF_FUNC_ringbuf_discard_dynptr, { BPF_MAP_TYPE_RINGBUF } },
+	{ BPF_FUNC_user_ringbuf_drain, { BPF_MAP_TYPE_USER_RINGBUF } },
+	{ BPF_FUNC_get_stackid, { BPF_MAP_TYPE_STACK_TRACE } },
+	{ BPF_FUNC_current_task_under_cgroup, { BPF_MAP_TYPE_CGROUP_ARRAY } },
+	{ BPF_FUNC_skb_under_cgroup, { BPF_MAP_TYPE_CGROUP_ARRAY } },
+	{ BPF_FUNC_map_pop_elem, { BPF_MAP_TYPE_QUEUE, BPF_MAP_TYPE_STACK } },
+	{ BPF_FUNC_map_peek_elem, { BPF_MAP_TYPE_QUEUE, BPF_MAP_TYPE_STACK,
+				    BPF_MAP_TYPE_BLOOM_FILTER } },
+	{ BPF_FUNC_map_push_elem, { BPF_MAP_TYPE_QUEUE, BPF_MAP_TYPE_STACK,
+				    BPF_MAP_TYPE_BLOOM_FILTER } },
+	{ BPF_FUNC_map_lookup_percpu_elem, { BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_PERCPU_HASH,
+					     BPF_MAP_TYPE_LRU_PERCPU_HASH } },
+};
+
+/* false if rules has an entry for key whose list lacks value. */
+static bool rule_allows(const struct compat_rule *rules, size_t n, int32_t key, int32_t value)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rules[i].key != key)
+			continue;
+		for (int j = 0; j < MAX_LIST && rules[i].allowed[j]; j++)
+			if (rules[i].allowed[j] == value)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+bool vmap_func_compatible(const struct bpfrt_map *map, int32_t func_id)
+{
+	if (func_id >= BPFRT_KFUNC_ID_BASE)
+		return true;
+	return rule_allows(by_map, sizeof(by_map) / sizeof(by_map[0]), (int32_t)map->type,
+			   func_id) &&
+	       rule_allows(by_func, sizeof(by_func) / sizeof(by_func[0]), func_id,
+			   (int32_t)map->type);
+}
+
+/* Linux's record_func_map: the helpers that change a map's contents. */
+bool vmap_func_writes(int32_t func_id)
+{
+	return func_id == BPF_FUNC_map_update_elem || func_id == BPF_FUNC_map_delete_elem ||
+	       func_id == BPF_FUNC_map_push_elem || func_id == BPF_FUNC_map_pop_elem;
+}
