@@ -117,6 +117,14 @@ BPFRT_API int bpfrt_kfunc_id(const char *name);
  * visible to bpfrt_helper_info() before any load. */
 BPFRT_API void bpfrt_helpers_init(void);
 
+/* bpf_get_current_pid_tgid, _uid_gid, _comm and _cgroup_id answer from a
+ * per-thread cache, re-read after fork (tracked) and after this call,
+ * which the embedder makes after what bpfrt cannot see: a setuid/setgid
+ * family call, prctl(PR_SET_NAME) or pthread_setname_np (any thread), a
+ * write to /proc/self/task/TID/comm, a move to another cgroup. Every
+ * thread re-reads at its next call. Async-signal-safe. */
+BPFRT_API void bpfrt_identity_changed(void);
+
 #ifdef __cplusplus
 }
 #endif

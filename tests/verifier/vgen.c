@@ -815,7 +815,8 @@ static bool nondet_helper(uint32_t id)
 {
 	return id == BPF_FUNC_ktime_get_ns || id == BPF_FUNC_get_prandom_u32 ||
 	       id == BPF_FUNC_get_smp_processor_id || id == BPF_FUNC_ktime_get_boot_ns ||
-	       id == BPF_FUNC_ringbuf_query;
+	       id == BPF_FUNC_ringbuf_query || id == BPF_FUNC_jiffies64 ||
+	       id == BPF_FUNC_ktime_get_coarse_ns || id == BPF_FUNC_get_numa_node_id;
 }
 
 static int map_for(uint32_t id)

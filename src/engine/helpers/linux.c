@@ -19,7 +19,10 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "helpers/callback.h"
+#include "helpers/clock.h"
+#include "helpers/current.h"
 #include "helpers/probe.h"
+#include "helpers/string.h"
 #include "helpers/trace.h"
 #include "maps/map.h"
 
@@ -142,27 +145,8 @@ static uint64_t bpf_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3,
 	return (uint32_t)bpfrt_map_this_cpu();
 }
 
-static uint64_t bpf_get_current_pid_tgid(uint64_t r1, uint64_t r2, uint64_t r3,
-					 uint64_t r4, uint64_t r5)
-{
-	return (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)gettid();
-}
-
-/* The thread's name, NUL-padded to size, as strscpy_pad(buf, comm). */
-static uint64_t bpf_get_current_comm(uint64_t buf, uint64_t size, uint64_t r3,
-				     uint64_t r4, uint64_t r5)
-{
-	char comm[16] = { 0 };
-	char *out = PTR(buf);
-
-	if (!size)
-		return (uint64_t)-EINVAL;
-	prctl(PR_GET_NAME, comm);
-	comm[sizeof(comm) - 1] = 0;
-	memset(out, 0, size);
-	memcpy(out, comm, strnlen(comm, size - 1));
-	return 0;
-}
+/* get_current_pid_tgid, _uid_gid, _comm, _cgroup_id: helpers/current.c
+ * (a per-thread cache). */
 
 /* ---- probe_read family --------------------------------------------------- */
 
@@ -329,9 +313,9 @@ static const struct bpfrt_helper_default defaults[] = {
 	  BPFRT_RET_INTEGER } },
 	{ BPF_FUNC_tail_call, { "tail_call", bpfrt_helper_tail_call, BPFRT_RET_VOID,
 	  { A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING) } } },
-	{ BPF_FUNC_get_current_pid_tgid, { "get_current_pid_tgid", bpf_get_current_pid_tgid,
+	{ BPF_FUNC_get_current_pid_tgid, { "get_current_pid_tgid", bpfrt_bpf_get_current_pid_tgid,
 	  BPFRT_RET_INTEGER } },
-	{ BPF_FUNC_get_current_comm, { "get_current_comm", bpf_get_current_comm,
+	{ BPF_FUNC_get_current_comm, { "get_current_comm", bpfrt_bpf_get_current_comm,
 	  BPFRT_RET_INTEGER, { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE) } } },
 	{ BPF_FUNC_probe_read_str, { "probe_read_str", bpf_probe_read_str, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
@@ -369,6 +353,17 @@ static const struct bpfrt_helper_default defaults[] = {
 	  { A(CONST_MAP_PTR), A(PTR_TO_UNINIT_MAP_VALUE) } } },
 	{ BPF_FUNC_loop, { "loop", bpf_loop, BPFRT_RET_INTEGER,
 	  { A(ANYTHING), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL), A(ANYTHING) } } },
+	{ BPF_FUNC_get_current_uid_gid, { "get_current_uid_gid", bpfrt_bpf_get_current_uid_gid,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_get_numa_node_id, { "get_numa_node_id", bpfrt_bpf_get_numa_node_id,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_get_current_cgroup_id, { "get_current_cgroup_id",
+	  bpfrt_bpf_get_current_cgroup_id, BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_jiffies64, { "jiffies64", bpfrt_bpf_jiffies64, BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_ktime_get_coarse_ns, { "ktime_get_coarse_ns", bpfrt_bpf_ktime_get_coarse_ns,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_strncmp, { "strncmp", bpfrt_bpf_strncmp, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_MEM), A(CONST_SIZE), A(PTR_TO_CONST_STR) } } },
 };
 
 static void add_free_ids(struct bpfrt_env *env, const struct bpfrt_helper_default *set,
