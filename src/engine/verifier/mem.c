@@ -583,6 +583,11 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 	if (reg.flags & PTR_MAYBE_NULL)
 		return verr(env, "R%d type=%s expected=fp, pkt, map_value, mem (null-check it first)",
 			    regno, vreg_type_str(&reg));
+	/* zero bytes: NULL or a pointer, as Linux (a non-zero scalar is
+	 * refused there whatever the size) */
+	if (!size && reg.type == SCALAR && !vreg_is_zero(&reg))
+		return verr(env, "R%d type=scalar expected=fp, pkt, map_value, mem (a zero-sized "
+			    "buffer is NULL or a pointer)", regno);
 	if (!size)
 		return 0;
 	switch (reg.type) {
