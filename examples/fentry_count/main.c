@@ -10,7 +10,6 @@
 int main(void)
 {
 	BPFRT_OPTS(bpfrt_object_load_opts, load_opts, .jit = true);
-	BPFRT_OPTS(bpfrt_attach_opts, work_opts, .nr_args = 1);
 	struct count *skel;
 	int err;
 	long total = 0;
@@ -26,14 +25,9 @@ int main(void)
 		fprintf(stderr, "load: %s\n", bpfrt_last_error());
 		goto out;
 	}
-	/* fexit finds the return value after the arguments: say how many
-	 * work() takes (every program on one function agrees on it). The
-	 * skeleton attaches whatever has no link yet. */
-	err = bpfrt_prog_attach(skel->progs.count_entry, &work_opts, &skel->links.count_entry);
-	if (!err)
-		err = bpfrt_prog_attach(skel->progs.sum_exit, &work_opts, &skel->links.sum_exit);
-	if (!err)
-		err = count__attach(skel);
+	/* both programs, by their SEC() names; fexit finds work()'s return
+	 * value after its arguments, counted from work.o's debug info (-g) */
+	err = count__attach(skel);
 	if (err) {
 		fprintf(stderr, "attach: %s\n", bpfrt_last_error());
 		goto out;
