@@ -2,6 +2,7 @@
  * in this process through bpfrt_prog_test_run_opts (BPF_PROG_TEST_RUN),
  * maps dumped after the run. */
 #include "cli.h"
+#include "cli_btf.h"
 #include "bpfrt/bpfrt.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@ static const char *map_type_name(enum bpf_map_type t)
 	case BPF_MAP_TYPE_LRU_HASH: return "lru_hash";
 	case BPF_MAP_TYPE_RINGBUF: return "ringbuf";
 	case BPF_MAP_TYPE_PROG_ARRAY: return "prog_array";
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH: return "lru_percpu_hash";
 	default: return "?";
 	}
 }
@@ -72,38 +74,185 @@ static void hex(const void *buf, size_t len)
 		printf("%02x%s", ((const uint8_t *)buf)[i], i + 1 < len ? " " : "");
 }
 
-/* Prints every entry as "key: .. value: ..", per CPU for per-CPU maps. */
-static int dump_map(struct bpfrt_map *map)
+/* One key or value: formatted by its BTF type, or the bytes. */
+static void write_formatted(struct cli_btf *btf, struct jw *w, uint32_t id, const void *buf,
+			    size_t len)
+{
+	if (btf && id)
+		cli_btf_write(btf, w, id, buf, len);
+	else
+		jw_hex(w, buf, len);
+}
+
+static void write_value(struct cli_btf *btf, struct jw *w, const struct cli_map_types *t,
+			const void *val, size_t len)
+{
+	if (t->section)
+		cli_btf_write_section(btf, w, t->sec_name, val, len);
+	else
+		write_formatted(btf, w, t->value, val, len);
+}
+
+/* One entry as bpftool shows it: {"key": .., "value": ..}, per-CPU maps
+ * {"key": .., "values": [{"cpu": N, "value": ..}...]}. raw: the bytes as
+ * hex lists, and the formatted view under "formatted" (bpftool -j). */
+static void write_entry(struct cli_btf *btf, struct jw *w, struct bpfrt_map *map,
+			const struct cli_map_types *t, const void *key, const void *val, bool raw)
+{
+	uint32_t ks = bpfrt_map_key_size(map), vs = bpfrt_map_value_size(map);
+	enum bpf_map_type type = bpfrt_map_type(map);
+	bool percpu = type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_PERCPU_HASH ||
+		      type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+	int cpus = percpu ? bpfrt_num_possible_cpus() : 1;
+	size_t stride = ((size_t)vs + 7) / 8 * 8;
+	bool formatted = btf && (t->key || t->value || t->section);
+
+	jw_open(w, '{');
+	for (int pass = 0; pass < 2; pass++) {
+		bool fmt = raw ? pass == 1 : true;
+
+		if (raw && pass == 1) {
+			if (!formatted)
+				break;
+			jw_key(w, "formatted");
+			jw_open(w, '{');
+		}
+		if (!raw && pass == 1)
+			break;
+		jw_key(w, "key");
+		if (fmt && t->section && ks == 4) /* the one index of a data section */
+			jw_u64(w, *(const uint32_t *)key);
+		else if (fmt)
+			write_formatted(btf, w, t->key, key, ks);
+		else
+			jw_hex(w, key, ks);
+		if (percpu) {
+			jw_key(w, "values");
+			jw_open(w, '[');
+			for (int c = 0; c < cpus; c++) {
+				jw_open(w, '{');
+				jw_key(w, "cpu");
+				jw_u64(w, (uint64_t)c);
+				jw_key(w, "value");
+				if (fmt)
+					write_value(btf, w, t, (const uint8_t *)val + c * stride, vs);
+				else
+					jw_hex(w, (const uint8_t *)val + c * stride, vs);
+				jw_close(w, '}');
+			}
+			jw_close(w, ']');
+		} else {
+			jw_key(w, "value");
+			if (fmt)
+				write_value(btf, w, t, val, vs);
+			else
+				jw_hex(w, val, vs);
+		}
+		if (raw && pass == 1)
+			jw_close(w, '}');
+	}
+	jw_close(w, '}');
+}
+
+struct ring_dump {
+	struct jw *w;
+	bool json;
+	int n;
+};
+
+static int dump_record(void *ctx, void *data, size_t len)
+{
+	struct ring_dump *d = ctx;
+
+	if (d->json) {
+		jw_open(d->w, '{');
+		jw_key(d->w, "record");
+		jw_u64(d->w, (uint64_t)d->n);
+		jw_key(d->w, "len");
+		jw_u64(d->w, len);
+		jw_key(d->w, "data");
+		jw_hex(d->w, data, len);
+		jw_close(d->w, '}');
+	} else {
+		printf("  record %d (%zu bytes): ", d->n, len);
+		hex(data, len);
+		printf("\n");
+	}
+	d->n++;
+	return 0;
+}
+
+/* Prints every entry of map: formatted by the object's BTF when it
+ * describes the map (bpftool's plain output), else the bytes; json:
+ * bpftool -j's array (bytes, and "formatted"). Ring buffers show the
+ * records waiting in them (consumed). */
+static int dump_map(struct bpfrt_map *map, struct cli_btf *btf, bool json)
 {
 	uint32_t ks = bpfrt_map_key_size(map);
 	size_t vs = bpfrt_map_value_buf_size(map);
 	enum bpf_map_type t = bpfrt_map_type(map);
 	void *key = calloc(1, ks ? ks : 1), *next = calloc(1, ks ? ks : 1), *val = calloc(1, vs ? vs : 1);
-	bool first = true;
-	int n = 0;
+	struct jw w = { .f = stdout, .pretty = !json };
+	struct cli_map_types types;
+	bool first = true, typed = cli_btf_map_types(btf, bpfrt_map_name(map), &types);
+	int n = 0, err = 0;
 
-	printf("map %s (%s, key %u, value %u, max_entries %u)\n", bpfrt_map_name(map),
-	       map_type_name(t), ks, bpfrt_map_value_size(map), bpfrt_map_max_entries(map));
-	if (t == BPF_MAP_TYPE_RINGBUF || t == BPF_MAP_TYPE_PROG_ARRAY || !key || !next || !val)
+	if (!key || !next || !val) {
+		fprintf(stderr, "bpfrt: out of memory\n");
+		err = -ENOMEM;
 		goto out;
+	}
+	if (!json)
+		printf("map %s (%s, key %u, value %u, max_entries %u)\n", bpfrt_map_name(map),
+		       map_type_name(t), ks, bpfrt_map_value_size(map), bpfrt_map_max_entries(map));
+	if (t == BPF_MAP_TYPE_RINGBUF) {
+		struct ring_dump d = { .w = &w, .json = json };
+
+		if (json)
+			jw_open(&w, '[');
+		err = bpfrt_ringbuf_consume(map, dump_record, &d);
+		if (json)
+			jw_close(&w, ']');
+		if (err < 0)
+			fprintf(stderr, "bpfrt: %s: %s\n", bpfrt_map_name(map), bpfrt_last_error());
+		else if (!json)
+			printf("  %d records\n", d.n);
+		err = err < 0 ? err : 0;
+		goto out;
+	}
+	if (t == BPF_MAP_TYPE_PROG_ARRAY) {
+		/* slots hold programs, not bytes */
+		if (json)
+			printf("[]\n");
+		goto out;
+	}
+	if (json || typed)
+		jw_open(&w, '[');
 	while (bpfrt_map_get_next_key(map, first ? NULL : key, next) == 0) {
 		first = false;
 		memcpy(key, next, ks);
 		if (bpfrt_map_lookup_elem(map, key, val))
 			continue;
-		printf("  key: ");
-		hex(key, ks);
-		printf("  value: ");
-		hex(val, vs);
-		printf("\n");
+		if (json || typed) {
+			write_entry(typed ? btf : NULL, &w, map, &types, key, val, json);
+		} else {
+			printf("  key: ");
+			hex(key, ks);
+			printf("  value: ");
+			hex(val, vs);
+			printf("\n");
+		}
 		n++;
 	}
-	printf("  %d entries\n", n);
+	if (json || typed)
+		jw_close(&w, ']');
+	if (!json)
+		printf("  %d entries\n", n);
 out:
 	free(key);
 	free(next);
 	free(val);
-	return 0;
+	return err;
 }
 
 static char *read_all(const char *path, size_t *len)
@@ -286,7 +435,11 @@ static int prog_run(int argc, char **argv)
 			err = -ENOENT;
 			continue;
 		}
-		dump_map(m);
+		struct cli_btf *btf = cli_btf_open(path);
+
+		if (dump_map(m, btf, false))
+			err = -EIO;
+		cli_btf_close(btf);
 	}
 out:
 	bpfrt_object_close(obj);
@@ -423,18 +576,18 @@ int cli_prog(int argc, char **argv)
 	return 2;
 }
 
-/* bpfrt map dump OBJ NAME [--after PROG [--interp]]: the map as loaded, or
- * after one run of PROG. */
+/* bpfrt map dump OBJ NAME [--after PROG] [--interp] [--json|-j]: the map
+ * as loaded, or after one run of PROG; formatted by the object's BTF. */
 int cli_map(int argc, char **argv)
 {
 	struct bpfrt_object *obj;
 	struct bpfrt_map *m;
 	const char *after = NULL;
-	bool jit = true;
+	bool jit = true, json = false;
 	int err = 0;
 
 	if (argc < 3 || strcmp(argv[0], "dump")) {
-		fprintf(stderr, "usage: bpfrt map dump OBJ NAME [--after PROG] [--interp]\n");
+		fprintf(stderr, "usage: bpfrt map dump OBJ NAME [--after PROG] [--interp] [--json]\n");
 		return 2;
 	}
 	for (int i = 3; i < argc; i++) {
@@ -442,6 +595,8 @@ int cli_map(int argc, char **argv)
 			after = argv[++i];
 		else if (!strcmp(argv[i], "--interp"))
 			jit = false;
+		else if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json = true;
 		else {
 			fprintf(stderr, "bpfrt map dump: unknown argument '%s'\n", argv[i]);
 			return 2;
@@ -461,6 +616,9 @@ int cli_map(int argc, char **argv)
 		} else {
 			err = test_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP, NULL, 0, NULL, 0, 1,
 				       &o, NULL, NULL);
+			/* what the program printed goes to stderr: stdout is the dump */
+			if (!err)
+				bpfrt_trace_pipe(stderr);
 		}
 	}
 	m = err ? NULL : bpfrt_object_find_map(obj, argv[2]);
@@ -468,8 +626,12 @@ int cli_map(int argc, char **argv)
 		fprintf(stderr, "bpfrt: %s\n", bpfrt_last_error());
 		err = -ENOENT;
 	}
-	if (m)
-		dump_map(m);
+	if (m) {
+		struct cli_btf *btf = cli_btf_open(argv[1]);
+
+		err = dump_map(m, btf, json);
+		cli_btf_close(btf);
+	}
 	bpfrt_object_close(obj);
 	return err ? 1 : 0;
 }
