@@ -11,34 +11,37 @@
 #include <string.h>
 #include <time.h>
 
+/* One line per command (tests/test_cli_help.sh checks that every command
+ * main() knows is here). */
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bpfrt COMMAND ...\n"
-		"  asm FILE [-o OUT]           assemble text (or a .data file's asm) to raw bytes\n"
-		"  disasm FILE                 disassemble raw bytes (8 per instruction)\n"
-		"  run FILE [--jit|--interp] [--mem HEX] [--repeat N]\n"
-		"                              validate and run; prints r0 in hex\n"
-		"  prog list OBJ               programs of a clang-built BPF object\n"
-		"  prog dump OBJ [--prog NAME] [--jited|--xlated]\n"
-		"                              the programs of an object as loaded (bpftool prog dump)\n"
-		"  prog run OBJ --prog NAME [--data FILE] [--repeat N] [--jit|--interp|--checked] [--dump-map NAME]\n"
-		"                              load the object, run one program (like BPF_PROG_TEST_RUN)\n"
-		"  map dump OBJ NAME [--after PROG] [--interp]\n"
-		"                              print a map's entries, optionally after one run of PROG\n"
-		"  gen skeleton OBJ [name NAME]\n"
-		"                              a C header: the object embedded, typed programs, maps, globals\n"
-		"  links [PID...]              attached programs of processes that embed bpfrt\n"
-		"  dump [--jited|--xlated] FILE\n"
-		"                              show the native code or the BPF instructions\n"
-		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]\n"
-		"                              run the bpf_conformance .data files, print a summary\n"
-		"  execmem [--no-pack] [--copies N] [FILE...]\n"
-		"                              load each FILE JIT'ed (N times), print the prog packs\n"
-		"                              and their backing (alias: prog-pack)\n"
-		"  config [--markdown]         the BPFRT_* environment variables, values in effect\n"
-		"  --version                   the library's version\n"
-		"FILE is raw bytes (.bin/.o-less), assembly (.s/.asm) or a conformance .data file.\n");
+		"usage: bpfrt COMMAND [ARGS...]\n"
+		"commands:\n"
+		"  asm FILE [-o OUT]                              assemble text (or a .data file's asm) to raw instructions\n"
+		"  disasm FILE                                    disassemble raw instructions (8 bytes each)\n"
+		"  run FILE [--jit|--interp] [--mem HEX] [--repeat N]  validate and run; prints r0 in hex\n"
+		"  dump [--jited|--xlated] FILE                   the native code or the BPF instructions of FILE\n"
+		"  prog list|dump|run|verify OBJ ...              the programs of a clang-built object (bpfrt prog for the options)\n"
+		"  map dump OBJ NAME [--after PROG] [--interp] [--json|-j]  a map's entries formatted by BTF, optionally after one run\n"
+		"  gen skeleton OBJ [name NAME]                   a C header: the object embedded, typed programs, maps, globals\n"
+		"  links [PID...]                                 the attach links of processes that embed bpfrt\n"
+		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]  the bpf_conformance suite's summary\n"
+		"  execmem [--no-pack] [--copies N] [FILE...]     load FILEs JIT'ed, print the prog packs and their backing (alias prog-pack)\n"
+		"  config [--markdown]                            the BPFRT_* environment variables and the values in effect (alias --help-env)\n"
+		"  help, --help, -h                               this text\n"
+		"  --version                                      the library's version\n"
+		"FILE is raw instructions (8 bytes each), assembly (.s, .asm) or a conformance .data file;\n"
+		"OBJ a BPF ELF object (clang -O2 -g -target bpf).\n"
+		"exit status: 0 done; 1 the operation failed (the reason on stderr); 2 usage error\n"
+		"(unknown command or option, missing or bad argument).\n");
+}
+
+/* A usage error: says which argument, exits 2. */
+static int bad_arg(const char *cmd, const char *arg)
+{
+	fprintf(stderr, "bpfrt %s: unexpected argument '%s' (bpfrt --help)\n", cmd, arg);
+	return 2;
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -157,6 +160,8 @@ static int cmd_asm(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			outp = argv[++i];
+		else if (argv[i][0] == '-' || in)
+			return bad_arg("asm", argv[i]);
 		else
 			in = argv[i];
 	}
@@ -238,6 +243,8 @@ static int cmd_run(int argc, char **argv)
 			memhex = argv[++i];
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = strtol(argv[++i], NULL, 0);
+		else if (argv[i][0] == '-' || path)
+			return bad_arg("run", argv[i]);
 		else
 			path = argv[i];
 	}
@@ -296,6 +303,8 @@ static int cmd_dump(int argc, char **argv)
 			jited = true;
 		else if (!strcmp(argv[i], "--xlated"))
 			jited = false;
+		else if (argv[i][0] == '-' || path)
+			return bad_arg("dump", argv[i]);
 		else
 			path = argv[i];
 	}
@@ -403,7 +412,7 @@ int main(int argc, char **argv)
 		printf("bpfrt %s\n", bpfrt_version());
 		return 0;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}

@@ -33,7 +33,9 @@ static void read_comm(int pid, char *comm, size_t len)
 	fclose(f);
 }
 
-/* Prints pid's listing if it has one; returns 1 if printed, 0 if none. */
+/* Prints pid's listing if it has one; returns 1 if printed, 0 if none,
+ * -ESRCH if there is no such process, -EACCES (or another -errno) if its
+ * descriptors cannot be read. */
 static int show_pid(int pid)
 {
 	char dir[64], path[PATH_MAX], target[PATH_MAX], line[1024], comm[64];
@@ -44,7 +46,7 @@ static int show_pid(int pid)
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
 	d = opendir(dir);
 	if (!d)
-		return 0;
+		return errno == ENOENT ? -ESRCH : -errno;
 	while (!shown && (de = readdir(d))) {
 		ssize_t n;
 		FILE *f;
@@ -83,21 +85,34 @@ int cli_links(int argc, char **argv)
 	int found = 0;
 
 	if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-		printf("usage: bpfrt links [PID...]   links of processes that embed bpfrt\n");
+		printf("usage: bpfrt links [PID...]   links of processes that embed bpfrt\n"
+		       "exit status 1 if a PID is no process or cannot be read\n");
 		return 0;
 	}
 	if (argc > 0) {
-		for (int i = 0; i < argc; i++) {
-			int pid = atoi(argv[i]);
+		int failed = 0;
 
-			if (pid <= 0) {
+		for (int i = 0; i < argc; i++) {
+			char *end;
+			long pid = strtol(argv[i], &end, 10);
+
+			if (*end || pid <= 0 || pid > INT_MAX) {
 				fprintf(stderr, "bpfrt links: bad pid '%s'\n", argv[i]);
 				return 2;
 			}
-			if (!show_pid(pid))
-				printf("pid %d: no bpfrt links (or not readable)\n", pid);
 		}
-		return 0;
+		for (int i = 0; i < argc; i++) {
+			int pid = atoi(argv[i]), r = show_pid(pid);
+
+			if (r == 0) {
+				printf("pid %d: no bpfrt links\n", pid);
+			} else if (r < 0) {
+				fprintf(stderr, "bpfrt links: pid %d: %s\n", pid,
+					r == -ESRCH ? "no such process" : strerror(-r));
+				failed = 1;
+			}
+		}
+		return failed;
 	}
 	DIR *proc = opendir("/proc");
 	struct dirent *de;
@@ -106,9 +121,10 @@ int cli_links(int argc, char **argv)
 		fprintf(stderr, "bpfrt links: /proc: %s\n", strerror(errno));
 		return 1;
 	}
+	/* processes that went away or are not ours to read are skipped */
 	while ((de = readdir(proc)))
-		if (isdigit((unsigned char)de->d_name[0]))
-			found += show_pid(atoi(de->d_name));
+		if (isdigit((unsigned char)de->d_name[0]) && show_pid(atoi(de->d_name)) > 0)
+			found++;
 	closedir(proc);
 	if (!found)
 		printf("no process with bpfrt links\n");
