@@ -21,13 +21,15 @@
  * with a reason key defined in tests/kernel_verifier/reasons.txt, and every
  * listed difference must still differ in the recorded way, so the table
  * stays true. A program the kernel rejects and bpfrt accepts needs a
- * "looser-" reason with an argument (the note after the key).
+ * "looser-" reason with an argument (the note after the key); the
+ * arguments live in tests/kernel_verifier/arguments.txt, also for programs
+ * bpfrt does not load yet, and BPFRT_KV_UPDATE copies them over.
  *
  *   BPFRT_KV_UPDATE=1  rewrite differences.txt from this run: entries that
  *                      still differ the same way keep their reason and
- *                      note; new ones get the first reason whose pattern
- *                      matches bpfrt's message, else "unreviewed" (which
- *                      the check refuses)
+ *                      note; new ones get their argument (arguments.txt)
+ *                      or the first reason whose pattern matches bpfrt's
+ *                      message, else "unreviewed" (which the check refuses)
  *   BPFRT_KV_ONE=FILE/PROG  also print bpfrt's log (level 2) of one program
  *   BPFRT_KV_LIST=1    print every case with both verdicts */
 #include "testlib.h"
@@ -219,6 +221,60 @@ static int read_entries(void)
 	}
 	fclose(f);
 	return 0;
+}
+
+/* arguments.txt: "FILE/PROG MODE KEY note", the argued reasons of programs
+ * the kernel rejects and bpfrt accepts (or will once it loads them), which
+ * BPFRT_KV_UPDATE copies into differences.txt when such a difference
+ * appears: a landing that makes them reachable needs no new review. */
+static struct entry *args;
+static int nargs;
+
+static int read_arguments(void)
+{
+	FILE *f = fopen(src_path("tests/kernel_verifier/arguments.txt"), "r");
+	char line[1024];
+	int cap = 0, lineno = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char id[192], mode[16], key[48];
+		int off = 0;
+		struct entry *e;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%191s %15s %47s %n", id, mode, key, &off) < 3)
+			continue;
+		if (nargs == cap) {
+			cap = cap ? 2 * cap : 64;
+			args = realloc(args, cap * sizeof(*args));
+			if (!args)
+				return -ENOMEM;
+		}
+		e = &args[nargs++];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->id, sizeof(e->id), "%s", id);
+		e->mode = parse_enum(mode, mode_name, NMODES);
+		e->kernel = V_REJECT;
+		e->got = V_ACCEPT;
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		snprintf(e->note, sizeof(e->note), "%s", line + off);
+		trim(e->note);
+		e->line = lineno;
+	}
+	fclose(f);
+	return 0;
+}
+
+static const struct entry *find_argument(const char *id, enum mode mode)
+{
+	for (int i = 0; i < nargs; i++)
+		if (args[i].mode == mode && !strcmp(args[i].id, id))
+			return &args[i];
+	return NULL;
 }
 
 /* ---- the kernel's expectations (BTF decl tags) ------------------------------- */
@@ -654,8 +710,9 @@ static void run_all(void)
 		return;
 	ran = true;
 	elf_version(EV_CURRENT);
-	if (read_reasons() || read_entries()) {
-		snprintf(setup_error, sizeof(setup_error), "tests/kernel_verifier/{reasons,differences}.txt unreadable");
+	if (read_reasons() || read_entries() || read_arguments()) {
+		snprintf(setup_error, sizeof(setup_error),
+			 "tests/kernel_verifier/{reasons,differences,arguments}.txt unreadable");
 		return;
 	}
 	if (!build_objects(objdir, sizeof(objdir)))
@@ -702,12 +759,20 @@ static bool differs(const struct kcase *c)
 
 /* ---- rewriting the table ---------------------------------------------------------- */
 
-static const char *classify(const struct kcase *c)
+static const char *classify(const struct kcase *c, const char **note)
 {
 	char own[256];
 
-	if (c->got == V_ACCEPT)
-		return "unreviewed"; /* the kernel rejects it: only a person may argue it safe */
+	*note = "";
+	if (c->got == V_ACCEPT) {
+		/* the kernel rejects it: only a person may argue it safe */
+		const struct entry *a = find_argument(c->id, c->mode);
+
+		if (!a)
+			return "unreviewed";
+		*note = a->note;
+		return a->key;
+	}
 	snprintf(own, sizeof(own), "program %s ", strchr(c->id, '/') + 1);
 	if (c->got == V_NOLOAD && strstr(c->why, "program ") && !strstr(c->why, own))
 		return "other-program-in-file";
@@ -736,15 +801,20 @@ static void update_table(void)
 	for (int i = 0; i < ncases; i++) {
 		const struct kcase *c = &cases[i];
 		const struct entry *e = c->entry >= 0 ? &entries[c->entry] : NULL;
-		const char *key;
+		bool keep = e && e->kernel == c->kernel && e->got == c->got;
+		const char *key, *note;
 
 		if (!differs(c))
 			continue;
-		key = e && e->kernel == c->kernel && e->got == c->got ? e->key : classify(c);
+		key = classify(c, &note);
+		if (keep) {
+			key = e->key;
+			note = e->note;
+		}
 		fprintf(f, "%s %s %s %s %s", c->id, mode_name[c->mode], verdict_name[c->kernel],
 			verdict_name[c->got], key);
-		if (e && e->kernel == c->kernel && e->got == c->got && e->note[0])
-			fprintf(f, " %s", e->note);
+		if (note[0])
+			fprintf(f, " %s", note);
 		fprintf(f, "\n");
 	}
 	fclose(f);
@@ -851,6 +921,32 @@ TEST(kernel_verifier_recorded_differences_still_differ)
 			       !c ? "no such case" : !differs(c) ? "now matches the kernel" : "verdicts changed");
 	}
 	CHECK_EQ(stale, 0, "entries of tests/kernel_verifier/differences.txt that no longer hold");
+}
+
+/* Every argument must be about a case the kernel rejects (a typo, or a
+ * program the kernel's sources dropped or now accept, would leave an
+ * argument for nothing), with a looser- reason and a note. */
+TEST(kernel_verifier_arguments_name_rejected_cases)
+{
+	int bad = 0;
+
+	if (!ready())
+		return;
+	for (int a = 0; a < nargs; a++) {
+		const struct kcase *c = NULL;
+
+		for (int i = 0; i < ncases; i++)
+			if (cases[i].mode == args[a].mode && !strcmp(cases[i].id, args[a].id))
+				c = &cases[i];
+		if (c && c->kernel == V_REJECT && !strncmp(args[a].key, "looser-", 7) &&
+		    find_reason(args[a].key) && args[a].note[0])
+			continue;
+		bad++;
+		printf("# arguments.txt:%d %s %s: %s\n", args[a].line, args[a].id, mode_name[args[a].mode],
+		       !c ? "no such case" : c->kernel != V_REJECT ? "the kernel accepts it"
+		       : "needs a defined looser- reason and a note");
+	}
+	CHECK_EQ(bad, 0, "entries of tests/kernel_verifier/arguments.txt about no rejected case");
 }
 
 /* A program the kernel rejects and bpfrt accepts is a possible hole: its
