@@ -24,7 +24,8 @@ CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omi
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRCS   := $(shell find src -name '*.c' | sort)
+# src/agent/ is the agent library's own code (mk/agent.mk), not libbpfrt's
+LIB_SRCS   := $(shell find src -name '*.c' -not -path 'src/agent/*' | sort)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TOOL_BINS  := $(BUILD)/bpfrt $(BUILD)/bpfrt-conformance
 TEST_SUPPORT := $(filter-out tests/test_%.c,$(wildcard tests/*.c))
@@ -132,4 +133,5 @@ include mk/fuzz.mk
 include mk/cross.mk
 include mk/install.mk
 include mk/trace.mk
+include mk/agent.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -10,6 +10,8 @@
 #                               --static for libbpfrt.a)
 #   include/bpfrt/*.h          the public headers (#include <bpfrt/bpfrt.h>)
 #   bin/bpfrt                  the CLI
+#   lib/libbpfrt-agent.so      what `bpfrt trace` preloads into a command
+#                               (found at ../lib next to bin/bpfrt)
 #   share/bpfrt/bpfrt-host.mk  the flags for host code bpfrt hooks (the
 #                               .pc file's hostmk variable names it)
 # LIBDIR, INCLUDEDIR, BINDIR, DATADIR and PKGCONFIGDIR override the parts
@@ -43,7 +45,8 @@ $(BUILD)/libbpfrt.pc: mk/libbpfrt.pc.in FORCE
 	    -e 's|@HOSTMK@|$(call pc_path,$(DATADIR))/bpfrt/bpfrt-host.mk|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' $< >$@
 
-install: $(BUILD)/libbpfrt.so $(BUILD)/libbpfrt.a $(BUILD)/bpfrt $(BUILD)/libbpfrt.pc
+install: $(BUILD)/libbpfrt.so $(BUILD)/libbpfrt.a $(BUILD)/bpfrt $(BUILD)/libbpfrt.pc \
+	$(BUILD)/libbpfrt-agent.so
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/bpfrt \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/bpfrt
 	$(INSTALL) -m 755 $(BUILD)/libbpfrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
@@ -53,12 +56,14 @@ install: $(BUILD)/libbpfrt.so $(BUILD)/libbpfrt.a $(BUILD)/bpfrt $(BUILD)/libbpf
 	$(INSTALL) -m 644 $(BUILD)/libbpfrt.pc $(DESTDIR)$(PKGCONFIGDIR)/
 	$(INSTALL) -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/bpfrt/
 	$(INSTALL) -m 755 $(BUILD)/bpfrt $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 755 $(BUILD)/libbpfrt-agent.so $(DESTDIR)$(LIBDIR)/
 	$(INSTALL) -m 644 mk/bpfrt-host.mk $(DESTDIR)$(DATADIR)/bpfrt/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbpfrt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/libbpfrt.so $(DESTDIR)$(LIBDIR)/libbpfrt.a \
 		$(DESTDIR)$(PKGCONFIGDIR)/libbpfrt.pc $(DESTDIR)$(BINDIR)/bpfrt \
+		$(DESTDIR)$(LIBDIR)/libbpfrt-agent.so \
 		$(DESTDIR)$(DATADIR)/bpfrt/bpfrt-host.mk
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(PUBLIC_HEADERS:include/%=%))
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/bpfrt $(DESTDIR)$(DATADIR)/bpfrt 2>/dev/null

@@ -18,3 +18,21 @@ $(BUILD)/tests/test_uprobe: $(BUILD)/tests/trace/uprobe_funcs.o | $(BUILD)/tests
 $(BUILD)/tests/test_uprobe.o: CFLAGS += \
 	-DUPROBE_LATE_LIB='"$(abspath $(BUILD))/tests/trace/libuprobe_late.so"'
 
+# Targets of tests/test_trace.sh (`bpfrt trace -- CMD`), plain gcc -O2 too:
+#   work        threads calling work() (trace/work_fn.c), malloc(777) x100
+#   plugin_host dlopen()s libtrace_plugin.so after it started
+#   forker      work() in a fork child and in the parent
+#   crasher     work(), then a NULL dereference
+TRACE_TARGETS := $(addprefix $(BUILD)/tests/trace/,work plugin_host forker crasher \
+	libtrace_plugin.so)
+all: $(TRACE_TARGETS)
+
+$(BUILD)/tests/trace/work: $(BUILD)/tests/trace/work.o $(BUILD)/tests/trace/work_fn.o
+	$(CC) -O2 -pthread -o $@ $^
+$(BUILD)/tests/trace/forker $(BUILD)/tests/trace/crasher: %: %.o $(BUILD)/tests/trace/work_fn.o
+	$(CC) -O2 -o $@ $^
+$(BUILD)/tests/trace/plugin_host: $(BUILD)/tests/trace/plugin_host.o
+	$(CC) -O2 -o $@ $^ -ldl
+$(BUILD)/tests/trace/libtrace_plugin.so: tests/trace/plugin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACE_CC_FLAGS) -fPIC -shared $< -o $@

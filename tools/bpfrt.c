@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"  map dump OBJ NAME [--after PROG] [--interp] [--json|-j]  a map's entries formatted by BTF, optionally after one run\n"
 		"  gen skeleton OBJ [name NAME]                   a C header: the object embedded, typed programs, maps, globals\n"
 		"  links [PID...]                                 the attach links of processes that embed bpfrt\n"
+		"  trace [--no-dump] OBJ -- CMD [ARGS...]         run CMD with OBJ's uprobes attached inside it, print the maps at its end\n"
 		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]  the bpf_conformance suite's summary\n"
 		"  execmem [--no-pack] [--copies N] [FILE...]     load FILEs JIT'ed, print the prog packs and their backing (alias prog-pack)\n"
 		"  config [--markdown]                            the BPFRT_* environment variables and the values in effect (alias --help-env)\n"
@@ -402,6 +403,8 @@ int main(int argc, char **argv)
 		return cli_gen(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "links"))
 		return cli_links(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "trace"))
+		return cli_trace(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "conformance"))
 		return bpfrt_conf_cli(argc - 2, argv + 2, stdout);
 	if (!strcmp(argv[1], "execmem") || !strcmp(argv[1], "prog-pack"))

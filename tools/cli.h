@@ -13,4 +13,7 @@ int cli_gen(int argc, char **argv);
 /* bpfrt config [--markdown] (cli_config.c) */
 int cli_config(int argc, char **argv);
 
+/* bpfrt trace [OPTIONS] OBJ -- CMD ARGS... (cli_trace.c) */
+int cli_trace(int argc, char **argv);
+
 #endif

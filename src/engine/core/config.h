@@ -41,7 +41,10 @@
 	  "fentry and fentry.multi through the trampoline's run path in C instead "   \
 	  "of the generated one (for benchmarks to compare)")                         \
 	X(no_link_snapshot, "BPFRT_NO_LINK_SNAPSHOT", FLAG, "off",                    \
-	  "no memfd listing of the process's links (bpfrt links then sees none)")
+	  "no memfd listing of the process's links (bpfrt links then sees none)")     \
+	X(agent_fd, "BPFRT_AGENT_FD", TEXT, "unset",                                  \
+	  "set by `bpfrt trace` for the command it starts: the descriptor of the "    \
+	  "control socket libbpfrt-agent.so serves (the agent does nothing without)")
 
 struct bpfrt_config_size {
 	bool set;       /* given (and well-formed) */

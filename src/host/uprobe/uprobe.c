@@ -39,6 +39,22 @@ struct uprobe_link {
 
 static pthread_mutex_t uprobe_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uprobe_link *pending_head;
+/* Set while this thread holds uprobe_lock: placing a probe may dlopen
+ * (the kprobe engine's decoder), and the agent's dlopen calls
+ * bpfrt_uprobe_refresh, which must then not wait for the lock it holds. */
+static __thread bool holding_lock;
+
+static void lock(void)
+{
+	pthread_mutex_lock(&uprobe_lock);
+	holding_lock = true;
+}
+
+static void unlock(void)
+{
+	holding_lock = false;
+	pthread_mutex_unlock(&uprobe_lock);
+}
 
 /* ---- targets --------------------------------------------------------------- */
 
@@ -236,11 +252,11 @@ static int uprobe_detach(struct bpfrt_link *link)
 	struct uprobe_link *ul = (struct uprobe_link *)link;
 	struct bpfrt_link *inner;
 
-	pthread_mutex_lock(&uprobe_lock);
+	lock();
 	unlink_pending_locked(ul);
 	inner = ul->inner;
 	ul->inner = NULL;
-	pthread_mutex_unlock(&uprobe_lock);
+	unlock();
 	/* the kprobe's detach waits until no thread runs the program */
 	bpfrt_link_destroy(inner);
 	return 0;
@@ -307,14 +323,14 @@ static int attach(struct bpfrt_prog *prog, const char *binary, const char *func,
 				    target);
 	if (err)
 		goto fail_link;
-	pthread_mutex_lock(&uprobe_lock);
+	lock();
 	err = place_locked(ul);
 	if (err == 1) {
 		ul->next_pending = pending_head;
 		pending_head = ul;
 		err = 0;
 	}
-	pthread_mutex_unlock(&uprobe_lock);
+	unlock();
 	if (err)
 		goto fail_link;
 	bpfrt_link_publish(&ul->link);
@@ -389,7 +405,9 @@ int bpfrt_uprobe_refresh(void)
 {
 	int placed = 0, first_err = 0;
 
-	pthread_mutex_lock(&uprobe_lock);
+	if (holding_lock)   /* a dlopen from inside an attach: it places its own */
+		return 0;
+	lock();
 	for (struct uprobe_link **p = &pending_head; *p;) {
 		struct uprobe_link *ul = *p;
 		int err = place_locked(ul);
@@ -407,7 +425,7 @@ int bpfrt_uprobe_refresh(void)
 		}
 		p = &ul->next_pending;
 	}
-	pthread_mutex_unlock(&uprobe_lock);
+	unlock();
 	return first_err ? first_err : placed;
 }
 
@@ -417,8 +435,8 @@ bool bpfrt_uprobe_pending(const struct bpfrt_link *link)
 
 	if (!link || (link->ops != &uprobe_ops && link->ops != &uretprobe_ops))
 		return false;
-	pthread_mutex_lock(&uprobe_lock);
+	lock();
 	pending = !((const struct uprobe_link *)link)->inner;
-	pthread_mutex_unlock(&uprobe_lock);
+	unlock();
 	return pending;
 }

@@ -1,0 +1,81 @@
+#!/bin/sh
+# bpfrt trace OBJ -- CMD: programs attached inside commands built with plain
+# gcc -O2 (tests/trace/, mk/trace.mk) through the preloaded agent. TAP for
+# tests/run.sh.
+B=${BUILD:-build}
+T=$B/tests/trace
+P=$B/tests/progs
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+no() { n=$((n + 1)); echo "not ok $n - $1"; printf '%s\n' "$out" | sed 's/^/#   /' | head -40; }
+check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+has() { printf '%s\n' "$out" | grep -q -- "$1"; }
+
+if [ "$(uname -m)" != x86_64 ]; then
+	echo "1..0 # SKIP uprobes are placed by the x86-64 kprobe engine"
+	exit 0
+fi
+if ldd "$B/libbpfrt-agent.so" 2>/dev/null | grep -q libasan; then
+	# the sanitizer runtime must come first in a process: an instrumented
+	# agent cannot be preloaded into an ordinary command
+	echo "1..0 # SKIP the agent of a sanitizer build cannot load into uninstrumented commands"
+	exit 0
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+out=$(timeout 120 "$B/bpfrt" trace "$P/trace_work.bpf.o" -- "$T/work" 4 10000 3 2>&1); rc=$?
+check "4 threads: exact entry and return counts and the return values' sum" \
+	'has "^hits = 40000$" && has "^ret_hits = 40000$" && has "^ret_sum = 259980000$"'
+check "a hash map dumped with its BTF types, one line per key" \
+	'has "^per_a\[0\] = 10000$" && has "^per_a\[3\] = 10000$"'
+check "malloc counted in libc (SEC uprobe/libc.so.6:malloc)" 'has "^mallocs = 100$"'
+check "trace_printk lines streamed from the target" \
+	'[ "$(printf "%s\n" "$out" | grep -c "bpf_trace_printk: work 0 ")" -eq 2 ]'
+check "the command's output unchanged and its exit status passed on" \
+	'has "^total 259980000$" && [ $rc -eq 3 ]'
+check "function-local statics (bpf_printk's format) are not dumped" '! has "fmt"'
+
+out=$(timeout 120 "$B/bpfrt" trace --no-dump "$P/trace_work.bpf.o" -- "$T/work" 1 10 2>&1); rc=$?
+check "--no-dump: no maps printed" '[ $rc -eq 0 ] && ! has "hits =" && has "^total 45$"'
+
+out=$(timeout 120 "$B/bpfrt" trace --interp "$P/trace_work.bpf.o" -- "$T/work" 2 1000 2>&1); rc=$?
+check "--interp: the same counts from the interpreter" \
+	'[ $rc -eq 0 ] && has "^hits = 2000$" && has "^ret_hits = 2000$"'
+
+out=$(timeout 120 "$B/bpfrt" trace "$P/trace_plugin.bpf.o" -- "$T/plugin_host" \
+	"$(cd "$T" && pwd)/libtrace_plugin.so" 2>&1); rc=$?
+check "a library dlopen'ed after attach: pending, then probed from its first call" \
+	'[ $rc -eq 0 ] && has "not loaded yet" && has "^plugin_hits = 5$" &&
+	 has "^plugin_ret_sum = 55$" && has "^plugin sum 55$"'
+
+out=$(timeout 120 "$B/bpfrt" trace "$P/trace_work.bpf.o" -- "$T/forker" 2>&1); rc=$?
+check "a forking target: the child runs clean code, the parent is traced" \
+	'[ $rc -eq 0 ] && has "^child 3003$" && has "^parent 10010$" && has "^hits = 5$"'
+
+start=$(date +%s)
+out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -- "$T/crasher" 2>&1); rc=$?
+took=$(( $(date +%s) - start ))
+check "a target that crashes on its own: no hang, its signal reported, 128+SIGSEGV" \
+	'[ $rc -eq 139 ] && [ $took -lt 30 ] && has "killed by signal 11" && has "^before 1$"'
+
+out=$(timeout 60 "$B/bpfrt" trace "$P/bad_trace_ctx.bpf.o" -- "$T/work" 1 10 2>&1); rc=$?
+check "a program the verifier refuses: its log, and the command never runs" \
+	'[ $rc -eq 1 ] && has "past_ctx" && ! has "^total"'
+
+if cc -static -O2 -o "$tmp/static" tests/trace/crasher.c tests/trace/work_fn.c 2>/dev/null; then
+	out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -- "$tmp/static" 2>&1); rc=$?
+	check "a static executable is refused, naming why" \
+		'[ $rc -eq 1 ] && has "static executable" && ! has "^before"'
+else
+	skip "a static executable is refused, naming why" "no static libc to link one"
+fi
+
+out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -- /no/such/command 2>&1); rc=$?
+check "a missing command: 127" '[ $rc -eq 127 ] && has "not found"'
+
+out=$(timeout 60 "$B/bpfrt" trace 2>&1); rc=$?
+check "no arguments: usage" '[ $rc -eq 2 ] && has "usage: bpfrt trace"'
+
+echo "1..$n"
