@@ -28,6 +28,7 @@ static const struct bench *const benches[] = {
 	&bench_private_stack, &bench_no_private_stack, &bench_private_stack_ab,
 	&bench_nest_run,
 	&bench_helpers,
+	&bench_verif,
 };
 
 #define BENCH_CNT (sizeof(benches) / sizeof(benches[0]))

@@ -35,6 +35,9 @@ extern const struct bench bench_trig_fentry, bench_trig_fexit, bench_trig_fmodre
 /* kprobes (bench_kprobe.c). */
 extern const struct bench bench_trig_kprobe, bench_trig_kprobe_opt, bench_trig_kretprobe;
 
+/* The verifier, bpfrt's beside the kernel's (bench_verif.c). */
+extern const struct bench bench_verif;
+
 /* ---- shared utilities (util.c) ---------------------------------------- */
 uint64_t bench_now_ns(void);
 /* CPU time of the calling thread: excludes time preempted by other load,

@@ -114,6 +114,33 @@ TEST(map_create_opts_sizes)
 	bpfrt_map_free(m);
 }
 
+/* The peak of the states kept for pruning: how many and their memory, at
+ * most the total saved and at least one state's worth each. */
+TEST(verify_opts_report_peak_states)
+{
+	static const struct bpf_insn branchy[] = {
+		MOV64_IMM(BPF_R0, 0),
+		JMP_IMM(BPF_JEQ, BPF_R2, 0, 1),
+		MOV64_IMM(BPF_R0, 1),
+		JMP_IMM(BPF_JGT, BPF_R2, 7, 1),
+		MOV64_IMM(BPF_R0, 2),
+		EXIT(),
+	};
+	BPFRT_OPTS(bpfrt_prog_load_opts, lo, .name = "peak_states");
+	BPFRT_OPTS(bpfrt_verify_opts, vo);
+	struct bpfrt_prog *p;
+
+	REQUIRE(bpfrt_prog_load(branchy, ARRAY_LEN(branchy), &lo, &p) == 0, "%s",
+		bpfrt_last_error());
+	CHECK(bpfrt_prog_verify(p, &vo) == 0, "%s", bpfrt_last_error());
+	CHECK(vo.states > 0);
+	CHECK(vo.peak_states > 0 && vo.peak_states <= vo.states, "peak %u of %u", vo.peak_states,
+	      vo.states);
+	CHECK(vo.peak_state_bytes >= vo.peak_states * 128ull, "%llu bytes for %u states",
+	      (unsigned long long)vo.peak_state_bytes, vo.peak_states);
+	bpfrt_prog_free(p);
+}
+
 /* Output fields are written only where the caller's struct has them. */
 TEST(verify_opts_outputs_stop_at_sz)
 {

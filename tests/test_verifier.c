@@ -943,7 +943,7 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 TEST(c_corpus_verdicts_runs_and_linux)
 {
 	static const char *const files[] = { "vmaps", "vringbuf", "vstack", "vctx", "vpacket",
-					     "vhelpers", "vloops",
+					     "vhelpers", "vloops", "vcallbacks",
 					     "vsext", "vleak", "vmapflags",
 					     "vtailcall" };
 	/* under qemu-user the guest's bpf(2) calls do not reach the kernel as

@@ -32,8 +32,10 @@ struct bpfrt_verify_opts {
 	uint32_t states;        /* out: states kept for pruning */
 	uint32_t log_true_size; /* out: log_size the whole log needs, NUL included
 				 * (libbpf's; the buffer keeps its tail if smaller) */
+	uint32_t peak_states;   /* out: most states kept for pruning at once */
+	uint64_t peak_state_bytes; /* out: the memory they took at the peak */
 };
-#define bpfrt_verify_opts__last_field log_true_size
+#define bpfrt_verify_opts__last_field peak_state_bytes
 
 /* Runs the verifier on a loaded program (e.g. one loaded trusted) as its
  * kind, without changing it. Returns 0, or -EACCES/-EINVAL/-E2BIG with

@@ -318,6 +318,7 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 	if (!snap)
 		return -ENOMEM;
 	snap->parent = NULL;
+	vstate_kept(env, snap);
 	site->inv[site->cnt] = inv;
 	site->entries[site->cnt++] = snap;
 
@@ -328,6 +329,7 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 	f->in_callback = true;
 	f->cb_helper = (uint32_t)env->insns[call].imm;
 	f->cb_inv = inv;
+	f->cb_iter = same;
 	/* bpf_loop: callback(u32 index, void *ctx) */
 	for (int r = BPF_R1; r <= BPF_R5; r++)
 		mark_not_init(&f->regs[r]);

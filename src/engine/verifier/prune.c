@@ -80,6 +80,7 @@ static void evict_state(struct venv *env, struct vstate *sl)
 		sl->next = env->graveyard;
 		env->graveyard = sl;
 	} else {
+		vstate_unkept(env, sl);
 		vstate_free(sl);
 	}
 }
@@ -174,6 +175,7 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 	cp->next = env->aux[insn].explored;
 	env->aux[insn].explored = cp;
 	env->total_states++;
+	vstate_kept(env, cp);
 	env->prev_jmps = env->jmps;
 	env->prev_processed = env->processed;
 	return 0;

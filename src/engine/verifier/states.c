@@ -95,6 +95,31 @@ struct vstate *vstate_copy(const struct vstate *src)
 	return st;
 }
 
+size_t vstate_size(const struct vstate *st)
+{
+	size_t n = sizeof(*st) + st->nrefs * sizeof(*st->refs);
+
+	for (uint32_t i = 0; i <= st->curframe; i++)
+		n += sizeof(*st->frames[i]) + st->frames[i]->nslots * sizeof(struct vslot);
+	return n;
+}
+
+void vstate_kept(struct venv *env, const struct vstate *st)
+{
+	env->kept_states++;
+	env->kept_bytes += vstate_size(st);
+	if (env->kept_states > env->peak_states)
+		env->peak_states = env->kept_states;
+	if (env->kept_bytes > env->peak_bytes)
+		env->peak_bytes = env->kept_bytes;
+}
+
+void vstate_unkept(struct venv *env, const struct vstate *st)
+{
+	env->kept_states--;
+	env->kept_bytes -= vstate_size(st);
+}
+
 int vacquire_ref(struct venv *env, uint32_t *id)
 {
 	struct vstate *st = env->cur;
@@ -255,6 +280,8 @@ static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t 
 	if (o->callsite != c->callsite || o->subprog != c->subprog || o->nslots != c->nslots ||
 	    o->in_callback != c->in_callback)
 		return false;
+	if (exact && o->cb_iter != c->cb_iter)
+		return false; /* another iteration of a callback: no loop (cb_iter) */
 	for (int r = 0; r < BPF_NREGS; r++)
 		if ((live & REGMASK(r)) && !regsafe(&o->regs[r], &c->regs[r], m, exact))
 			return false;

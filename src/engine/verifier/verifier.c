@@ -239,6 +239,8 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 			next.aux = env.aux;
 			next.join_off = env.join_off;
 			next.restarts = env.restarts;
+			next.peak_states = env.peak_states;
+			next.peak_bytes = env.peak_bytes;
 			env.aux = NULL;
 			env_free(&env);
 			env = next;
@@ -266,6 +268,8 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 	if (opts) {
 		OPTS_SET(opts, insn_processed, processed);
 		OPTS_SET(opts, states, (uint32_t)env.total_states);
+		OPTS_SET(opts, peak_states, (uint32_t)env.peak_states);
+		OPTS_SET(opts, peak_state_bytes, env.peak_bytes);
 		if (env.log_buf)
 			OPTS_SET(opts, log_true_size, env.log_total + 1 > UINT32_MAX
 				 ? UINT32_MAX : (uint32_t)env.log_total + 1);

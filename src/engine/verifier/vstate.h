@@ -84,6 +84,11 @@ struct vframe {
 	bool in_callback;       /* entered through a helper (bpf_loop) */
 	uint32_t cb_helper;     /* that helper's id */
 	uint32_t cb_inv;        /* the helper call (invocation) it belongs to */
+	/* which iteration of that call's callback this is (0 first): a state
+	 * repeating one of an earlier iteration is no infinite loop, the
+	 * helper bounds the iterations (their convergence is checked where
+	 * the callback is entered, enter_callback) */
+	uint32_t cb_iter;
 	struct vslot *slots;
 };
 
@@ -195,6 +200,9 @@ struct venv {
 	uint64_t log_total;     /* bytes the whole log takes (no truncation) */
 	bool log_truncated;
 	uint64_t peak_states, total_states;
+	/* states kept for pruning (explored lists, evicted ones still
+	 * parents, callback entries) and their memory, now and at the peak */
+	uint64_t kept_states, kept_bytes, peak_bytes;
 	char msg[512];            /* the rejection */
 };
 
@@ -238,6 +246,11 @@ struct vframe *vframe_new(uint32_t nslots);
 void vframe_free(struct vframe *f);
 void vstate_free(struct vstate *st);
 struct vstate *vstate_copy(const struct vstate *src);
+/* Memory a state takes (frames, slots, references). */
+size_t vstate_size(const struct vstate *st);
+/* A state starts or stops being kept for pruning (the peak figures). */
+void vstate_kept(struct venv *env, const struct vstate *st);
+void vstate_unkept(struct venv *env, const struct vstate *st);
 int vacquire_ref(struct venv *env, uint32_t *id);
 bool vrelease_ref_state(struct vstate *st, uint32_t id);
 /* The record is gone: every register that pointed into it is invalid. */
