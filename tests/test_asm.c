@@ -7,6 +7,7 @@
 #include "bpfrt/bpfrt.h"
 #include "isa/datafile.h"
 #include "isa/disasm.h"
+#include "isa/isa.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -922,4 +923,74 @@ TEST(datafile_load_reports_path)
 	CHECK(bpfrt_datafile_load(CONF_NEGATIVE "/invalid_unknown_directive.data", &df) == -EINVAL);
 	CHECK(strstr(bpfrt_last_error(), "invalid_unknown_directive.data: data: line 4"),
 	      "'%s'", bpfrt_last_error());
+}
+
+/* ---- the kernel's syntax (verifier logs) --------------------------------- */
+
+static const char *kname(void *ctx, const struct bpf_insn *insn)
+{
+	return insn->imm == 1 ? "bpf_map_lookup_elem" : NULL;
+}
+
+static const char *kimm(void *ctx, const struct bpf_insn *insn, uint32_t pc, char *buf,
+			size_t len)
+{
+	if (insn->src_reg != BPF_PSEUDO_MAP_FD)
+		return NULL;
+	snprintf(buf, len, "map[counts]");
+	return buf;
+}
+
+TEST(kernel_syntax_as_print_bpf_insn_prints)
+{
+	static const struct {
+		struct bpf_insn insn[2];
+		const char *text;
+	} cases[] = {
+		{ { LDX(BPF_DW, 1, 7, 0) }, "r1 = *(u64 *)(r7 +0)" },
+		{ { LDXSX(BPF_H, 2, 1, -6) }, "r2 = *(s16 *)(r1 -6)" },
+		{ { STX(BPF_W, 10, 1, -4) }, "*(u32 *)(r10 -4) = r1" },
+		{ { ST(BPF_B, 10, -1, 7) }, "*(u8 *)(r10 -1) = 7" },
+		{ { MOV64_IMM(0, 0) }, "r0 = 0" },
+		{ { ALU32_IMM(BPF_ADD, 0, -1) }, "w0 += -1" },
+		{ { ALU64_REG(BPF_ARSH, 3, 4) }, "r3 s>>= r4" },
+		{ { INSN(BPF_ALU64 | BPF_DIV | BPF_K, 1, 0, 1, 3) }, "r1 s/= 3" },
+		{ { INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 2, 8, 0) }, "r1 = (s8)r2" },
+		{ { INSN(BPF_ALU | BPF_NEG, 5, 0, 0, 0) }, "w5 = -w5" },
+		{ { INSN(BPF_ALU | BPF_END | BPF_TO_BE, 1, 0, 0, 16) }, "r1 = be16 r1" },
+		{ { INSN(BPF_ALU64 | BPF_END, 1, 0, 0, 32) }, "r1 = bswap32 r1" },
+		{ { JMP_IMM(BPF_JGT, 1, 16, 3) }, "if r1 > 0x10 goto pc+3" },
+		{ { INSN(BPF_JMP32 | BPF_JSLE | BPF_X, 1, 2, -2, 0) }, "if w1 s<= w2 goto pc-2" },
+		{ { INSN(BPF_JMP | BPF_JA, 0, 0, -1, 0) }, "goto pc-1" },
+		{ { INSN(BPF_JMP32 | BPF_JA, 0, 0, 0, 1000) }, "gotol pc+1000" },
+		{ { INSN(BPF_JMP | BPF_CALL, 0, 0, 0, 1) }, "call bpf_map_lookup_elem#1" },
+		{ { INSN(BPF_JMP | BPF_CALL, 0, 0, 0, 4242) }, "call unknown#4242" },
+		{ { INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 5) }, "call pc+5" },
+		{ { INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) }, "exit" },
+		{ { ATOMIC(BPF_DW, BPF_ADD, 1, 2, 8) }, "lock *(u64 *)(r1 +8) += r2" },
+		{ { ATOMIC(BPF_W, BPF_OR | BPF_FETCH, 1, 2, 0) },
+		  "r2 = atomic_fetch_or((u32 *)(r1 +0), r2)" },
+		{ { ATOMIC(BPF_DW, BPF_XCHG, 1, 3, 0) }, "r3 = atomic64_xchg((u64 *)(r1 +0), r3)" },
+		{ { ATOMIC(BPF_DW, BPF_CMPXCHG, 1, 3, -8) },
+		  "r0 = atomic64_cmpxchg((u64 *)(r1 -8), r0, r3)" },
+		{ { INSN(BPF_LD | BPF_DW | BPF_IMM, 1, 0, 0, 0x10), INSN(0, 0, 0, 0, 0x2) },
+		  "r1 = 0x200000010" },
+		{ { INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, 3), INSN(0, 0, 0, 0, 0) },
+		  "r1 = map[counts]" },
+	};
+	const struct bpfrt_kdisasm_names names = { kname, kimm, NULL };
+	char buf[96];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int slots = bpfrt_disasm_kernel(cases[i].insn, 2, 0, &names, buf, sizeof(buf));
+
+		CHECK_EQ(slots, insn_is_lddw(cases[i].insn) ? 2 : 1);
+		CHECK(!strcmp(buf, cases[i].text), "case %zu: got '%s', want '%s'", i, buf,
+		      cases[i].text);
+	}
+	/* no names given: numbers, and still no crash on a short buffer */
+	CHECK_EQ(bpfrt_disasm_kernel(cases[16].insn, 1, 0, NULL, buf, sizeof(buf)), 1);
+	CHECK(!strcmp(buf, "call unknown#1"), "%s", buf);
+	CHECK_EQ(bpfrt_disasm_kernel(cases[0].insn, 1, 0, NULL, buf, 4), 1);
+	CHECK_EQ(strlen(buf), 3);
 }

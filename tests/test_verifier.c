@@ -315,6 +315,51 @@ TEST(long_loop_of_map_calls_verifies)
 
 /* ---- log and CLI-facing API ------------------------------------------------------ */
 
+/* An object's program: its source lines from BTF line info, helpers and
+ * maps by name, register states as the kernel prints them. */
+TEST(log_reads_like_the_kernels)
+{
+	static char log[1 << 16];
+	char path[PATH_MAX];
+	struct bpfrt_object *obj = NULL;
+	struct bpfrt_prog *p;
+	BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log, .log_size = sizeof(log),
+		   .log_level = 2);
+	static const char *const want[] = {
+		"0: R1=ctx() ",
+		"; int k = 0; @ vmaps.bpf.c:110\n",
+		"2: (63) *(u32 *)(r10 -4) = r6",
+		"4: (07) r2 += -4                      ; R2_w=fp-4\n",
+		"; char *v = bpf_map_lookup_elem(&a, &k); @ vmaps.bpf.c:111\n",
+		"5: (18) r1 = map[a]                   ; R1_w=map_ptr(map=a,ks=4,vs=64)\n",
+		"7: (85) call bpf_map_lookup_elem#1    ; R0_w=map_value_or_null(id=1,map=a,ks=4,vs=64)\n",
+		"8: (15) if r0 == 0x0 goto pc+6        ; R0=map_value(map=a,ks=4,vs=64)\n",
+		"9: (79) r1 = *(u64 *)(r7 +0)          ; R1_w=scalar() R7=ctx()\n",
+		"10: (25) if r1 > 0x40 goto pc+4       ; R1_w=scalar(smin=smin32=0,smax=umax=smax32="
+		"umax32=64,var_off=(0x0; 0x7f))\n",
+		"; return v[i]; @ vmaps.bpf.c:116\n",
+		"12: (71) r6 = *(u8 *)(r0 +0)\ninvalid access to map value",
+		"processed 12 insns (limit 1000000) total_states ",
+	};
+
+	snprintf(path, sizeof(path), "%s/../verifier/progs/vmaps.bpf.o", tl_prog_path(""));
+	if (bpfrt_object_open(path, NULL, &obj))
+		SKIP("%s: %s", path, bpfrt_last_error());
+	REQUIRE(!bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
+			.sz = sizeof(struct bpfrt_object_load_opts), .trusted = true }),
+		"%s", bpfrt_last_error());
+	p = bpfrt_object_find_prog(obj, "var_index_off_by_one");
+	REQUIRE(p);
+	CHECK_EQ(bpfrt_prog_verify(p, &vo), -EACCES);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK(strstr(log, want[i]), "missing \"%s\" in:\n%s", want[i], log);
+	/* level 1 too: the same lines */
+	vo.log_level = 1;
+	CHECK_EQ(bpfrt_prog_verify(p, &vo), -EACCES);
+	CHECK(strstr(log, want[6]), "%s", log);
+	bpfrt_object_close(obj);
+}
+
 TEST(log_names_insn_disassembly_and_state)
 {
 	static const struct bpf_insn insns[] = {
@@ -331,8 +376,11 @@ TEST(log_names_insn_disassembly_and_state)
 	CHECK(err == -EACCES, "%d %s", err, bpfrt_last_error());
 	CHECK(strstr(bpfrt_last_error(), "insn 1: R1 invalid mem access 'scalar'"), "%s",
 	      bpfrt_last_error());
-	CHECK(strstr(log, "1: (79) ldxdw %r0, [%r1]"), "%s", log);
-	CHECK(strstr(log, "R1=1"), "%s", log);
+	/* the kernel's notation: C-like insn, the state it left after it, the
+	 * message on its own line, the totals */
+	CHECK(strstr(log, "0: (b7) r1 = 1                        ; R1_w=1\n"), "%s", log);
+	CHECK(strstr(log, "1: (79) r0 = *(u64 *)(r1 +0)\nR1 invalid mem access 'scalar'\n"
+		      "processed 2 insns (limit 1000000)"), "%s", log);
 	/* without verify, the same raw bytes load trusted (validator only) */
 	o.verify = false;
 	CHECK(bpfrt_prog_load(insns, 3, &o, &p) == 0, "%s", bpfrt_last_error());

@@ -171,6 +171,8 @@ static void prog_destroy(struct bpfrt_prog *prog)
 
 	bpfrt_prog_unprepare(prog);
 	free(prog->map_refs);
+	free(prog->lines);
+	free(prog->lines_pool);
 	free(prog->sec_name);
 	free(prog->attach_target);
 	bpfrt_env_put(prog->env);

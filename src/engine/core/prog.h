@@ -21,6 +21,16 @@ struct bpfrt_map_ref {
 	uint32_t off;           /* value offset for BPF_PSEUDO_MAP_VALUE */
 };
 
+/* A source line of the program (the object's BTF line info, as the
+ * loader linked it): from insn on, until the next record. Strings are the
+ * program's (lines_pool). */
+struct bpfrt_line_info {
+	uint32_t insn;
+	uint32_t line, col;
+	const char *file;       /* as the compiler wrote it (a path) */
+	const char *src;        /* the line's text */
+};
+
 struct bpfrt_subprog {
 	uint32_t start;        /* first instruction */
 	uint32_t end;          /* one past the last instruction */
@@ -69,6 +79,10 @@ struct bpfrt_prog {
 	int kind;               /* enum bpfrt_prog_kind */
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
+	/* line info sorted by insn, NULL/0 without BTF; pool holds the text */
+	struct bpfrt_line_info *lines;
+	uint32_t line_cnt;
+	char *lines_pool;
 
 	/* The load is complete (bpfrt_prog_set_loaded, release; cleared
 	 * first by unprepare): before, verified and the context reach are not

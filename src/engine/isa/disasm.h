@@ -59,4 +59,22 @@ static inline struct bpf_insn bpfrt_word_to_insn(uint64_t word)
 int bpfrt_disasm_write(const struct bpf_insn *insns, size_t insn_cnt,
 		       FILE *out, bool with_index);
 
+/* ---- the kernel's syntax, for verifier logs (disasm_kernel.c) ---------- */
+/* What the kernel-syntax printer asks its caller to name; any may be NULL. */
+struct bpfrt_kdisasm_names {
+	/* the helper or kfunc insn calls ("bpf_map_lookup_elem"), NULL: unknown */
+	const char *(*call)(void *ctx, const struct bpf_insn *insn);
+	/* the value the lddw at pc loads, in words ("map[counts]"), or NULL
+	 * for its number; buf (len bytes) may hold the text */
+	const char *(*imm64)(void *ctx, const struct bpf_insn *insn, uint32_t pc,
+			     char *buf, size_t len);
+	void *ctx;
+};
+
+/* Formats the instruction at insns[0] (index pc) as the Linux verifier
+ * prints it, without the "(code)" prefix: "r1 = *(u64 *)(r7 +0)". Returns
+ * the slots used (1 or 2) or -EINVAL. */
+int bpfrt_disasm_kernel(const struct bpf_insn *insns, size_t remaining, uint32_t pc,
+			const struct bpfrt_kdisasm_names *names, char *buf, size_t buf_len);
+
 #endif

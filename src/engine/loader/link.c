@@ -19,18 +19,13 @@
 #define R_BPF_64_32 10
 #endif
 
-/* A run of source instructions copied to the output at pos. */
-struct range {
-	size_t sec, start, len, pos;
-};
-
 struct linker {
 	struct bpfrt_object *obj;
 	struct bpfrt_env *env;   /* where kfuncs are found by name */
 	struct bpf_insn *out;
 	size_t cnt, cap;
 	uint8_t *relocated;      /* out index -> a relocation fixed this call */
-	struct range *ranges;
+	struct obj_range *ranges;
 	size_t range_cnt;
 	struct bpfrt_map_ref *refs;
 	uint32_t ref_cnt;
@@ -39,7 +34,7 @@ struct linker {
 static int append(struct linker *l, size_t sec, size_t start, size_t len, size_t *pos)
 {
 	const struct obj_sec *s = &l->obj->secs[sec];
-	struct range *r;
+	struct obj_range *r;
 
 	if (!s->data || start > s->data->d_size / 8 || len > s->data->d_size / 8 - start)
 		return bpfrt_err(-EINVAL, "%s: section %s: code range out of bounds",
@@ -66,7 +61,7 @@ static int append(struct linker *l, size_t sec, size_t start, size_t len, size_t
 	r = obj_push((void **)&l->ranges, &l->range_cnt, sizeof(*r));
 	if (!r)
 		return bpfrt_err(-ENOMEM, "%s: out of memory", l->obj->name);
-	*r = (struct range){ sec, start, len, l->cnt };
+	*r = (struct obj_range){ sec, start, len, l->cnt };
 	*pos = l->cnt;
 	l->cnt += len;
 	return 0;
@@ -79,7 +74,7 @@ static int resolve_target(struct linker *l, size_t sec, int64_t t, size_t *pos)
 	struct bpfrt_object *obj = l->obj;
 
 	for (size_t i = 0; i < l->range_cnt; i++) {
-		const struct range *r = &l->ranges[i];
+		const struct obj_range *r = &l->ranges[i];
 
 		if (r->sec == sec && t >= (int64_t)r->start && t < (int64_t)(r->start + r->len)) {
 			*pos = r->pos + (size_t)(t - (int64_t)r->start);
@@ -245,7 +240,7 @@ static const struct obj_sec *rel_section_for(const struct bpfrt_object *obj, siz
 static int relocate_range(struct linker *l, size_t ri)
 {
 	struct bpfrt_object *obj = l->obj;
-	struct range r = l->ranges[ri];
+	struct obj_range r = l->ranges[ri];
 	const struct obj_sec *rs = rel_section_for(obj, r.sec);
 	const char *secname = obj->secs[r.sec].name;
 	size_t nrel = rs && rs->data && rs->shdr.sh_entsize ? rs->data->d_size / rs->shdr.sh_entsize : 0;
@@ -321,6 +316,8 @@ int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpfrt_env *e
 	/* Appending inside the loop grows range_cnt: a worklist. */
 	for (size_t i = 0; !err && i < l.range_cnt; i++)
 		err = relocate_range(&l, i);
+	if (!err)
+		obj_line_info(obj, l.ranges, l.range_cnt, op->prog);
 	free(l.ranges);
 	free(l.relocated);
 	if (err) {

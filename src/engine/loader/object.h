@@ -79,6 +79,12 @@ struct bpfrt_object {
 	uint32_t refs;
 };
 
+/* A run of section instructions the linker copied into a program. */
+struct obj_range {
+	size_t sec, start, len;   /* section, first instruction, count */
+	size_t pos;               /* where it starts in the program */
+};
+
 /* Maps from BTF (.maps) and legacy (maps) sections; loader/maps_def.c. */
 int obj_collect_map_defs(struct bpfrt_object *obj);
 /* Global-data maps from the .data, .rodata and .bss sections. */
@@ -89,6 +95,12 @@ int obj_collect_data_maps(struct bpfrt_object *obj);
 int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpfrt_env *env,
 		  struct bpf_insn **insns, size_t *insn_cnt, struct bpfrt_map_ref **refs,
 		  uint32_t *ref_cnt);
+
+/* The program's source lines (prog->lines) from the object's .BTF.ext
+ * line info, placed as the linker placed the ranges; none where the object
+ * has no usable line info. loader/line_info.c. */
+void obj_line_info(const struct bpfrt_object *obj, const struct obj_range *ranges,
+		   size_t range_cnt, struct bpfrt_prog *prog);
 
 const char *obj_sym_name(const struct bpfrt_object *obj, const GElf_Sym *sym);
 int obj_sym(const struct bpfrt_object *obj, size_t idx, GElf_Sym *sym);

@@ -249,15 +249,12 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 	if (err == -ENOMEM) {
 		err = bpfrt_err(-ENOMEM, "%s: verifier out of memory", prog->name);
 	} else if (err) {
-		if (env.log_level && env.cur)
-			vlog_state(&env, env.cur);
-		vlog(&env, "insn %u: %s\n", env.insn, env.msg);
-		vlog(&env, "processed %llu insns, %llu states\n",
-		     (unsigned long long)env.processed, (unsigned long long)env.total_states);
+		/* as the kernel's: the message under the failing insn */
+		vlog(&env, "%s\n", env.msg);
+		vlog_totals(&env);
 		err = bpfrt_err(err, "insn %u: %s", env.insn, env.msg);
 	} else {
-		vlog(&env, "processed %llu insns, %llu states\n",
-		     (unsigned long long)env.processed, (unsigned long long)env.total_states);
+		vlog_totals(&env);
 		if (record) {
 			record_stack_depths(&env);
 			prog->max_ctx_access = env.max_ctx_access;

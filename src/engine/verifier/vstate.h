@@ -199,6 +199,15 @@ struct venv {
 	size_t log_size, log_len;
 	uint64_t log_total;     /* bytes the whole log takes (no truncation) */
 	bool log_truncated;
+	/* log.c's view of the instruction being logged, as the kernel's log
+	 * keeps it: what it touched (printed after it), what was written
+	 * since the last prune point (the "_w" marks), where its line ended,
+	 * and the source line printed last */
+	uint16_t log_scratched, log_written;
+	int32_t log_slot;         /* stack slot it accessed (-1: none) */
+	uint64_t log_insn_end;    /* log_total after its line (0: none) */
+	const struct bpfrt_line_info *log_line;
+	bool log_started;         /* the initial state is printed */
 	uint64_t peak_states, total_states;
 	/* states kept for pruning (explored lists, evicted ones still
 	 * parents, callback entries) and their memory, now and at the peak */
@@ -238,8 +247,14 @@ const char *vreg_type_str(const struct vreg *r);
 /* Records the rejection of the current instruction; returns -EACCES. */
 int verr(struct venv *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vlog(struct venv *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The whole current frame's state, on the line begun ("from 3 to 7:"). */
 void vlog_state(struct venv *env, const struct vstate *st);
+/* The instruction at pc (source line first when it changes), before it
+ * is walked; then, after it, what it touched. */
 void vlog_insn(struct venv *env, uint32_t pc);
+void vlog_insn_state(struct venv *env, const struct vstate *st);
+/* "processed N insns (limit L) total_states T peak_states P" */
+void vlog_totals(struct venv *env);
 
 /* states.c */
 struct vframe *vframe_new(uint32_t nslots);

@@ -146,7 +146,7 @@ static bool pop_state(struct venv *env)
 	env->insn = e->insn;
 	env->prev_insn = e->prev_insn;
 	if (env->log_level)
-		vlog(env, "from %u to %u:", e->prev_insn, e->insn);
+		vlog(env, "\nfrom %u to %u:", e->prev_insn, e->insn);
 	if (env->log_level)
 		vlog_state(env, env->cur);
 	return true;
@@ -194,8 +194,8 @@ int vdo_check(struct venv *env)
 		err = step(env);
 		if (err < 0)
 			return err;
-		if (env->log_level >= 2 && env->cur && err == 0)
-			vlog_state(env, env->cur);
+		if (env->log_level && env->cur && err == 0)
+			vlog_insn_state(env, env->cur);
 		if (err == 1) {
 			end_path(env);
 			if (!pop_state(env))
