@@ -59,6 +59,14 @@ got=$(echo "$out" | json '[len(d), d[1]["len"], d[1]["data"][:5]]' 2>&1)
 check "ringbuf --json: the records with their lengths and bytes" \
 	'[ $rc -eq 0 ] && [ "$got" = "[20,24,[\"0x01\",\"0x00\",\"0x00\",\"0x00\",\"0x02\"]]" ]'
 
+out=$("$B/bpfrt" map dump "$P/skeleton.bpf.o" pending --after step --json 2>&1); rc=$?
+got=$(echo "$out" | json '[len(d), d[0]["formatted"], d[0]["value"][8]]' 2>&1)
+check "a queue: its values in pop order, formatted" \
+	'[ $rc -eq 0 ] && [ "$got" = "[1,{\"value\":{\"tag\":0,\"x\":3,\"y\":-1}},\"0x03\"]" ]'
+out=$("$B/bpfrt" map dump "$B/tests/progs/keyless_maps.bpf.o" bloom 2>&1); rc=$?
+check "a bloom filter: nothing to list, said so" \
+	'[ $rc -eq 0 ] && echo "$out" | grep -q "^map bloom (bloom_filter, " && echo "$out" | grep -q "no entries to list"'
+
 out=$("$B/bpfrt" map dump "$P/legacy_maps.bpf.o" legacy_counts --after legacy_count 2>&1); rc=$?
 check "a map without BTF (legacy maps section): the bytes" \
 	'[ $rc -eq 0 ] && echo "$out" | grep -q "^  key: [0-9a-f ]*  value: [0-9a-f ]*$"'

@@ -28,6 +28,9 @@ static const char *map_type_name(enum bpf_map_type t)
 	case BPF_MAP_TYPE_RINGBUF: return "ringbuf";
 	case BPF_MAP_TYPE_PROG_ARRAY: return "prog_array";
 	case BPF_MAP_TYPE_LRU_PERCPU_HASH: return "lru_percpu_hash";
+	case BPF_MAP_TYPE_QUEUE: return "queue";
+	case BPF_MAP_TYPE_STACK: return "stack";
+	case BPF_MAP_TYPE_BLOOM_FILTER: return "bloom_filter";
 	default: return "?";
 	}
 }
@@ -218,6 +221,48 @@ static int dump_map(struct bpfrt_map *map, struct cli_btf *btf, bool json)
 		else if (!json)
 			printf("  %d records\n", d.n);
 		err = err < 0 ? err : 0;
+		goto out;
+	}
+	if (t == BPF_MAP_TYPE_QUEUE || t == BPF_MAP_TYPE_STACK) {
+		/* keyless: the values in pop order (popped: the object is this
+		 * process's own) */
+		if (json || typed)
+			jw_open(&w, '[');
+		while (bpfrt_map_lookup_and_delete_elem(map, NULL, val, 0) == 0) {
+			if (json || typed) {
+				jw_open(&w, '{');
+				jw_key(&w, "value");
+				if (json)
+					jw_hex(&w, val, vs);
+				else
+					write_formatted(btf, &w, types.value, val, vs);
+				if (json && typed) {
+					jw_key(&w, "formatted");
+					jw_open(&w, '{');
+					jw_key(&w, "value");
+					write_formatted(btf, &w, types.value, val, vs);
+					jw_close(&w, '}');
+				}
+				jw_close(&w, '}');
+			} else {
+				printf("  value: ");
+				hex(val, vs);
+				printf("\n");
+			}
+			n++;
+		}
+		if (json || typed)
+			jw_close(&w, ']');
+		if (!json)
+			printf("  %d values\n", n);
+		goto out;
+	}
+	if (t == BPF_MAP_TYPE_BLOOM_FILTER) {
+		/* membership answers only: nothing to list */
+		if (json)
+			printf("[]\n");
+		else
+			printf("  a bloom filter has no entries to list (bpfrt_map_lookup_elem tests a value)\n");
 		goto out;
 	}
 	if (t == BPF_MAP_TYPE_PROG_ARRAY) {

@@ -1,7 +1,7 @@
 /* Global variables of every shape a generated skeleton lays out: structs,
  * unions, enums, arrays, an anonymous struct, a bool, padding forced by
  * alignment, static variables (not part of the skeleton), custom .data.X
- * and .rodata.X sections, a BTF-defined map. tests/test_gen_skeleton.sh
+ * and .rodata.X sections, BTF-defined maps (an array, a queue). tests/test_gen_skeleton.sh
  * checks the host's layout against the object's symbols. */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -51,6 +51,13 @@ struct {
 	__type(value, point_t);
 } points SEC(".maps");
 
+/* keyless: what bpfrt map dump pops */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 8);
+	__type(value, point_t);
+} pending SEC(".maps");
+
 SEC("raw_tp/skeleton_event")
 int step(void *ctx)
 {
@@ -68,6 +75,7 @@ int step(void *ctx)
 	custom_counter += custom_limit;
 	if (p)
 		p->x = origin.x;
+	bpf_map_push_elem(&pending, &origin, BPF_EXIST);
 	if (verbose && mode == MODE_COUNT)
 		return seeded + seeded_short;
 	return 0;
