@@ -1,7 +1,8 @@
 /* libFuzzer target for the ELF loader (make fuzz-loader, mk/fuzz.mk).
  *
  * Each input is written to a memfd and given to bpfrt_object_open as a
- * file; if it opens, the object is inspected as a skeleton would be
+ * file, or (every other size) to bpfrt_object_open_mem as a skeleton
+ * gives its embedded image; if it opens, the object is inspected as a skeleton would be
  * (programs, maps, a global), loaded (JIT when the input's size is odd,
  * so both engines' preparation runs) and closed. Programs are not run:
  * bpfrt trusts loaded bytecode as the kernel trusts verified code, and the
@@ -69,18 +70,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct bpfrt_map *m;
 	int err;
 
-	if (ftruncate(memfd, 0) || pwrite(memfd, data, size, 0) != (ssize_t)size)
-		abort();
-	err = bpfrt_object_open(path, NULL, &obj);
-	check_error(err, "bpfrt_object_open");
+	if (size & 2) {
+		err = bpfrt_object_open_mem(data, size, NULL, &obj);
+		check_error(err, "bpfrt_object_open_mem");
+	} else {
+		if (ftruncate(memfd, 0) || pwrite(memfd, data, size, 0) != (ssize_t)size)
+			abort();
+		err = bpfrt_object_open(path, NULL, &obj);
+		check_error(err, "bpfrt_object_open");
+	}
 	if (err)
 		return 0;
 	for (p = bpfrt_object_next_prog(obj, NULL); p; p = bpfrt_object_next_prog(obj, p))
 		(void)(bpfrt_prog_section(p)[0] + bpfrt_prog_attach_target(p)[0]);
 	(void)bpfrt_object_global(obj, "hits", NULL);
+	(void)bpfrt_object_global_data(obj, ".bss", NULL);
 	err = bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
 		.sz = sizeof(struct bpfrt_object_load_opts), .jit = size & 1 });
 	check_error(err, "bpfrt_object_load");
+	/* a skeleton's section pointers, after load */
+	{
+		size_t sz = 0;
+		char *bss = bpfrt_object_global_data(obj, ".bss", &sz);
+
+		if (!err && bss && sz)
+			bss[sz - 1] ^= 1;
+	}
 	/* After load: every map answers a lookup of key 0 without crashing. */
 	for (m = err ? NULL : bpfrt_object_next_map(obj, NULL); m; m = bpfrt_object_next_map(obj, m)) {
 		size_t ks = bpfrt_map_key_size(m), vs = bpfrt_map_value_buf_size(m);

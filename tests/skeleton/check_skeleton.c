@@ -133,6 +133,20 @@ int main(void)
 		EXPECT(run_step(s, &r0) == 0 && r0 == 16 && s->bss->stats.total == 3);
 		skeleton_bpf__destroy(s);
 	}
+	/* open_opts: the skeleton's name unless the options give one */
+	{
+		struct bpfrt_object_open_opts oo;
+
+		memset(&oo, 0, sizeof(oo));
+		oo.sz = sizeof(oo);
+		s = skeleton_bpf__open_opts(&oo);
+		EXPECT(s && !strcmp(bpfrt_object_name(s->obj), "skeleton_bpf"));
+		skeleton_bpf__destroy(s);
+		oo.name = "mine";
+		s = skeleton_bpf__open_opts(&oo);
+		EXPECT(s && !strcmp(bpfrt_object_name(s->obj), "mine"));
+		skeleton_bpf__destroy(s);
+	}
 	skeleton_bpf__destroy(NULL);
 	if (failures)
 		return 1;
