@@ -2,7 +2,7 @@
  * in process memory. Included by bpfrt/bpfrt.h.
  *
  * Kinds: BPF_MAP_TYPE_ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH,
- * LRU_PERCPU_HASH, RINGBUF, PROG_ARRAY, QUEUE, STACK, BLOOM_FILTER
+ * LRU_PERCPU_HASH, RINGBUF, PROG_ARRAY, QUEUE, STACK, BLOOM_FILTER, LPM_TRIE
  * (docs/MAPS.md says what each means in user space). All functions return 0 or a negative errno, as the
  * bpf(2) commands they mirror (-ENOENT, -EEXIST, -E2BIG, -EINVAL...), and
  * set bpfrt_last_error() on failure.

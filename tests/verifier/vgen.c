@@ -151,12 +151,11 @@ void vg_reset_maps(void)
 		while (!bpfrt_map_lookup_and_delete_elem(tmaps[m].map, NULL, &v, 0))
 			;
 	}
-	for (;;) {
-		uint32_t key;
+	for (int m = VM_LRU_PCPU; m <= VM_LPM; m += VM_LPM - VM_LRU_PCPU) {
+		uint64_t key;
 
-		if (bpfrt_map_get_next_key(tmaps[VM_LRU_PCPU].map, NULL, &key))
-			break;
-		bpfrt_map_delete_elem(tmaps[VM_LRU_PCPU].map, &key);
+		while (!bpfrt_map_get_next_key(tmaps[m].map, NULL, &key))
+			bpfrt_map_delete_elem(tmaps[m].map, &key);
 	}
 	/* Records are not zeroed, and the next one starts where the last
 	 * ended: cover the whole ring with zeros (one record as large as the
@@ -832,7 +831,7 @@ static int map_for(uint32_t id)
 	    id == BPF_FUNC_map_peek_elem)
 		return fz(8) ? VM_QUEUE + (int)fz(3) : fz(2) ? VM_ROQUEUE : (int)fz(3);
 	if (fz(16) == 0)
-		return fz(2) ? VM_LRU_PCPU : VM_QUEUE + (int)fz(3);
+		return fz(3) == 0 ? VM_LRU_PCPU : fz(2) ? VM_LPM : VM_QUEUE + (int)fz(3);
 	if (id == BPF_FUNC_map_lookup_elem)
 		return fz(4) ? (int)fz(3) : VM_RODATA;
 	/* update/delete on .rodata: rejected (BPF_F_RDONLY_PROG); once

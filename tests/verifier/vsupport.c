@@ -33,6 +33,7 @@ struct tmap tmaps[] = {
 	{ "bloom", BPF_MAP_TYPE_BLOOM_FILTER, 0, 8, 16, NULL, -1 },
 	{ "lru_pcpu", BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 16, NULL, -1 },
 	{ "roqueue", BPF_MAP_TYPE_QUEUE, 0, 8, 4, NULL, -1, BPF_F_RDONLY_PROG, false },
+	{ "lpm", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 16, NULL, -1, BPF_F_NO_PREALLOC, false },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";

@@ -29,7 +29,7 @@ struct tmap {
 };
 
 /* hash, array, big, rb, progs, rodata, ro, frozen, ro4, rodata_rw, rohash,
- * wo, wohash, xdp_progs, queue, stack, bloom, lru_pcpu, roqueue: see
+ * wo, wohash, xdp_progs, queue, stack, bloom, lru_pcpu, roqueue, lpm: see
  * tests/verifier/corpus_asm.inc */
 extern struct tmap tmaps[];
 extern const size_t tmap_cnt;

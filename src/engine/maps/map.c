@@ -29,6 +29,7 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_QUEUE]        = &bpfrt_queue_map_ops,
 	[BPF_MAP_TYPE_STACK]        = &bpfrt_stack_map_ops,
 	[BPF_MAP_TYPE_BLOOM_FILTER] = &bpfrt_bloom_map_ops,
+	[BPF_MAP_TYPE_LPM_TRIE]     = &bpfrt_lpm_trie_map_ops,
 };
 
 /* ---- CPUs ------------------------------------------------------------- */

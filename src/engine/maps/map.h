@@ -106,6 +106,7 @@ extern const struct bpfrt_map_ops bpfrt_lru_percpu_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_queue_map_ops;
 extern const struct bpfrt_map_ops bpfrt_stack_map_ops;
 extern const struct bpfrt_map_ops bpfrt_bloom_map_ops;
+extern const struct bpfrt_map_ops bpfrt_lpm_trie_map_ops;
 
 /* ---- program side (helpers) ---------------------------------------------- */
 
