@@ -311,6 +311,7 @@ static const struct hb_case cases[] = {
 	{ BPF_FUNC_get_current_cgroup_id, NULL, call_noargs },
 	{ BPF_FUNC_jiffies64, NULL, call_noargs },
 	{ BPF_FUNC_ktime_get_coarse_ns, NULL, call_noargs },
+	{ BPF_FUNC_ktime_get_tai_ns, NULL, call_noargs },
 	{ BPF_FUNC_strncmp, NULL, call_strncmp, 0, "8 bytes against \"v=%llu\"" },
 	{ BPF_FUNC_get_func_ip, NULL, call_ctx, 0, "outside an attached run", TRACING_ONLY },
 	{ BPF_FUNC_get_attach_cookie, NULL, call_ctx, 0, "outside an attached run",
@@ -332,6 +333,8 @@ static const struct {
 	const char *why;
 } unmeasured[] = {
 	{ BPF_FUNC_tail_call, "does not return to its caller (a jump, not a call)" },
+	{ BPF_FUNC_for_each_map_elem, "a walk of callbacks, not one call: the bpf_loop row is the "
+				      "cost of a callback iteration" },
 };
 
 /* The program: main calls bpf_loop(loops, cb, &fp[-8] holding ctx[0], 0);

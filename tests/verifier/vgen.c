@@ -228,7 +228,10 @@ struct gst {
 	uint8_t spill[STK / 8]; /* slot holds a spilled pointer of this gt */
 };
 
-enum { ROLE_MAIN, ROLE_LOCAL, ROLE_CB };
+/* ROLE_CB: bpf_loop's callback(index, ctx); ROLE_EACH: for_each_map_elem's
+ * callback(map, key, value, ctx) */
+enum { ROLE_MAIN, ROLE_LOCAL, ROLE_CB, ROLE_EACH };
+#define IS_CB(role) ((role) == ROLE_CB || (role) == ROLE_EACH)
 
 struct gsub {
 	int role;
@@ -815,7 +818,8 @@ static bool nondet_helper(uint32_t id)
 	return id == BPF_FUNC_ktime_get_ns || id == BPF_FUNC_get_prandom_u32 ||
 	       id == BPF_FUNC_get_smp_processor_id || id == BPF_FUNC_ktime_get_boot_ns ||
 	       id == BPF_FUNC_ringbuf_query || id == BPF_FUNC_jiffies64 ||
-	       id == BPF_FUNC_ktime_get_coarse_ns || id == BPF_FUNC_get_numa_node_id;
+	       id == BPF_FUNC_ktime_get_coarse_ns || id == BPF_FUNC_get_numa_node_id ||
+	       id == BPF_FUNC_ktime_get_tai_ns;
 }
 
 static int map_for(uint32_t id)
@@ -1002,7 +1006,7 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 			break;
 		}
 		case BPFRT_ARG_PTR_TO_FUNC:
-			cb = get_sub(g, ROLE_CB);
+			cb = get_sub(g, id == BPF_FUNC_for_each_map_elem ? ROLE_EACH : ROLE_CB);
 			if (cb <= 0)
 				return false;
 			lddw_func(g, r, cb);
@@ -1092,7 +1096,7 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 		/* null check: an early return, or a block that has the value */
 		int d;
 
-		if (fz(2) && g->role != ROLE_CB) {
+		if (fz(2) && !IS_CB(g->role)) {
 			emit(g, I(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 2, 0));
 			emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0));
 			emit(g, I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
@@ -1292,7 +1296,7 @@ static void s_if(struct gen *g)
 	j = g->p->n - 1;
 	before = g->st;
 	g->depth++;
-	if (fz(5) == 0 && g->role != ROLE_CB && !g->in_record) {
+	if (fz(5) == 0 && !IS_CB(g->role) && !g->in_record) {
 		/* an early return */
 		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0,
 			  ret_zero_only(g->p->kind) && g->role == ROLE_MAIN ? 0 : rnd_imm()));
@@ -1447,6 +1451,20 @@ static void function(struct gen *g, int self)
 			g->ctx_ok = true;
 		}
 		break;
+	case ROLE_EACH:
+		/* r1 the map, r2 the key, r3 the value: read a byte of each
+		 * (every map's key and value have one), then leave them */
+		emit(g, I(BPF_LDX | BPF_MEM | BPF_B, 7, 2, 0, 0));
+		set_scalar(g, 7);
+		emit(g, I(BPF_LDX | BPF_MEM | BPF_B, 8, 3, 0, 0));
+		set_scalar(g, 8);
+		if (sub->ctx_arg) {
+			/* the caller's spilled ctx, through r4 */
+			emit(g, I(BPF_LDX | BPF_MEM | BPF_DW, 6, 4, 0, 0));
+			g->st.r[6] = (struct greg){ .t = T_CTX };
+			g->ctx_ok = true;
+		}
+		break;
 	case ROLE_CB:
 		set_scalar(g, 1);
 		if (sub->ctx_arg) {
@@ -1472,7 +1490,7 @@ static void function(struct gen *g, int self)
 	while (!g->full && g->p->n < g->limit)
 		snippet(g);
 	/* return */
-	if (g->role == ROLE_CB) {
+	if (IS_CB(g->role)) {
 		int s = need_scalar(g);
 
 		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 0, s, 0, 0));

@@ -1,4 +1,4 @@
-/* The coarse clocks: bpf_ktime_get_coarse_ns and bpf_jiffies64, from
+/* The coarse clocks and TAI: bpf_ktime_get_coarse_ns and bpf_jiffies64, from
  * CLOCK_MONOTONIC_COARSE (a vDSO read of the time at the last tick, as
  * Linux's ktime_get_coarse_ns).
  *
@@ -42,6 +42,17 @@ uint64_t bpfrt_bpf_ktime_get_coarse_ns(uint64_t r1, uint64_t r2, uint64_t r3, ui
 				       uint64_t r5)
 {
 	return coarse_ns();
+}
+
+/* CLOCK_TAI, as Linux's ktime_get_tai_ns: CLOCK_REALTIME plus the TAI
+ * offset the system's time daemon set (0 where none did). */
+uint64_t bpfrt_bpf_ktime_get_tai_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_TAI, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t bpfrt_jiffies_tick_ns(void)

@@ -21,6 +21,7 @@
 #include "helpers/callback.h"
 #include "helpers/clock.h"
 #include "helpers/current.h"
+#include "helpers/for_each.h"
 #include "helpers/probe.h"
 #include "helpers/string.h"
 #include "helpers/trace.h"
@@ -364,6 +365,11 @@ static const struct bpfrt_helper_default defaults[] = {
 	  BPFRT_RET_INTEGER } },
 	{ BPF_FUNC_strncmp, { "strncmp", bpfrt_bpf_strncmp, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_MEM), A(CONST_SIZE), A(PTR_TO_CONST_STR) } } },
+	{ BPF_FUNC_ktime_get_tai_ns, { "ktime_get_tai_ns", bpfrt_bpf_ktime_get_tai_ns,
+	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_for_each_map_elem, { "for_each_map_elem", bpfrt_bpf_for_each_map_elem,
+	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL),
+			       A(ANYTHING) } } },
 };
 
 static void add_free_ids(struct bpfrt_env *env, const struct bpfrt_helper_default *set,

@@ -69,6 +69,20 @@ static void region_add(struct bpfrt_check_run *cr, uint64_t start, uint64_t size
 	};
 }
 
+bool bpfrt_check_add_region(struct bpfrt_check_run *cr, uint64_t start, uint64_t size,
+			    uint8_t kind, bool writable, const struct bpfrt_map *map)
+{
+	region_add(cr, start, size, kind, writable, map);
+	return !cr->regions_full;
+}
+
+void bpfrt_check_release_region(struct bpfrt_check_run *cr, uint64_t start)
+{
+	for (uint32_t i = 0; i < cr->region_cnt; i++)
+		if (cr->regions[i].start == start)
+			cr->regions[i].released = true;
+}
+
 static struct bpfrt_check_region *region_find(struct bpfrt_check_run *cr, uint64_t addr,
 					      uint64_t size)
 {

@@ -109,6 +109,15 @@ void bpfrt_check_frame_enter(struct bpfrt_check_stack *cs, uint64_t lo, uint64_t
 void bpfrt_check_control(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
 			 const char *what);
 
+/* A helper hands a callback memory of its own (for_each_map_elem's key
+ * copy and element value): a region until released; false when out of
+ * memory (the caller stops). Release marks every region starting at
+ * start released. */
+struct bpfrt_map;
+bool bpfrt_check_add_region(struct bpfrt_check_run *cr, uint64_t start, uint64_t size,
+			    uint8_t kind, bool writable, const struct bpfrt_map *map);
+void bpfrt_check_release_region(struct bpfrt_check_run *cr, uint64_t start);
+
 /* The report of the last violation on this thread. */
 const char *bpfrt_check_report(void);
 

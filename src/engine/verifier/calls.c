@@ -260,7 +260,7 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 	uint32_t call = env->insn, same = 0;
 	struct cb_site *site = cb_site_get(env, call);
 	struct vreg *regs = cur_regs(env);
-	struct vreg fn = regs[func_regno], ctx = regs[BPF_R3];
+	struct vreg fn = regs[func_regno], ctx = regs[BPF_R3], map = regs[BPF_R1];
 	struct vstate *snap;
 	struct vframe *f;
 	int err;
@@ -330,12 +330,23 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 	f->cb_helper = (uint32_t)env->insns[call].imm;
 	f->cb_inv = inv;
 	f->cb_iter = same;
-	/* bpf_loop: callback(u32 index, void *ctx) */
 	for (int r = BPF_R1; r <= BPF_R5; r++)
 		mark_not_init(&f->regs[r]);
-	vreg_mark_unknown(&f->regs[BPF_R1]);
-	vreg_zext32(&f->regs[BPF_R1]);
-	f->regs[BPF_R2] = ctx;
+	if (f->cb_helper == BPF_FUNC_for_each_map_elem) {
+		/* callback(map, const key *, value *, void *ctx), as Linux */
+		mark_ptr(&f->regs[BPF_R1], CONST_PTR_TO_MAP);
+		f->regs[BPF_R1].map = map.map;
+		mark_ptr(&f->regs[BPF_R2], PTR_TO_MAP_KEY);
+		f->regs[BPF_R2].map = map.map;
+		mark_ptr(&f->regs[BPF_R3], PTR_TO_MAP_VALUE);
+		f->regs[BPF_R3].map = map.map;
+		f->regs[BPF_R4] = ctx;
+	} else {
+		/* bpf_loop: callback(u32 index, void *ctx) */
+		vreg_mark_unknown(&f->regs[BPF_R1]);
+		vreg_zext32(&f->regs[BPF_R1]);
+		f->regs[BPF_R2] = ctx;
+	}
 	env->insn = env->prog->subprogs[fn.mem_size].start;
 	return 1;
 }

@@ -64,6 +64,9 @@ static const struct compat_rule by_func[] = {
 				    BPF_MAP_TYPE_BLOOM_FILTER } },
 	{ BPF_FUNC_map_lookup_percpu_elem, { BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_PERCPU_HASH,
 					     BPF_MAP_TYPE_LRU_PERCPU_HASH } },
+	{ BPF_FUNC_for_each_map_elem, { BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_PERCPU_ARRAY,
+					BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
+					BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH } },
 };
 
 /* false if rules has an entry for key whose list lacks value. */

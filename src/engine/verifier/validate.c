@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "isa/isa.h"
 #include "isa/linux_names.h"
+#include "helpers/unavailable.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,6 +188,10 @@ static int check_helper_call(struct vctx *v, uint32_t pc, const struct bpf_insn 
 	if (insn->imm >= BPFRT_KFUNC_ID_BASE && insn->imm < BPFRT_MAX_HELPER_ID)
 		return reject(pc, "call to kfunc id %d: no kfunc is registered under it",
 			      insn->imm);
+	if (name && bpfrt_helper_unavailable_reason(insn->imm))
+		return reject(pc, "program of this type cannot use helper %s#%d: %s (%d) is not "
+			      "available: %s", name, insn->imm, name, insn->imm,
+			      bpfrt_helper_unavailable_reason(insn->imm));
 	if (name)
 		return reject(pc, "program of this type cannot use helper %s#%d: %s (%d) is not "
 			      "available", name, insn->imm, name, insn->imm);
