@@ -23,11 +23,12 @@ $(BUILD)/tests/test_uprobe.o: CFLAGS += \
 #   plugin_host dlopen()s libtrace_plugin.so after it started
 #   forker      work() in a fork child and in the parent
 #   crasher     work(), then a NULL dereference
-TRACE_TARGETS := $(addprefix $(BUILD)/tests/trace/,work plugin_host forker crasher \
+#   ticker      runs for seconds printing work() results (bpfrt trace -p)
+TRACE_TARGETS := $(addprefix $(BUILD)/tests/trace/,work plugin_host forker crasher ticker \
 	libtrace_plugin.so)
 all: $(TRACE_TARGETS)
 
-$(BUILD)/tests/trace/work: $(BUILD)/tests/trace/work.o $(BUILD)/tests/trace/work_fn.o
+$(BUILD)/tests/trace/work $(BUILD)/tests/trace/ticker: %: %.o $(BUILD)/tests/trace/work_fn.o
 	$(CC) -O2 -pthread -o $@ $^
 $(BUILD)/tests/trace/forker $(BUILD)/tests/trace/crasher: %: %.o $(BUILD)/tests/trace/work_fn.o
 	$(CC) -O2 -o $@ $^

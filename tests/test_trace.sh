@@ -75,6 +75,50 @@ fi
 out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -- /no/such/command 2>&1); rc=$?
 check "a missing command: 127" '[ $rc -eq 127 ] && has "not found"'
 
+# -p: a running process, its output compared with an untraced run's. The
+# agent's static TLS (bpfrt's per-thread run state, private-stack slots)
+# is more than glibc keeps spare for dlopen, so the target is started
+# with the tunable that raises it; without it the refusal says so.
+"$T/ticker" 150 >"$tmp/plain.txt"
+GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 "$T/ticker" 150 >"$tmp/traced.txt" &
+tpid=$!
+sleep 0.3
+timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -p $tpid >"$tmp/cli.txt" 2>&1 &
+cpid=$!
+sleep 0.6
+kill -INT $cpid
+wait $cpid; rc=$?
+wait $tpid; trc=$?
+out=$(cat "$tmp/cli.txt")
+ms=$(sed -n 's/^bpfrt trace: attached to [0-9]* in \([0-9]*\) ms$/\1/p' "$tmp/cli.txt")
+hits=$(sed -n "s/^hits = //p" "$tmp/cli.txt")
+check "-p PID: attached to a running process, events counted, Ctrl-C dumps and detaches" \
+	'[ $rc -eq 0 ] && [ -n "$ms" ] && [ "${hits:-0}" -gt 0 ] && has "detached from $tpid"'
+check "-p PID: the target ran on and its output is what an untraced run prints" \
+	'[ $trc -eq 0 ] && cmp -s "$tmp/plain.txt" "$tmp/traced.txt"'
+echo "# attach to a running process took ${ms:-?} ms"
+
+"$T/ticker" 150 >"$tmp/refused.txt" &
+tpid=$!
+sleep 0.3
+out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -p $tpid 2>&1); rc=$?
+wait $tpid; trc=$?
+check "-p PID without spare static TLS: refused with the target's dlerror and the remedy" \
+	'[ $rc -eq 1 ] && has "static TLS" && has "optional_static_tls"'
+check "-p PID refused: the target ran on unharmed (every register restored)" \
+	'[ $trc -eq 0 ] && cmp -s "$tmp/plain.txt" "$tmp/refused.txt"'
+out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -p 999999999 2>&1); rc=$?
+check "-p of no process: refused, naming it" '[ $rc -eq 1 ] && has "no process 999999999"'
+if cc -static -O2 -o "$tmp/static_tick" tests/trace/ticker.c tests/trace/work_fn.c -pthread 2>/dev/null; then
+	"$tmp/static_tick" 100 >/dev/null &
+	spid=$!
+	out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -p $spid 2>&1); rc=$?
+	wait $spid
+	check "-p of a static binary: refused, naming why" '[ $rc -eq 1 ] && has "static binary"'
+else
+	skip "-p of a static binary: refused, naming why" "no static libc to link one"
+fi
+
 out=$(timeout 60 "$B/bpfrt" trace 2>&1); rc=$?
 check "no arguments: usage" '[ $rc -eq 2 ] && has "usage: bpfrt trace"'
 

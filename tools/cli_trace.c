@@ -7,6 +7,7 @@
 #include "agent/proto.h"  /* -Isrc (mk/agent.mk) */
 #include "bpfrt/bpfrt.h"
 #include "cli.h"
+#include "cli_trace.h"
 
 #include <bpf/btf.h>
 #include <elf.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +35,7 @@ struct trace_opts {
 	const char *obj;
 	const char *agent;
 	char **cmd;
+	pid_t pid;              /* -p: a running process, else 0 */
 	bool no_dump, interp;
 	uint32_t log_level;
 };
@@ -48,6 +51,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: bpfrt trace [--no-dump] [--interp] [--log-level 1|2] [--agent LIB] OBJ -- CMD [ARGS...]\n"
+		"       bpfrt trace [OPTIONS] OBJ -p PID   (a running process; Ctrl-C detaches)\n"
 		"  runs CMD with the bpfrt agent inside it, attaches the programs of OBJ there,\n"
 		"  prints trace_printk lines as they come and the maps and globals at the end;\n"
 		"  exits with CMD's status\n");
@@ -617,6 +621,165 @@ out:
 	return rc;
 }
 
+/* The agent's exported bpfrt_agent_connect: its offset in the file's
+ * first mapping (st_value of a shared object's .dynsym). 0 if missing. */
+static uintptr_t agent_connect_off(const char *agent)
+{
+	int fd = open(agent, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	uintptr_t off = 0;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !off && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    (n = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+			    !strcmp(n, "bpfrt_agent_connect")) {
+				off = (uintptr_t)sym.st_value;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return off;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* bpfrt trace OBJ -p PID: inject, load, stream; Ctrl-C (or SIGTERM)
+ * dumps and detaches, the target's exit ends it too. */
+static int run_attach(const struct trace_opts *o)
+{
+	char agent[PATH_MAX], why[512], text[AGENT_MAX_PAYLOAD + 1];
+	struct session s = { .sock = -1, .child = -1 };
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timespec t0;
+	struct agent_msg res;
+	uintptr_t coff;
+	int lsock = -1, objfd = -1, err, rc = 1, n;
+	const char *name = strrchr(o->obj, '/') ? strrchr(o->obj, '/') + 1 : o->obj;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((err = find_agent(o->agent, agent, sizeof(agent)))) {
+		fprintf(stderr, "bpfrt trace: no agent library (%s); give it with --agent\n",
+			strerror(-err));
+		return 1;
+	}
+	if (!(coff = agent_connect_off(agent))) {
+		fprintf(stderr, "bpfrt trace: %s exports no bpfrt_agent_connect\n", agent);
+		return 1;
+	}
+	objfd = open(o->obj, O_RDONLY | O_CLOEXEC);
+	if (objfd < 0) {
+		fprintf(stderr, "bpfrt trace: %s: %s\n", o->obj, strerror(errno));
+		return 1;
+	}
+	s.dp.btf = btf__parse_elf(o->obj, NULL);
+	if (s.dp.btf)
+		s.dp.d = btf_dump__new(s.dp.btf, dump_printf, &s.dp, NULL);
+	s.dp.quiet = o->no_dump;
+	s.dp.obj = o->obj;
+	s.buf = malloc(AGENT_MAX_PAYLOAD);
+	n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, AGENT_SOCKET_FMT, (int)o->pid);
+	lsock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (!s.buf || lsock < 0 ||
+	    bind(lsock, (struct sockaddr *)&a,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0 ||
+	    listen(lsock, 1) < 0) {
+		fprintf(stderr, "bpfrt trace: the control socket for %d: %s%s\n", (int)o->pid,
+			strerror(errno), errno == EADDRINUSE ? " (another bpfrt trace has it)" : "");
+		goto out;
+	}
+	err = trace_inject(o->pid, agent, coff, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "bpfrt trace: cannot attach to %d: %s\n", (int)o->pid, why);
+		goto out;
+	}
+	struct pollfd p = { .fd = lsock, .events = POLLIN };
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+
+	if (poll(&p, 1, 10000) != 1 || (s.sock = accept4(lsock, NULL, NULL, SOCK_CLOEXEC)) < 0 ||
+	    getsockopt(s.sock, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.pid != o->pid) {
+		fprintf(stderr, "bpfrt trace: the agent in %d did not connect\n", (int)o->pid);
+		goto out;
+	}
+	struct { struct agent_load l; char name[256]; } load = {
+		.l = { .flags = o->interp ? AGENT_LOAD_INTERP : 0, .log_level = o->log_level },
+	};
+	snprintf(load.name, sizeof(load.name), "%s", name);
+	err = agent_send(s.sock, AGENT_LOAD, 0, &load, sizeof(load.l) + strlen(load.name) + 1,
+			 NULL, 0, objfd);
+	if (!err)
+		err = wait_for(&s, AGENT_RESULT, START_TIMEOUT_MS, &res, text, sizeof(text));
+	if (err) {
+		fprintf(stderr, "bpfrt trace: no answer from the agent in %d: %s\n", (int)o->pid,
+			strerror(-err));
+		goto out;
+	}
+	if (res.err) {
+		fprintf(stderr, "bpfrt trace: %s: %s\n%s", o->obj, strerror(-res.err), text);
+		goto out;
+	}
+	if (*text)
+		fprintf(stderr, "%s%s", text, text[strlen(text) - 1] == '\n' ? "" : "\n");
+	fprintf(stderr, "bpfrt trace: attached to %d in %ld ms\n", (int)o->pid, ms_since(&t0));
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = 0;
+	for (;;) {
+		if (interrupted) {
+			if (!agent_send(s.sock, AGENT_DUMP, 0, NULL, 0, NULL, 0, -1) &&
+			    !wait_for(&s, AGENT_DONE, 5000, NULL, NULL, 0) &&
+			    !agent_send(s.sock, AGENT_DETACH, 0, NULL, 0, NULL, 0, -1))
+				wait_for(&s, AGENT_DONE, 5000, NULL, NULL, 0);
+			fprintf(stderr, "bpfrt trace: detached from %d\n", (int)o->pid);
+			break;
+		}
+		err = handle(&s, 1000);
+		if (err == -ENOTCONN || err == -ECONNRESET) {
+			if (!s.exiting)
+				fprintf(stderr, "bpfrt trace: %d ended without its exit handlers\n",
+					(int)o->pid);
+			break;
+		}
+	}
+out:
+	if (s.sock >= 0)
+		close(s.sock);
+	if (lsock >= 0)
+		close(lsock);
+	close(objfd);
+	btf_dump__free(s.dp.d);
+	btf__free(s.dp.btf);
+	free(s.dp.buf);
+	free(s.buf);
+	return rc;
+}
+
 int cli_trace(int argc, char **argv)
 {
 	struct trace_opts o = { 0 };
@@ -632,6 +795,12 @@ int cli_trace(int argc, char **argv)
 			o.interp = true;
 		} else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
 			o.log_level = (uint32_t)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
+			o.pid = (pid_t)atoi(argv[++i]);
+			if (o.pid <= 0) {
+				fprintf(stderr, "bpfrt trace: bad pid '%s'\n", argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--agent") && i + 1 < argc) {
 			o.agent = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
@@ -646,7 +815,9 @@ int cli_trace(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!o.obj || i >= argc) {
+	if (o.pid && o.obj && i >= argc)
+		return run_attach(&o);
+	if (!o.obj || i >= argc || o.pid) {
 		usage();
 		return 2;
 	}

@@ -32,7 +32,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define AGENT_API __attribute__((visibility("default")))
@@ -282,6 +285,8 @@ static int serve_one(void)
 
 static void *service(void *arg)
 {
+	int sock = ctl;
+
 	for (;;) {
 		struct pollfd p = { .fd = ctl, .events = POLLIN };
 		int n = poll(&p, 1, 50);
@@ -290,8 +295,13 @@ static void *service(void *arg)
 		if (n > 0 && serve_one() < 0)
 			break;
 	}
-	/* the controller is gone: leave the target as it was */
+	/* the controller is gone: leave the target as it was, ready for the
+	 * next one (bpfrt trace -p calls bpfrt_agent_connect again) */
 	detach_all();
+	pthread_mutex_lock(&send_lock);
+	ctl = -1;
+	pthread_mutex_unlock(&send_lock);
+	close(sock);
 	return NULL;
 }
 
@@ -316,10 +326,23 @@ static void in_child(void)
 	ctl = -1;
 }
 
+static void start_service(void)
+{
+	static bool once;
+	pthread_t t;
+
+	if (!once) {
+		once = true;
+		pthread_atfork(NULL, NULL, in_child);
+		atexit(at_exit);
+	}
+	if (pthread_create(&t, NULL, service, NULL) == 0)
+		pthread_detach(t);
+}
+
 __attribute__((constructor)) static void agent_start(void)
 {
 	const struct bpfrt_config_text *fdv = &bpfrt_config()->agent_fd;
-	pthread_t t;
 	char *end;
 	long fd;
 	int r;
@@ -341,10 +364,42 @@ __attribute__((constructor)) static void agent_start(void)
 		ctl = -1;
 		return;
 	}
-	pthread_atfork(NULL, NULL, in_child);
-	atexit(at_exit);
-	if (pthread_create(&t, NULL, service, NULL) == 0)
-		pthread_detach(t);
+	start_service();
+}
+
+/* A running process (bpfrt trace -p): the controller called dlopen on the
+ * agent, then this, through ptrace, with every thread stopped. It
+ * connects to the controller's socket (abstract, named by this pid),
+ * which must be root's or this user's, and returns: LOAD comes over the
+ * service thread. 0 or -errno. */
+AGENT_API int bpfrt_agent_connect(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	int fd, n;
+
+	if (ctl >= 0)
+		return -EBUSY;
+	n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, AGENT_SOCKET_FMT, (int)getpid());
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+							    1 + (size_t)n)) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	if (cred.uid != 0 && cred.uid != getuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	ctl = fd;
+	owner = getpid();
+	start_service();
+	return 0;
 }
 
 /* dlopen as the program calls it, then the uprobes waiting for the

@@ -68,6 +68,10 @@ struct agent_map {
 	char name[64];
 };
 
+/* bpfrt trace -p: the controller listens on this abstract socket name
+ * (with the target's pid) and the injected agent connects to it. */
+#define AGENT_SOCKET_FMT "bpfrt-trace.%d"
+
 /* Largest payload (the default socket buffer holds one such message). */
 #define AGENT_MAX_PAYLOAD (128u * 1024)
 
