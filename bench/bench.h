@@ -34,6 +34,8 @@ extern const struct bench bench_trig_fentry, bench_trig_fexit, bench_trig_fmodre
 	bench_multi_attach;
 /* kprobes (bench_kprobe.c). */
 extern const struct bench bench_trig_kprobe, bench_trig_kprobe_opt, bench_trig_kretprobe;
+extern const struct bench bench_trig_bpfrt_uprobe, bench_trig_bpfrt_uprobe_int3,
+	bench_trig_bpfrt_uretprobe;
 
 /* The verifier, bpfrt's beside the kernel's (bench_verif.c). */
 extern const struct bench bench_verif;
