@@ -30,4 +30,10 @@ if [ -x bench/run_bench_private_stack.sh ]; then
 	echo
 	"$build/bpfrt-bench" nest-run || status=1
 fi
+if [ -f "$build/tests/progs/trace_malloc_hist.bpf.o" ] && [ "$(uname -m)" = x86_64 ]; then
+	echo
+	echo "== bpfrt trace: the malloc sizes of an unmodified program (find /usr/include), log2 histogram"
+	"$build/bpfrt" trace "$build/tests/progs/trace_malloc_hist.bpf.o" -- \
+		find /usr/include -name '*.h' -fprint /dev/null || status=1
+fi
 exit $status

@@ -37,8 +37,16 @@ check "the command's output unchanged and its exit status passed on" \
 	'has "^total 259980000$" && [ $rc -eq 3 ]'
 check "function-local statics (bpf_printk's format) are not dumped" '! has "fmt"'
 
+out=$(timeout 120 "$B/bpfrt" trace "$P/trace_malloc_hist.bpf.o" -- "$T/work" 1 10 2>&1); rc=$?
+v=$(printf '%s\n' "$out" | sed -n 's/^sizes_log2\[9\] = //p')
+check "an array map: the slots programs wrote, by index (malloc(777) x100 in 512..1023)" \
+	'[ $rc -eq 0 ] && [ "${v:-0}" -ge 100 ] && ! has "^sizes_log2\[63\]"'
+
 out=$(timeout 120 "$B/bpfrt" trace --no-dump "$P/trace_work.bpf.o" -- "$T/work" 1 10 2>&1); rc=$?
 check "--no-dump: no maps printed" '[ $rc -eq 0 ] && ! has "hits =" && has "^total 45$"'
+check "ring buffer records streamed to the controller, in order" \
+	'[ "$(printf "%s\n" "$out" | grep -c "^events:")" -eq 3 ] &&
+	 [ "$(printf "%s\n" "$out" | grep "^events:" | tail -1)" = "events: 02 00 00 00 00 00 00 00" ]'
 
 out=$(timeout 120 "$B/bpfrt" trace --interp "$P/trace_work.bpf.o" -- "$T/work" 2 1000 2>&1); rc=$?
 check "--interp: the same counts from the interpreter" \

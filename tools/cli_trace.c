@@ -412,6 +412,17 @@ static int handle(struct session *s, int timeout_ms)
 	case AGENT_NOTE:
 		fprintf(stderr, "bpfrt trace: %.*s\n", (int)h.len, (const char *)s->buf);
 		break;
+	case AGENT_RINGBUF:
+		/* records have no BTF type of their own: bytes, as bpftool
+		 * prints them */
+		if (h.len >= 64) {
+			printf("%.64s:", (const char *)s->buf);
+			for (uint32_t i = 64; i < h.len; i++)
+				printf(" %02x", s->buf[i]);
+			printf("\n");
+			fflush(stdout);
+		}
+		break;
 	case AGENT_MAP:
 		if (h.len >= sizeof(struct agent_map))
 			dump_begin(&s->dp, (const struct agent_map *)s->buf);

@@ -6,7 +6,8 @@
  * (open the object from the descriptor, load, verify, JIT, attach every
  * program that names its target; the result and the verifier log go
  * back verbatim) until GO, so no event before main is missed. A service
- * thread then streams trace_printk lines, answers DUMP and DETACH, and
+ * thread then streams trace_printk lines and ring buffer records,
+ * answers DUMP and DETACH, and
  * detaches everything when the controller goes away. At exit the agent
  * sends the final dump of every map.
  *
@@ -232,6 +233,34 @@ static void dump_all(void)
 	send_msg(AGENT_DONE, 0, NULL, 0, NULL, 0);
 }
 
+/* ---- ring buffers: records go to the controller as they come ----------------- */
+
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;  /* one consumer at a time */
+
+static int ring_record(void *ctx, void *data, size_t len)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s", bpfrt_map_name(ctx));
+	if (len > AGENT_MAX_PAYLOAD - sizeof(name))
+		len = AGENT_MAX_PAYLOAD - sizeof(name);
+	send_msg(AGENT_RINGBUF, 0, name, sizeof(name), data, len);
+	return 0;
+}
+
+static void drain_rings(void)
+{
+	pthread_mutex_lock(&ring_lock);
+	pthread_mutex_lock(&state_lock);
+	for (int i = 0; i < obj_cnt; i++)
+		for (struct bpfrt_map *m = bpfrt_object_next_map(objs[i], NULL); m;
+		     m = bpfrt_object_next_map(objs[i], m))
+			if (bpfrt_map_type(m) == BPF_MAP_TYPE_RINGBUF)
+				bpfrt_ringbuf_consume(m, ring_record, m);
+	pthread_mutex_unlock(&state_lock);
+	pthread_mutex_unlock(&ring_lock);
+}
+
 static int printk_line(void *ctx, const char *line, size_t len)
 {
 	send_msg(AGENT_PRINTK, 0, line, len, NULL, 0);
@@ -269,6 +298,7 @@ static int serve_one(void)
 		return 1;
 	case AGENT_DUMP:
 		bpfrt_trace_drain(printk_line, NULL);
+		drain_rings();
 		dump_all();
 		break;
 	case AGENT_DETACH:
@@ -292,6 +322,7 @@ static void *service(void *arg)
 		int n = poll(&p, 1, 50);
 
 		bpfrt_trace_drain(printk_line, NULL);
+		drain_rings();
 		if (n > 0 && serve_one() < 0)
 			break;
 	}
@@ -310,6 +341,7 @@ static void at_exit(void)
 	if (ctl < 0 || getpid() != owner)
 		return;
 	bpfrt_trace_drain(printk_line, NULL);
+	drain_rings();
 	dump_all();
 	send_msg(AGENT_EXIT, 0, NULL, 0, NULL, 0);
 }

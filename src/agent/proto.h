@@ -14,6 +14,7 @@
  *     DETACH  every link destroyed (patched bytes restored); reply DONE
  *   agent -> controller, unasked
  *     PRINTK  trace_printk lines, as they come
+ *     RINGBUF a ring buffer record: the map's name (64 bytes), the record
  *     NOTE    a line for the user's stderr (a program left unattached)
  *     EXIT    the target is exiting; a final DUMP's messages precede it
  * Either side closing the socket ends the session: the agent detaches
@@ -41,6 +42,7 @@ enum agent_msg_type {
 	AGENT_ENTRY,
 	AGENT_DONE,
 	AGENT_EXIT,
+	AGENT_RINGBUF,
 };
 
 struct agent_msg {

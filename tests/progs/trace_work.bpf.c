@@ -49,3 +49,26 @@ int BPF_KPROBE(on_malloc, unsigned long size)
 		__sync_fetch_and_add(&mallocs, 1);
 	return 0;
 }
+
+/* the first three returns of work() as ring buffer records */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+long ring_sent;
+
+SEC("uretprobe/work")
+int BPF_KRETPROBE(on_work_ring, long ret)
+{
+	long *rec;
+
+	if (__sync_fetch_and_add(&ring_sent, 1) >= 3)
+		return 0;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec)
+		return 0;
+	*rec = ret;
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
