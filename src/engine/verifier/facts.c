@@ -62,6 +62,19 @@ static int compute_liveness(struct venv *env)
 	return 0;
 }
 
+/* Does r0 at the exit at pc decide anything? The main program's exit
+ * only where its kind bounds the return value (Linux marks r0 precise
+ * only for such return checks); a subprogram's r0 goes on in its caller,
+ * or is a callback's [0, 1] result. */
+static bool exit_r0_precise(const struct venv *env, uint32_t pc)
+{
+	const struct bpfrt_prog *prog = env->prog;
+
+	if (prog->subprog_cnt && pc >= prog->subprogs[0].end)
+		return true;
+	return env->kind && env->kind->returns_zero;
+}
+
 /* Which registers and stack slots (r10 + constant) may decide a later
  * branch, before each insn: values flowing into a conditional jump's
  * operands through moves, ALU operations and fills. Joins leave these
@@ -126,7 +139,7 @@ static void compute_precise(struct venv *env)
 				break;
 			default:
 				if (insn_is_exit(insn))
-					in = REGMASK(BPF_R0);
+					in = exit_r0_precise(env, i) ? REGMASK(BPF_R0) : 0;
 				else if (insn_is_call(insn) || insn_is_callx(insn))
 					in = (uint16_t)((out & ~(ARG_REGS | REGMASK(0))) | ARG_REGS);
 				else if (insn_op(insn) != BPF_JA)

@@ -198,6 +198,8 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 		else
 			env->log_len = strlen(env->log_buf);
 	}
+	/* the kind first: the facts depend on it (what the exit's r0 must be) */
+	setup_ctx(env, OPTS_GET(opts, ctx_size, 0));
 	if (!env->aux) { /* a restart keeps the facts (and no_join) */
 		env->aux = calloc(env->n, sizeof(*env->aux));
 		if (!env->aux || vcompute_insn_facts(env))
@@ -206,7 +208,6 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 	env->max_stack = calloc(prog->subprog_cnt, sizeof(*env->max_stack));
 	if (!env->max_stack)
 		return -ENOMEM;
-	setup_ctx(env, OPTS_GET(opts, ctx_size, 0));
 	return init_state(env);
 }
 
