@@ -39,6 +39,11 @@ out=$("$B/bpfrt" map dump "$P/skeleton.bpf.o" .rodata 2>&1); rc=$?
 check "an enum by its name, a bool as true" \
 	'[ $rc -eq 0 ] && echo "$out" | grep -q "\"mode\": \"MODE_COUNT\"," && echo "$out" | grep -q "\"verbose\": true$"'
 
+out=$("$B/bpfrt" map dump "$P/skeleton.bpf.o" .data --json 2>&1); rc=$?
+got=$(echo "$out" | json 'd[0]["formatted"]["value"]' 2>&1)
+check "bitfields, signed and unsigned, by member" \
+	'[ $rc -eq 0 ] && [ "$got" = "{\"seeded\":11,\"flags_word\":{\"a\":5,\"b\":17,\"c\":-3},\"seeded_short\":5}" ]'
+
 out=$("$B/bpfrt" map dump "$P/globals.bpf.o" .data 2>&1); rc=$?
 check "a program's load failure is exit 1 with the loader's message" \
 	'[ $rc -eq 1 ] && echo "$out" | grep -q "kfunc host_add is not registered"'

@@ -1,5 +1,5 @@
 /* Global variables of every shape a generated skeleton lays out: structs,
- * unions, enums, arrays, an anonymous struct, a bool, padding forced by
+ * unions, enums, arrays, bitfields, an anonymous struct, a bool, padding forced by
  * alignment, static variables (not part of the skeleton), custom .data.X
  * and .rodata.X sections, BTF-defined maps (an array, a queue). tests/test_gen_skeleton.sh
  * checks the host's layout against the object's symbols. */
@@ -38,7 +38,13 @@ struct {
 	__u64 total;
 } stats;
 
+struct flags {
+	__u32 a : 3, b : 5;
+	__s32 c : 4;
+};
+
 int seeded = 11;
+struct flags flags_word = { .a = 5, .b = 17, .c = -3 };
 __u16 seeded_short = 5;
 
 __u64 custom_counter SEC(".data.custom") = 100;

@@ -51,6 +51,7 @@ static void check_layout(struct skeleton_bpf *s)
 	SAME(s, bss, stats);
 	SAME(s, data, seeded);
 	SAME(s, data, seeded_short);
+	SAME(s, data, flags_word);
 	SAME(s, data_custom, custom_counter);
 	SAME(s, rodata_knobs, custom_limit);
 }
@@ -85,6 +86,7 @@ int main(void)
 	/* the initial values, from the object */
 	EXPECT(s->rodata->mode == MODE_COUNT && s->rodata->scale == 3 && s->rodata->verbose);
 	EXPECT(s->data->seeded == 11 && s->data->seeded_short == 5);
+	EXPECT(s->data->flags_word.a == 5 && s->data->flags_word.b == 17 && s->data->flags_word.c == -3);
 	EXPECT(s->data_custom->custom_counter == 100 && s->rodata_knobs->custom_limit == 9);
 	EXPECT(s->bss->stats.calls == 0 && s->bss->origin.x == 0);
 	/* knobs, set before load */
