@@ -16,6 +16,7 @@ static const struct bench *const benches[] = {
 	&bench_trig_kernel_rawtp,
 	&bench_trig_uprobe_nop5,
 	&bench_trig_uprobe_push,
+	&bench_trig_uretprobe_push,
 	&bench_trig_fentry,
 	&bench_trig_fexit,
 	&bench_trig_fmodret,

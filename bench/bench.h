@@ -23,7 +23,8 @@ extern const struct bench bench_prog_pack;
 /* Trigger benchmarks (bench_trigger.c). */
 extern const struct bench bench_trig_base, bench_trig_tp_disabled, bench_trig_tp,
 	bench_trig_rawtp, bench_trig_kernel_base, bench_trig_kernel_tp,
-	bench_trig_kernel_rawtp, bench_trig_uprobe_nop5, bench_trig_uprobe_push;
+	bench_trig_kernel_rawtp, bench_trig_uprobe_nop5, bench_trig_uprobe_push,
+	bench_trig_uretprobe_push;
 extern const struct bench bench_hashmap;
 extern const struct bench bench_helpers; /* bench_helpers.c */
 extern const struct bench bench_private_stack, bench_no_private_stack, bench_private_stack_ab,

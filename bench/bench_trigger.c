@@ -384,7 +384,7 @@ static bool tracefs_mounted(void)
 	       !stat("/sys/kernel/debug/tracing/events", &st);
 }
 
-static int kernel_setup(const char *prog_name, const char *uprobe_func)
+static int kernel_setup_ret(const char *prog_name, const char *uprobe_func, bool retprobe)
 {
 	char path[PATH_MAX + 64];
 	struct bpf_program *prog;
@@ -420,7 +420,7 @@ static int kernel_setup(const char *prog_name, const char *uprobe_func)
 		return bench_skip(-ENOENT, "tracefs is not mounted (mount -t tracefs nodev "
 				  "/sys/kernel/tracing): the kernel cannot find the tracepoint id");
 	if (uprobe_func) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = uprobe_func);
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = uprobe_func, .retprobe = retprobe);
 
 		klink = bpf_program__attach_uprobe_opts(prog, 0, "/proc/self/exe", 0, &uo);
 	} else {
@@ -430,6 +430,11 @@ static int kernel_setup(const char *prog_name, const char *uprobe_func)
 		return bench_skip(-errno, "kernel refused to attach %s: %s", prog_name,
 				  strerror(errno));
 	return 0;
+}
+
+static int kernel_setup(const char *prog_name, const char *uprobe_func)
+{
+	return kernel_setup_ret(prog_name, uprobe_func, false);
 }
 
 static void kernel_teardown(void)
@@ -472,6 +477,10 @@ static int ktp_setup(void) { return kernel_setup("bench_trigger_ktp", NULL); }
 static int krawtp_setup(void) { return kernel_setup("bench_trigger_krawtp", NULL); }
 static int uprobe_nop5_setup(void) { return kernel_setup("bench_trigger_uprobe", "bench_uprobe_nop5"); }
 static int uprobe_push_setup(void) { return kernel_setup("bench_trigger_uprobe", "bench_uprobe_push"); }
+static int uretprobe_push_setup(void)
+{
+	return kernel_setup_ret("bench_trigger_uprobe", "bench_uprobe_push", true);
+}
 
 static const struct bench_harness h_kbase = {
 	.name = "trig-kernel-base", .producer = getpgid_base_producer, .measure = base_measure,
@@ -491,6 +500,11 @@ static const struct bench_harness h_uprobe_nop5 = {
 static const struct bench_harness h_uprobe_push = {
 	.name = "trig-uprobe-push", .setup = uprobe_push_setup, .producer = uprobe_push_producer,
 	.measure = prog_measure, .teardown = kernel_teardown,
+};
+
+static const struct bench_harness h_uretprobe_push = {
+	.name = "trig-uretprobe-push", .setup = uretprobe_push_setup,
+	.producer = uprobe_push_producer, .measure = prog_measure, .teardown = kernel_teardown,
 };
 
 /* ---- registry entries ------------------------------------------------- */
@@ -514,3 +528,5 @@ TRIG_BENCH(bench_trig_uprobe_nop5, h_uprobe_nop5,
 	   "kernel: uprobe on a function starting with a nop5");
 TRIG_BENCH(bench_trig_uprobe_push, h_uprobe_push,
 	   "kernel: uprobe on a function starting with push %rbp");
+TRIG_BENCH(bench_trig_uretprobe_push, h_uretprobe_push,
+	   "kernel: uretprobe on the same function");
