@@ -2,7 +2,8 @@
  * in process memory. Included by bpfrt/bpfrt.h.
  *
  * Kinds: BPF_MAP_TYPE_ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH,
- * LRU_PERCPU_HASH, RINGBUF, PROG_ARRAY, QUEUE, STACK, BLOOM_FILTER, LPM_TRIE
+ * LRU_PERCPU_HASH, RINGBUF, PROG_ARRAY, QUEUE, STACK, BLOOM_FILTER, LPM_TRIE,
+ * ARRAY_OF_MAPS, HASH_OF_MAPS
  * (docs/MAPS.md says what each means in user space). All functions return 0 or a negative errno, as the
  * bpf(2) commands they mirror (-ENOENT, -EEXIST, -E2BIG, -EINVAL...), and
  * set bpfrt_last_error() on failure.
@@ -54,8 +55,13 @@ struct bpfrt_map_create_opts {
 	/* BPF_MAP_CREATE's map_extra: a bloom filter's number of hash
 	 * functions (low 4 bits, 0 = 5); must be 0 for other kinds (-EINVAL) */
 	uint64_t map_extra;
+	/* ARRAY_OF_MAPS / HASH_OF_MAPS (Linux's inner_map_fd): the template
+	 * every inner map must match (type, key and value size, flags, and
+	 * max_entries unless it has BPF_F_INNER_MAP). Only its shape is kept:
+	 * the caller may free it after the call. */
+	struct bpfrt_map *inner_map;
 };
-#define bpfrt_map_create_opts__last_field map_extra
+#define bpfrt_map_create_opts__last_field inner_map
 
 /* Creates a map. name may be NULL; it may hold [A-Za-z0-9_.] only and is
  * cut to BPFRT_NAME_LEN - 1 characters. Memory is allocated up front from
@@ -155,6 +161,23 @@ BPFRT_API int bpfrt_num_possible_cpus(void);
  * that kind and verified for at least the owner's context. */
 BPFRT_API int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog);
 BPFRT_API int bpfrt_map_delete_prog(struct bpfrt_map *map, uint32_t idx);
+
+/* ARRAY_OF_MAPS / HASH_OF_MAPS (value_size 4, as Linux): bpfrt has no
+ * file descriptors, so slots hold map objects. update_inner puts inner
+ * under key (arrays: BPF_ANY only, index past max_entries -E2BIG; hashes:
+ * BPF_ANY/NOEXIST/EXIST); a map not of the template's shape is -EINVAL. A
+ * slot keeps its map alive: bpfrt_map_free (or closing its object) does
+ * not free a map a slot holds; it goes when its last slot lets it go,
+ * once no program can be using it. bpfrt_map_delete_elem empties a slot
+ * (-ENOENT if empty). lookup_inner gives the map in a slot (valid while
+ * it stays there); bpfrt_map_lookup_elem and bpfrt_map_update_elem are
+ * -EOPNOTSUPP (Linux passes map fds and ids, which bpfrt maps lack). A
+ * program's map_lookup_elem on the outer map returns the inner map, to
+ * pass to the map helpers after a NULL check. */
+BPFRT_API int bpfrt_map_update_inner(struct bpfrt_map *outer, const void *key,
+				     struct bpfrt_map *inner, uint64_t flags);
+BPFRT_API int bpfrt_map_lookup_inner(struct bpfrt_map *outer, const void *key,
+				     struct bpfrt_map **inner);
 
 /* RINGBUF consumer (max_entries: data size in bytes, a power of 2 and a
  * multiple of the page size). The callback gets each submitted record in

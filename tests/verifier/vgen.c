@@ -836,6 +836,9 @@ static int map_for(uint32_t id)
 		return fz(8) ? VM_QUEUE + (int)fz(3) : fz(2) ? VM_ROQUEUE : (int)fz(3);
 	if (fz(16) == 0)
 		return fz(3) == 0 ? VM_LRU_PCPU : fz(2) ? VM_LPM : VM_QUEUE + (int)fz(3);
+	/* a lookup on a map-in-map gives an inner map, not memory */
+	if (id == BPF_FUNC_map_lookup_elem && fz(12) == 0)
+		return fz(2) ? VM_AOM : VM_HOM;
 	if (id == BPF_FUNC_map_lookup_elem)
 		return fz(4) ? (int)fz(3) : VM_RODATA;
 	/* update/delete on .rodata: rejected (BPF_F_RDONLY_PROG); once

@@ -34,6 +34,8 @@ struct tmap tmaps[] = {
 	{ "lru_pcpu", BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 16, NULL, -1 },
 	{ "roqueue", BPF_MAP_TYPE_QUEUE, 0, 8, 4, NULL, -1, BPF_F_RDONLY_PROG, false },
 	{ "lpm", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 16, NULL, -1, BPF_F_NO_PREALLOC, false },
+	{ "aom", BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 4, NULL, -1, 0, false, NULL, 1 + 1 },
+	{ "hom", BPF_MAP_TYPE_HASH_OF_MAPS, 4, 4, 4, NULL, -1, 0, false, NULL, 1 + 1 },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";
@@ -48,8 +50,13 @@ void maps_init(void)
 	for (size_t i = 0; i < NMAPS; i++) {
 		struct tmap *m = &tmaps[i];
 		const char *name = m->bpfrt_name ? m->bpfrt_name : m->name;
-		BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = m->flags);
+		BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = m->flags,
+			   .inner_map = m->inner ? tmaps[m->inner - 1].map : NULL);
 		int err = bpfrt_map_create(m->type, name, m->key, m->value, m->max, &o, &m->map);
+		uint32_t slot0 = 0;
+
+		if (!err && m->inner)
+			err = bpfrt_map_update_inner(m->map, &slot0, tmaps[m->inner - 1].map, BPF_ANY);
 
 		if (!err && m->freeze) {
 			memcpy(bpfrt_map_value_ptr(m->map, 0), rodata_image, sizeof(rodata_image));
@@ -246,9 +253,16 @@ int kernel_maps_init(void)
 		if (m->kfd >= 0)
 			continue;
 		mo.map_flags = m->flags;
+		mo.inner_map_fd = m->inner ? (uint32_t)tmaps[m->inner - 1].kfd : 0;
 		m->kfd = bpf_map_create(m->type, m->name, m->key, m->value, m->max, &mo);
 		if (m->kfd < 0)
 			return -errno;
+		if (m->inner) {
+			uint32_t k = 0, fd = (uint32_t)tmaps[m->inner - 1].kfd;
+
+			if (bpf_map_update_elem(m->kfd, &k, &fd, 0))
+				return -errno;
+		}
 		if (m->freeze) {
 			uint32_t k = 0;
 

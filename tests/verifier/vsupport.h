@@ -26,10 +26,12 @@ struct tmap {
 	uint32_t flags;          /* map_flags */
 	bool freeze;             /* frozen after rodata_image is written to entry 0 */
 	const char *bpfrt_name;  /* the bpfrt map's name if not name */
+	int inner;               /* map-in-map: 1 + the tmaps index of the inner map
+				  * (its template, and the map in slot 0) */
 };
 
 /* hash, array, big, rb, progs, rodata, ro, frozen, ro4, rodata_rw, rohash,
- * wo, wohash, xdp_progs, queue, stack, bloom, lru_pcpu, roqueue, lpm: see
+ * wo, wohash, xdp_progs, queue, stack, bloom, lru_pcpu, roqueue, lpm, aom, hom: see
  * tests/verifier/corpus_asm.inc */
 extern struct tmap tmaps[];
 extern const size_t tmap_cnt;

@@ -433,12 +433,16 @@ bool bpfrt_check_access(struct bpfrt_check_run *cr, const struct bpfrt_prog *pro
 
 /* ---- helper and kfunc calls ------------------------------------------------ */
 
-static struct bpfrt_map *known_map(const struct bpfrt_prog *prog, uint64_t ptr)
+static struct bpfrt_map *known_map(const struct bpfrt_check_run *cr,
+				   const struct bpfrt_prog *prog, uint64_t ptr)
 {
 	for (uint32_t i = 0; i < prog->map_ref_cnt; i++)
 		if (prog->map_refs[i].kind == BPF_PSEUDO_MAP_FD &&
 		    (uint64_t)(uintptr_t)prog->map_refs[i].map == ptr)
 			return prog->map_refs[i].map;
+	for (uint32_t i = 0; i < cr->inner_cnt; i++)
+		if ((uint64_t)(uintptr_t)cr->inner_maps[i] == ptr)
+			return cr->inner_maps[i];
 	return NULL;
 }
 
@@ -453,12 +457,13 @@ static bool callback_of(const struct bpfrt_prog *prog, uint64_t v)
 }
 
 /* The map argument of the call (the first CONST_MAP_PTR), or NULL. */
-static struct bpfrt_map *call_map(const struct bpfrt_prog *prog, const struct bpfrt_helper *h,
+static struct bpfrt_map *call_map(const struct bpfrt_check_run *cr,
+				  const struct bpfrt_prog *prog, const struct bpfrt_helper *h,
 				  const uint64_t *args)
 {
 	for (int i = 0; i < 5; i++)
 		if (h->args[i] == BPFRT_ARG_CONST_MAP_PTR)
-			return known_map(prog, args[i]);
+			return known_map(cr, prog, args[i]);
 	return NULL;
 }
 
@@ -533,7 +538,7 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 				return false;
 			break;
 		case BPFRT_ARG_CONST_MAP_PTR:
-			map = known_map(prog, v);
+			map = known_map(cr, prog, v);
 			if (!map)
 				return bad_arg(cr, prog, insn, who,
 					       "not a map the program references", v);
@@ -612,7 +617,7 @@ bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *
 			   const struct bpf_insn *insn, const struct bpfrt_helper *h,
 			   const uint64_t *args, uint64_t r0)
 {
-	struct bpfrt_map *map = call_map(prog, h, args);
+	struct bpfrt_map *map = call_map(cr, prog, h, args);
 	struct bpfrt_check_region *rec;
 
 	if (bpfrt_run_state.abort_err) /* a callback aborted */
@@ -644,7 +649,14 @@ bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *
 	}
 	if (!r0)
 		return true;
-	if (h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL && map)
+	if (h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL && map && bpfrt_map_is_map_in_map(map)) {
+		/* an inner map, not memory: the program may pass it on */
+		if (cr->inner_cnt < sizeof(cr->inner_maps) / sizeof(cr->inner_maps[0]))
+			cr->inner_maps[cr->inner_cnt++] = (struct bpfrt_map *)(uintptr_t)r0;
+		else
+			return violation(cr, prog, insn, "too many inner maps looked up in one run",
+					 r0, 0);
+	} else if (h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL && map)
 		region_add(cr, r0, map->value_size, BPFRT_REGION_MAP_VALUE, map_writable_by_prog(map),
 			   map);
 	else if (h->ret == BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL)

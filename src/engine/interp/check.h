@@ -74,6 +74,10 @@ struct bpfrt_check_run {
 	uint32_t region_cnt, region_cap;
 	bool regions_full;         /* out of memory: the run aborts */
 	struct bpfrt_check_stack *stack; /* innermost activation */
+	/* Inner maps this run's lookups on a map-in-map returned: maps the
+	 * program may pass to helpers besides the ones it references. */
+	struct bpfrt_map *inner_maps[32];
+	uint32_t inner_cnt;
 };
 
 void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,

@@ -68,6 +68,38 @@ static int member_type_size(const struct btf *btf, const struct btf_member *m, u
 }
 
 static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t type_id,
+			 struct obj_map *m);
+
+/* __array(values, struct inner) is `struct inner *values[]`: the inner
+ * map's definition is a template, parsed as a map of its own. (A prog
+ * array's `__array(values, int ())` is not supported.) */
+static int member_values(struct bpfrt_object *obj, const char *name,
+			 const struct btf_member *mem, struct obj_map *m)
+{
+	bool loops = false;
+	const struct btf_type *arr = skip_mods(obj->btf, mem->type, &loops), *ptr, *def;
+	char inner_name[BPFRT_NAME_LEN + 8];
+
+	if (!arr || !btf_is_array(arr))
+		return loops ? -ELOOP : -EINVAL;
+	ptr = skip_mods(obj->btf, btf_array(arr)->type, &loops);
+	if (!ptr || !btf_is_ptr(ptr))
+		return loops ? -ELOOP : -EINVAL;
+	def = skip_mods(obj->btf, ptr->type, &loops);
+	if (!def)
+		return loops ? -ELOOP : -EINVAL;
+	if (!btf_is_struct(def))
+		return -EOPNOTSUPP;
+	if (m->inner)
+		return -EINVAL;
+	m->inner = calloc(1, sizeof(*m->inner));
+	snprintf(inner_name, sizeof(inner_name), "%.11s.inner", name);
+	if (!m->inner || !(m->inner->name = strdup(inner_name)))
+		return -ENOMEM;
+	return parse_btf_map(obj, inner_name, ptr->type, m->inner);
+}
+
+static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t type_id,
 			 struct obj_map *m)
 {
 	bool loops = false;
@@ -107,8 +139,14 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			err = member_type_size(obj->btf, mem, &m->key_size);
 		else if (!strcmp(mn, "value"))
 			err = member_type_size(obj->btf, mem, &m->value_size);
-		else if (!strcmp(mn, "values") || !strcmp(mn, "inner_map") ||
-			 !strcmp(mn, "pinning") || !strcmp(mn, "numa_node"))
+		else if (!strcmp(mn, "values")) {
+			err = member_values(obj, name, mem, m);
+			m->values_off = btf_member_bit_offset(t, (uint32_t)i) / 8;
+			/* libbpf: a map-in-map's value is the inner map's fd */
+			if (!err && !m->value_size)
+				m->value_size = 4;
+		} else if (!strcmp(mn, "inner_map") || !strcmp(mn, "pinning") ||
+			   !strcmp(mn, "numa_node"))
 			err = !strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ? 0 : -EOPNOTSUPP;
 		else
 			err = -EINVAL;
@@ -242,6 +280,73 @@ int obj_collect_map_defs(struct bpfrt_object *obj)
 			err = collect_legacy_maps(obj, i);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+static struct obj_map *map_at(struct bpfrt_object *obj, size_t sec_idx, size_t off)
+{
+	for (size_t i = 0; i < obj->map_cnt; i++)
+		if (obj->maps[i].sec_idx == sec_idx && obj->maps[i].sec_off == off)
+			return &obj->maps[i];
+	return NULL;
+}
+
+/* One .rel.maps entry: slot (r_offset - values) / 8 of the map-in-map
+ * whose values array it falls in gets the map its symbol names. */
+static int init_slot(struct bpfrt_object *obj, size_t sec_idx, const GElf_Rel *rel)
+{
+	GElf_Sym sym;
+	struct obj_map *target;
+
+	if (obj_sym(obj, GELF_R_SYM(rel->r_info), &sym))
+		return bpfrt_err(-EINVAL, "%s: .maps relocation at %llu: bad symbol", obj->name,
+				 (unsigned long long)rel->r_offset);
+	for (size_t i = 0; i < obj->map_cnt; i++) {
+		struct obj_map *m = &obj->maps[i];
+		size_t start = m->sec_off + m->values_off;
+		uint32_t slot;
+		int err;
+
+		if (!m->inner || m->sec_idx != sec_idx || rel->r_offset < start ||
+		    rel->r_offset >= start + 8ull * m->max_entries)
+			continue;
+		slot = (uint32_t)((rel->r_offset - start) / 8);
+		target = sym.st_shndx == sec_idx ? map_at(obj, sec_idx, sym.st_value) : NULL;
+		if (!target || !target->map)
+			return bpfrt_err(-EINVAL, "%s: map %s: initial value [%u] is '%s', not a map "
+					 "of .maps", obj->name, m->name, slot, obj_sym_name(obj, &sym));
+		err = bpfrt_map_update_inner(m->map, &slot, target->map, BPF_ANY);
+		if (err)
+			return obj_err_wrap(err, "%s: map %s: initial value [%u] = %s", obj->name,
+					    m->name, slot, target->name);
+		return 0;
+	}
+	return bpfrt_err(-EINVAL, "%s: .maps relocation at offset %llu (symbol %s) is in no "
+			 "map-in-map's values", obj->name, (unsigned long long)rel->r_offset,
+			 obj_sym_name(obj, &sym));
+}
+
+int obj_init_map_slots(struct bpfrt_object *obj)
+{
+	for (size_t s = 0; s < obj->sec_cnt; s++) {
+		const struct obj_sec *rs = &obj->secs[s];
+		size_t nrel;
+
+		if (rs->kind != SEC_REL || rs->shdr.sh_info >= obj->sec_cnt ||
+		    obj->secs[rs->shdr.sh_info].kind != SEC_MAPS)
+			continue;
+		nrel = rs->data && rs->shdr.sh_entsize ? rs->data->d_size / rs->shdr.sh_entsize : 0;
+		for (size_t i = 0; i < nrel; i++) {
+			GElf_Rel rel;
+			int err;
+
+			if (!gelf_getrel(rs->data, (int)i, &rel))
+				return bpfrt_err(-EINVAL, "%s: %s: bad relocation %zu", obj->name,
+						 rs->name, i);
+			if ((err = init_slot(obj, rs->shdr.sh_info, &rel)))
+				return err;
+		}
 	}
 	return 0;
 }

@@ -335,14 +335,30 @@ static int create_maps(struct bpfrt_object *obj)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		struct obj_map *m = &obj->maps[i];
+		struct bpfrt_map *tmpl = NULL;
 		int err;
 
+		/* a map-in-map's template: only its shape outlives the outer's creation */
+		if (m->inner) {
+			err = bpfrt_map_create(m->inner->type, m->inner->name, m->inner->key_size,
+					       m->inner->value_size, m->inner->max_entries,
+					       &(struct bpfrt_map_create_opts){
+							.sz = sizeof(struct bpfrt_map_create_opts),
+							.map_flags = m->inner->map_flags,
+							.map_extra = m->inner->map_extra },
+					       &tmpl);
+			if (err)
+				return obj_err_wrap(err, "%s: map %s: inner map template", obj->name,
+						    m->name);
+		}
 		err = bpfrt_map_create(m->type, m->name, m->key_size, m->value_size,
 				       m->max_entries,
 				       &(struct bpfrt_map_create_opts){ .sz = sizeof(struct bpfrt_map_create_opts),
 									.map_flags = m->map_flags,
-									.map_extra = m->map_extra },
+									.map_extra = m->map_extra,
+									.inner_map = tmpl },
 				       &m->map);
+		bpfrt_map_free(tmpl);
 		if (err)
 			return obj_err_wrap(err, "%s: map %s", obj->name, m->name);
 		if (m->init) {
@@ -379,6 +395,8 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 				 __atomic_load_n(&obj->loaded, __ATOMIC_ACQUIRE) ? "succeeded"
 										 : "failed or is under way");
 	err = create_maps(obj);
+	if (!err)
+		err = obj_init_map_slots(obj);
 	for (size_t i = 0; !err && i < obj->prog_cnt; i++) {
 		struct bpfrt_prog *prog = obj->progs[i].prog;
 		struct bpf_insn *insns = NULL;
@@ -434,6 +452,10 @@ static void object_free(struct bpfrt_object *obj)
 		bpfrt_map_free(obj->maps[i].map);
 		free(obj->maps[i].name);
 		free(obj->maps[i].init);
+		if (obj->maps[i].inner) {
+			free(obj->maps[i].inner->name);
+			free(obj->maps[i].inner);
+		}
 	}
 	free(obj->maps);
 	free(obj->name);

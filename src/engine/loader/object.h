@@ -35,6 +35,12 @@ struct obj_map {
 	char *name;
 	uint32_t type, key_size, value_size, max_entries, map_flags;
 	uint64_t map_extra;  /* __uint(map_extra, N): a bloom filter's hash count */
+	/* map-in-map: the inner map template from __array(values, struct X)
+	 * (created before this map, freed once it is made), and the offset of
+	 * the values array in the definition, where .rel.maps gives the
+	 * initial slots (.values = { [i] = &m }) */
+	struct obj_map *inner;
+	size_t values_off;
 	size_t sec_idx;      /* section of the definition */
 	size_t sec_off;      /* offset of the definition (or 0 for data maps) */
 	void *init;          /* SEC_DATA: initial image (value_size bytes) */
@@ -87,6 +93,9 @@ struct obj_range {
 
 /* Maps from BTF (.maps) and legacy (maps) sections; loader/maps_def.c. */
 int obj_collect_map_defs(struct bpfrt_object *obj);
+/* Fills map-in-map slots from .values initialisers (after every map is
+ * created); loader/maps_def.c. */
+int obj_init_map_slots(struct bpfrt_object *obj);
 /* Global-data maps from the .data, .rodata and .bss sections. */
 int obj_collect_data_maps(struct bpfrt_object *obj);
 /* Links programs with their .text subprograms and resolves relocations

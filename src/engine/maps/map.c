@@ -30,6 +30,8 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_STACK]        = &bpfrt_stack_map_ops,
 	[BPF_MAP_TYPE_BLOOM_FILTER] = &bpfrt_bloom_map_ops,
 	[BPF_MAP_TYPE_LPM_TRIE]     = &bpfrt_lpm_trie_map_ops,
+	[BPF_MAP_TYPE_ARRAY_OF_MAPS] = &bpfrt_array_of_maps_ops,
+	[BPF_MAP_TYPE_HASH_OF_MAPS] = &bpfrt_hash_of_maps_ops,
 };
 
 /* ---- CPUs ------------------------------------------------------------- */
@@ -228,6 +230,10 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 	if (attr.map_flags & BPF_F_NUMA_NODE)
 		attr.numa_node = OPTS_GET(opts, numa_node, 0);
 	attr.map_extra = OPTS_GET(opts, map_extra, 0);
+	attr.inner_template = OPTS_GET(opts, inner_map, NULL);
+	if (attr.inner_template && !bpfrt_map_is_map_in_map(&attr))
+		return bpfrt_err(-EINVAL, "map '%s': inner_map is for map-in-map kinds only",
+				 name ? name : "");
 	snprintf(attr.name, sizeof(attr.name), "%s", name ? name : "");
 	err = check_common_flags(attr.map_flags);
 	/* Linux: only the bloom filter (and arenas) take map_extra */
@@ -249,7 +255,38 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 		return err == -ENOMEM ? bpfrt_err(err, "map '%s': out of memory for %u entries",
 						 attr.name, max_entries) : err;
 	}
+	(*map)->inner_template = NULL;
+	__atomic_store_n(&(*map)->refs, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+static void map_destroy(struct bpfrt_map *map)
+{
+	uint64_t charged = map->mem_charged;
+
+	map->ops->free(map);
+	mem_uncharge(charged);
+}
+
+static void map_destroy_cb(void *map)
+{
+	map_destroy(map);
+}
+
+void bpfrt_map_get(struct bpfrt_map *map)
+{
+	__atomic_add_fetch(&map->refs, 1, __ATOMIC_RELAXED);
+}
+
+void bpfrt_map_put_deferred(struct bpfrt_map *map)
+{
+	if (__atomic_sub_fetch(&map->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (bpfrt_rcu_call(map, map_destroy_cb)) {
+		/* no memory for the bookkeeping inside a read section: leak
+		 * rather than free under a reader */
+		return;
+	}
 }
 
 void bpfrt_map_free(struct bpfrt_map *map)
@@ -257,6 +294,9 @@ void bpfrt_map_free(struct bpfrt_map *map)
 	uint64_t charged;
 
 	if (!map)
+		return;
+	/* still in a map-in-map slot: the slot's release frees it */
+	if (__atomic_sub_fetch(&map->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	/* A program that finished with the map may still be in its read
 	 * section on another thread. */

@@ -80,6 +80,11 @@ struct bpfrt_map {
 	uint32_t host_writers;
 	/* Bytes charged against the map memory limit (given back at free). */
 	uint64_t mem_charged;
+	/* Users: 1 for the creator (bpfrt_map_free drops it), 1 per
+	 * map-in-map slot holding the map. The last drop frees it. */
+	uint32_t refs;
+	/* Creation only (map-in-map): the inner map template; NULL after. */
+	const struct bpfrt_map *inner_template;
 };
 
 /* Frozen and not writable by programs: nothing can change the map any
@@ -107,6 +112,18 @@ extern const struct bpfrt_map_ops bpfrt_queue_map_ops;
 extern const struct bpfrt_map_ops bpfrt_stack_map_ops;
 extern const struct bpfrt_map_ops bpfrt_bloom_map_ops;
 extern const struct bpfrt_map_ops bpfrt_lpm_trie_map_ops;
+extern const struct bpfrt_map_ops bpfrt_array_of_maps_ops;
+extern const struct bpfrt_map_ops bpfrt_hash_of_maps_ops;
+
+/* A reference for a map-in-map slot, and its release: the last one frees
+ * the map after a grace period (programs may still hold it). */
+void bpfrt_map_get(struct bpfrt_map *map);
+void bpfrt_map_put_deferred(struct bpfrt_map *map);
+bool bpfrt_map_is_map_in_map(const struct bpfrt_map *map);
+/* The inner map template's shape, which the verifier types an outer
+ * map's lookup result with (a map struct never used for elements); NULL
+ * if outer is not a map-in-map. */
+struct bpfrt_map *bpfrt_map_inner_meta(struct bpfrt_map *outer);
 
 /* ---- program side (helpers) ---------------------------------------------- */
 

@@ -91,7 +91,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			env->max_ctx_access = env->ctx_size;
 		return 0;
 	case BPFRT_ARG_CONST_MAP_PTR:
-		if (r->type != CONST_PTR_TO_MAP)
+		if (r->type != CONST_PTR_TO_MAP || (r->flags & PTR_MAYBE_NULL))
 			return verr(env, "R%d type=%s expected=map_ptr", regno, vreg_type_str(r));
 		ca->map = r->map;
 		return check_map_compat(env, id, r->map, h);
@@ -365,8 +365,15 @@ static void set_helper_result(struct venv *env, const struct bpfrt_helper *h,
 			mark_not_init(r0);
 		break;
 	case BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL:
-		mark_ptr(r0, PTR_TO_MAP_VALUE);
-		r0->map = ca->map;
+		/* a map-in-map's value is an inner map, typed by the template
+		 * (Linux: map_ptr = inner_map_meta after the NULL check) */
+		if (bpfrt_map_is_map_in_map(ca->map)) {
+			mark_ptr(r0, CONST_PTR_TO_MAP);
+			r0->map = bpfrt_map_inner_meta(ca->map);
+		} else {
+			mark_ptr(r0, PTR_TO_MAP_VALUE);
+			r0->map = ca->map;
+		}
 		r0->flags = PTR_MAYBE_NULL;
 		r0->id = ++env->id_gen;
 		break;
