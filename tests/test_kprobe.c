@@ -666,6 +666,65 @@ TEST(kprobe_float_registers)
 	check_restored();
 }
 
+/* get_func_ip: the probed address for a kprobe (func+OFF included), the
+ * function's entry for a kretprobe, as Linux; 0 for a ctx that is not the
+ * probe's (a program run on its own). */
+static uint64_t raw_ip;
+
+static struct bpfrt_prog *func_ip_prog(bool jit)
+{
+	const struct bpf_insn insns[] = {
+		CALL_HELPER(BPF_FUNC_get_func_ip),
+		LDDW(2, (uint64_t)(uintptr_t)&raw_ip),
+		STX(BPF_DW, 2, 0, 0),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "kp_func_ip", .jit = jit);
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(!bpfrt_prog_load(insns, ARRAY_LEN(insns), &o, &p), "load: %s", bpfrt_last_error());
+	return p;
+}
+
+TEST(kprobe_get_func_ip)
+{
+	for (int jit = 0; jit < 2; jit++) {
+		struct bpfrt_prog *p = func_ip_prog(jit);
+		uint64_t ctx[21] = { 0 }, r0;
+
+		for (int m = 0; m < 2 && p; m++) {
+			enum bpfrt_kprobe_mode mode = m ? BPFRT_KPROBE_AUTO : BPFRT_KPROBE_INT3;
+			struct bpfrt_link *l = kattach(p, "kp_args6", 0, false, mode);
+
+			raw_ip = 1;
+			kp_args6(1, 2, 3, 4, 5, 6);
+			CHECK_EQ(raw_ip, (uint64_t)(uintptr_t)kp_args6, "kprobe %s", mode_name(mode));
+			bpfrt_link_destroy(l);
+			l = kattach(p, "kp_jcc", 3, false, mode);
+			raw_ip = 1;
+			kp_jcc(1);
+			CHECK_EQ(raw_ip, (uint64_t)(uintptr_t)kp_jcc + 3, "kprobe +3 %s",
+				 mode_name(mode));
+			bpfrt_link_destroy(l);
+			l = kattach(p, "kp_args6", 0, true, mode);
+			raw_ip = 1;
+			kp_args6(1, 2, 3, 4, 5, 6);
+			CHECK_EQ(raw_ip, (uint64_t)(uintptr_t)kp_args6, "kretprobe %s",
+				 mode_name(mode));
+			bpfrt_link_destroy(l);
+		}
+		/* outside a probe's run: 0 */
+		raw_ip = 1;
+		if (p)
+			CHECK(!bpfrt_prog_run(p, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP,
+					      (uintptr_t)ctx, sizeof(ctx), &r0));
+		CHECK_EQ(raw_ip, 0);
+		bpfrt_prog_free(p);
+	}
+	check_restored();
+}
+
 #else
 TL_SKIP_ALL("kprobes are x86-64 only")
 #endif

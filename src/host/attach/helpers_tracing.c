@@ -1,5 +1,6 @@
 /* Linux's tracing helpers for programs run from trampolines (fentry, fexit,
- * fmod_ret, fentry.multi), with Linux's ids and error codes. They read the
+ * fmod_ret, fentry.multi), with Linux's ids and error codes; get_func_ip
+ * also for kprobes, kretprobes and uprobes (bpfrt_probe_frame). They read the
  * trampoline frame of the run in progress (bpfrt_run_state.tramp_frame)
  * and answer only for the ctx that frame gave the program: other program
  * kinds get 0 or -EINVAL, as their ctx is not an argument array.
@@ -26,11 +27,19 @@ static const struct bpfrt_tramp_frame *frame_of(uint64_t ctx)
 	return f && (uint64_t)(uintptr_t)f->args == ctx ? f : NULL;
 }
 
+__thread struct bpfrt_probe_frame bpfrt_probe_frame __attribute__((tls_model("initial-exec")));
+
+/* A trampoline's function, or the probed address of a kprobe, kretprobe
+ * or uprobe run with this ctx; 0 for any other ctx. */
 static uint64_t bpf_get_func_ip(uint64_t ctx, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
 {
 	const struct bpfrt_tramp_frame *f = frame_of(ctx);
 
-	return f ? f->ip : 0;
+	if (f)
+		return f->ip;
+	if (bpfrt_probe_frame.regs && (uint64_t)(uintptr_t)bpfrt_probe_frame.regs == ctx)
+		return bpfrt_probe_frame.ip;
+	return 0;
 }
 
 static uint64_t bpf_get_func_arg(uint64_t ctx, uint64_t n, uint64_t value, uint64_t r4,

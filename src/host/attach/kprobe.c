@@ -74,6 +74,7 @@
  * frame and unwind through the trampoline twice. */
 #define _GNU_SOURCE
 #include "bpfrt/kprobe.h"
+#include "attach/helpers_tracing.h"
 #include "attach/insn_x86.h"
 #include "attach/link.h"
 #include "attach/kprobe.h"
@@ -698,8 +699,13 @@ uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
 
 	bpfrt_attach_enter();
 	arr = bpfrt_prog_array_load(&e.site->rprogs);
-	if (arr)
+	if (arr) {
+		struct bpfrt_probe_frame outer = bpfrt_probe_frame;
+
+		bpfrt_probe_frame = (struct bpfrt_probe_frame){ regs, e.site->addr };
 		bpfrt_prog_array_run(arr, regs);
+		bpfrt_probe_frame = outer;
+	}
 	bpfrt_attach_exit();
 	return e.ret;
 }
@@ -771,8 +777,13 @@ static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
 
 	bpfrt_attach_enter();
 	arr = bpfrt_prog_array_load(&s->progs);
-	if (arr)
+	if (arr) {
+		struct bpfrt_probe_frame outer = bpfrt_probe_frame;
+
+		bpfrt_probe_frame = (struct bpfrt_probe_frame){ regs, s->addr };
 		bpfrt_prog_array_run(arr, regs);
+		bpfrt_probe_frame = outer;
+	}
 	arr = bpfrt_prog_array_load(&s->rprogs);
 	if (arr)
 		kretprobe_enter(s, arr, regs);
