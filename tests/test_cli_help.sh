@@ -28,6 +28,16 @@ if echo "$help" | grep -q "^exit status: 0 done; 1 the operation failed.*; 2 usa
 else
 	no "--help does not document the exit statuses"
 fi
+# COMMAND --help: its line, exit 0
+bad=
+for c in $(echo "$help" | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p'); do
+	[ "$c" = help ] && continue
+	o=$("$B/bpfrt" "$c" --help 2>&1); rc=$?
+	[ $rc -eq 0 ] && echo "$o" | head -1 | grep -q "^usage: bpfrt $c " || bad="$bad [$c: $rc]"
+done
+out=
+if [ -z "$bad" ]; then ok "bpfrt COMMAND --help prints the command's line, exit 0, for every command"; else no "COMMAND --help:$bad"; fi
+
 out=$("$B/bpfrt" help 2>&1); rc=$?
 if [ $rc -eq 0 ] && [ "$out" = "$help" ]; then ok "bpfrt help is --help"; else no "bpfrt help exited $rc"; fi
 out=$("$B/bpfrt" 2>&1); rc=$?

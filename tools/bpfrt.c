@@ -12,10 +12,8 @@
 #include <time.h>
 
 /* One line per command (tests/test_cli_help.sh checks that every command
- * main() knows is here). */
-static void usage(FILE *f)
-{
-	fprintf(f,
+ * main() knows is here); `bpfrt COMMAND --help` prints the command's. */
+static const char usage_text[] =
 		"usage: bpfrt COMMAND [ARGS...]\n"
 		"commands:\n"
 		"  asm FILE [-o OUT]                              assemble text (or a .data file's asm) to raw instructions\n"
@@ -35,7 +33,29 @@ static void usage(FILE *f)
 		"FILE is raw instructions (8 bytes each), assembly (.s, .asm) or a conformance .data file;\n"
 		"OBJ a BPF ELF object (clang -O2 -g -target bpf).\n"
 		"exit status: 0 done; 1 the operation failed (the reason on stderr); 2 usage error\n"
-		"(unknown command or option, missing or bad argument).\n");
+		"(unknown command or option, missing or bad argument).\n";
+
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+/* `bpfrt COMMAND --help`: that command's line of the usage text; -1 if
+ * there is none. */
+static int command_help(const char *cmd)
+{
+	size_t len = strlen(cmd);
+
+	for (const char *l = usage_text; *l; l = strchr(l, '\n') + 1) {
+		const char *end = strchr(l, '\n');
+
+		if (!strncmp(l, "  ", 2) && !strncmp(l + 2, cmd, len) && (l[2 + len] == ' ')) {
+			printf("usage: bpfrt %.*s\n", (int)(end - l - 2), l + 2);
+			printf("exit status: 0 done; 1 the operation failed; 2 usage error\n");
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /* A usage error: says which argument, exits 2. */
@@ -387,6 +407,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) &&
+	    !command_help(argv[1]))
+		return 0;
 	if (!strcmp(argv[1], "asm"))
 		return cmd_asm(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "disasm"))
