@@ -14,8 +14,10 @@
  *   unprivileged  bpfrt's default rules (no pointer leaks)
  *
  * and the verdict (accept / reject / noload: the object did not load as
- * far as the verifier) compared with the kernel's. Verdicts only: bpfrt's
- * messages are its own, so __msg texts are shown, not matched.
+ * far as the verifier / wrongret: accepted, but a program the kernel's test
+ * runs for its __retval returned another value or failed in bpfrt's
+ * checking interpreter) compared with the kernel's. bpfrt's messages are
+ * its own, so __msg texts are shown, not matched.
  *
  * Every difference must be listed in tests/kernel_verifier/differences.txt
  * with a reason key defined in tests/kernel_verifier/reasons.txt, and every
@@ -49,9 +51,10 @@
 #include <unistd.h>
 
 enum mode { PRIV, UNPRIV, NMODES };
-enum verdict { V_ACCEPT, V_REJECT, V_NOLOAD, NVERDICTS };
+/* wrongret: accepted, but the run did not return the kernel's __retval */
+enum verdict { V_ACCEPT, V_REJECT, V_NOLOAD, V_WRONGRET, NVERDICTS };
 static const char *const mode_name[NMODES] = { "priv", "unpriv" };
-static const char *const verdict_name[NVERDICTS] = { "accept", "reject", "noload" };
+static const char *const verdict_name[NVERDICTS] = { "accept", "reject", "noload", "wrongret" };
 
 /* One program in one mode: what the kernel's annotations say and what
  * bpfrt answered. */
@@ -64,6 +67,7 @@ struct kcase {
 	char msg[160];           /* the first expected __msg of this mode, if any */
 	char flags[96];          /* __flag values, space-separated */
 	char why[320];           /* bpfrt's message (reject, noload) */
+	char retval[32];         /* __retval of this mode, "" if none */
 	double ms;               /* bpfrt's verification time */
 	int entry;               /* its differences.txt entry, -1 if none */
 };
@@ -77,6 +81,7 @@ struct spec {
 	bool other_arch;         /* only for architectures other than x86-64 */
 	char msg[NMODES][160];
 	char flags[96];
+	char retval[NMODES][32]; /* __retval text, "" if none */
 };
 
 struct reason {
@@ -109,6 +114,7 @@ static char setup_error[512];
 static char aux_names[MAX_AUX][128]; /* the current file's auxiliary programs */
 static int naux;
 static double verify_seconds;
+static int runs;                 /* accepted programs run for their __retval */
 
 /* ---- files ------------------------------------------------------------------ */
 
@@ -342,13 +348,17 @@ static void read_spec(const struct btf *btf, int func_id, struct spec *sp)
 			sp->mode[PRIV] = true;
 			if (!sp->msg[PRIV][0])
 				snprintf(sp->msg[PRIV], sizeof(sp->msg[PRIV]), "%s", skip_counter(v));
+		} else if (has_pfx(s, "comment:test_retval_unpriv=", &v)) {
+			sp->mode[UNPRIV] = true;
+			snprintf(sp->retval[UNPRIV], sizeof(sp->retval[UNPRIV]), "%s", v);
+		} else if (has_pfx(s, "comment:test_retval=", &v)) {
+			sp->mode[PRIV] = true;
+			snprintf(sp->retval[PRIV], sizeof(sp->retval[PRIV]), "%s", v);
 		} else if (has_pfx(s, "comment:test_expect_xlated_unpriv=", NULL) ||
-			   has_pfx(s, "comment:test_jited_unpriv=", NULL) ||
-			   has_pfx(s, "comment:test_retval_unpriv=", NULL)) {
+			   has_pfx(s, "comment:test_jited_unpriv=", NULL)) {
 			sp->mode[UNPRIV] = true;
 		} else if (has_pfx(s, "comment:test_expect_xlated=", NULL) ||
-			   has_pfx(s, "comment:test_jited=", NULL) ||
-			   has_pfx(s, "comment:test_retval=", NULL)) {
+			   has_pfx(s, "comment:test_jited=", NULL)) {
 			sp->mode[PRIV] = true;
 		} else if (has_pfx(s, "comment:test_prog_flags=", &v)) {
 			add_flag(sp, v);
@@ -363,6 +373,8 @@ static void read_spec(const struct btf *btf, int func_id, struct spec *sp)
 		sp->fail[UNPRIV] = sp->fail[PRIV];
 	if (!sp->msg[UNPRIV][0])
 		memcpy(sp->msg[UNPRIV], sp->msg[PRIV], sizeof(sp->msg[PRIV]));
+	if (!sp->retval[UNPRIV][0])
+		memcpy(sp->retval[UNPRIV], sp->retval[PRIV], sizeof(sp->retval[PRIV]));
 	sp->other_arch = arch_any && !arch_x86;
 }
 
@@ -514,6 +526,7 @@ static int collect_cases(const char *path, const char *file)
 				c->kernel = sp.fail[m] ? V_REJECT : V_ACCEPT;
 				snprintf(c->msg, sizeof(c->msg), "%s", sp.msg[m]);
 				snprintf(c->flags, sizeof(c->flags), "%s", sp.flags);
+				snprintf(c->retval, sizeof(c->retval), "%s", sp.retval[m]);
 			}
 		}
 	}
@@ -569,6 +582,25 @@ static bool is_aux(const char *name)
 	return false;
 }
 
+/* The kernel's runner fills the 48-byte array values of these two files
+ * before their runs (struct test_val: index 28, foo[6] 0xabcdef12, what
+ * their __retval expectations read back); the same here. */
+static void init_maps_as_the_runner(struct bpfrt_object *obj, const char *path)
+{
+	struct { uint32_t index; int32_t foo[11]; } val = { .index = (6 + 1) * 4 };
+	const char *base = strrchr(path, '/');
+	uint32_t key = 0;
+
+	base = base ? base + 1 : path;
+	if (strcmp(base, "verifier_array_access.bpf.o") && strcmp(base, "verifier_value_ptr_arith.bpf.o"))
+		return;
+	val.foo[6] = (int32_t)0xabcdef12u;
+	for (struct bpfrt_map *m = bpfrt_object_next_map(obj, NULL); m; m = bpfrt_object_next_map(obj, m))
+		if (bpfrt_map_type(m) == BPF_MAP_TYPE_ARRAY && bpfrt_map_value_size(m) == sizeof(val) &&
+		    bpfrt_map_key_size(m) == sizeof(key))
+			bpfrt_map_update_elem(m, &key, &val, 0);
+}
+
 /* Opens and loads (trusted: the loader's work, maps, relocations, kfunc
  * and helper resolution, the structural validator) the file with only
  * `only` and the auxiliary programs (all if only is NULL). */
@@ -587,7 +619,67 @@ static int load_object(const char *path, enum mode mode, const char *only, struc
 
 			bpfrt_prog_set_autoload(p, !strcmp(name, only) || is_aux(name));
 		}
-	return bpfrt_object_load(*obj, &lo);
+	err = bpfrt_object_load(*obj, &lo);
+	if (!err)
+		init_maps_as_the_runner(*obj, path);
+	return err;
+}
+
+/* A __retval text as the kernel's harness reads it: a decimal or 0x hex
+ * number, or one of bpf_misc.h's names. */
+static bool parse_retval(const char *s, int *val)
+{
+	static const struct { const char *name; int val; } named[] = {
+		{ "INT_MIN", INT_MIN }, { "POINTER_VALUE", (int)0xcafe4a11u }, { "TEST_DATA_LEN", 64 },
+	};
+	char *end;
+	long v;
+
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (!strcmp(s, named[i].name)) {
+			*val = named[i].val;
+			return true;
+		}
+	errno = 0;
+	v = !strncmp(s, "0x", 2) ? strtol(s + 2, &end, 16) : strtol(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*val = (int)v;
+	return true;
+}
+
+/* Runs an accepted program the kernel's test expects to return __retval
+ * as the kernel's harness does (once, on 64 zero bytes of packet for the
+ * packet kinds) in the checking interpreter, which also stops any access
+ * the verifier should not have allowed (packet kinds). A different result or a failed
+ * run makes the verdict wrongret. POINTER_VALUE means "some pointer" to
+ * the harness, which then does not compare. */
+static void run_case(struct kcase *c, struct bpfrt_prog *prog)
+{
+	static uint8_t data[64];
+	struct bpfrt_test_run_opts o = { .sz = sizeof(o), .mode = BPFRT_EXEC_CHECKED };
+	const struct bpfrt_prog_kind_info *k = bpfrt_prog_kind_info(bpfrt_prog_kind(prog));
+	int err, want = 0;
+
+	/* only the packet kinds for now: the others' test runs need the
+	 * context size of a verified (not trusted) load */
+	if (!parse_retval(c->retval, &want) || want == (int)0xcafe4a11u || !k || !k->packet)
+		return;
+	o.data_in = data;
+	o.data_size_in = sizeof(data);
+	err = bpfrt_prog_test_run_opts(prog, &o);
+	runs++;
+	if (!err && want == (int)(uint32_t)o.retval)
+		return;
+	c->got = V_WRONGRET;
+	if (err)
+		snprintf(c->why, sizeof(c->why), "%.180s: the run failed: %.120s", c->id, bpfrt_last_error());
+	else
+		snprintf(c->why, sizeof(c->why), "%.180s: returned %d, the kernel's test expects %s",
+			 c->id, (int)(uint32_t)o.retval, c->retval);
+	for (char *p = c->why; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
 }
 
 /* bpfrt's verdict on one case, given the loaded object (or the load's
@@ -629,6 +721,8 @@ static void verify_case(struct kcase *c, struct bpfrt_object *obj, int err, cons
 	verify_seconds += c->ms / 1e3;
 	if (c->got == V_REJECT)
 		clean_msg(c->why, sizeof(c->why), bpfrt_last_error(), objdir);
+	if (c->got == V_ACCEPT && c->kernel == V_ACCEPT && c->retval[0])
+		run_case(c, prog);
 	if (show)
 		printf("# %s %s: %s\n%s\n", c->id, mode_name[c->mode], verdict_name[c->got], log);
 }
@@ -852,13 +946,14 @@ TEST(kernel_verifier_objects_build)
 	CHECK(ncases > 0, "no annotated programs read");
 	printf("# %d files built, %d not; %d cases (program x mode); %d auxiliary programs, "
 	       "%d for other architectures, %d unprivileged runs the kernel's harness skips (map types); "
-	       "verification took %.1f s\n", files_built, files_skipped, ncases, aux_skipped,
-	       arch_skipped, unpriv_skipped, verify_seconds);
+	       "verification took %.1f s; %d accepted programs run for their __retval\n", files_built,
+	       files_skipped, ncases, aux_skipped, arch_skipped, unpriv_skipped, verify_seconds, runs);
 	if (getenv("BPFRT_KV_LIST"))
 		for (int i = 0; i < ncases; i++)
-			printf("# %-60s %-6s kernel %-6s bpfrt %-6s %6.1f ms %s\n", cases[i].id,
+			printf("# %-60s %-6s kernel %-6s bpfrt %-6s %6.1f ms %s%s%s%s%s\n", cases[i].id,
 			       mode_name[cases[i].mode], verdict_name[cases[i].kernel],
-			       verdict_name[cases[i].got], cases[i].ms, cases[i].why);
+			       verdict_name[cases[i].got], cases[i].ms, cases[i].why,
+			       cases[i].retval[0] ? " retval " : "", cases[i].retval, "", "");
 }
 
 /* Counts by outcome and by reason, then every difference with no entry. */
