@@ -5,6 +5,7 @@
 #include "cli_btf.h"
 #include "bpfrt/bpfrt.h"
 
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -17,22 +18,13 @@ static const char *kind_name(enum bpfrt_prog_kind k)
 	return info ? info->name : "?";
 }
 
+/* Linux's names ("hash", "lpm_trie", ...), from libbpf's table, so every
+ * map type bpfrt gains is named without a list here. */
 static const char *map_type_name(enum bpf_map_type t)
 {
-	switch (t) {
-	case BPF_MAP_TYPE_ARRAY: return "array";
-	case BPF_MAP_TYPE_PERCPU_ARRAY: return "percpu_array";
-	case BPF_MAP_TYPE_HASH: return "hash";
-	case BPF_MAP_TYPE_PERCPU_HASH: return "percpu_hash";
-	case BPF_MAP_TYPE_LRU_HASH: return "lru_hash";
-	case BPF_MAP_TYPE_RINGBUF: return "ringbuf";
-	case BPF_MAP_TYPE_PROG_ARRAY: return "prog_array";
-	case BPF_MAP_TYPE_LRU_PERCPU_HASH: return "lru_percpu_hash";
-	case BPF_MAP_TYPE_QUEUE: return "queue";
-	case BPF_MAP_TYPE_STACK: return "stack";
-	case BPF_MAP_TYPE_BLOOM_FILTER: return "bloom_filter";
-	default: return "?";
-	}
+	const char *name = libbpf_bpf_map_type_str(t);
+
+	return name ? name : "?";
 }
 
 static struct bpfrt_object *open_obj(const char *path, bool load, bool jit)
