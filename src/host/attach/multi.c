@@ -289,9 +289,13 @@ static int collect(void *ctx, const struct bpfrt_patchable_func *pf)
 	}
 	/* a glob matches functions of different arities: each one's debug
 	 * info counts; the user's nr_args (else 6) is for those without */
-	err = bpfrt_tramp_nr_args("fentry.multi", pf, 0, false, &nr_args);
-	if (err)
-		return err;
+	nr_args = 0;
+	if (!bpfrt_multi_lookup_hash(pf->entry)) {
+		/* only a function seen for the first time needs its count */
+		err = bpfrt_tramp_nr_args("fentry.multi", pf, 0, false, &nr_args);
+		if (err)
+			return err;
+	}
 	if (!nr_args)
 		nr_args = ma->nr_args ? ma->nr_args : 6;
 	tf = bpfrt_tramp_func_get(pf, nr_args);

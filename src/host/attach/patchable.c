@@ -186,7 +186,8 @@ static bool is_nops1(const uint8_t *p)
 }
 
 /* name and module belong to the symbol table (never freed). */
-static int add_func(const char *name, const char *module, uintptr_t entry, uint32_t pad)
+static int add_func(const char *name, const struct bpfrt_sym_module *module, uintptr_t entry,
+		    uint32_t pad)
 {
 	struct bpfrt_patchable_func *f;
 	int dup;
@@ -204,7 +205,8 @@ static int add_func(const char *name, const char *module, uintptr_t entry, uint3
 	if (!f)
 		return -ENOMEM;
 	f->name = name;
-	f->module = module;
+	f->module = module->path;
+	f->mod = module;
 	f->entry = entry;
 	f->pad = pad;
 	f->nops1 = is_nops1((const uint8_t *)entry);
@@ -255,7 +257,7 @@ static int scan_symbols(const struct bpfrt_sym_module *m, uintptr_t *recs[2], si
 		}
 		if (!is_nop5((const uint8_t *)entry) && !is_nops1((const uint8_t *)entry))
 			continue;
-		if ((err = add_func(sym->name, m->path, entry, pad)))
+		if ((err = add_func(sym->name, m, entry, pad)))
 			return err;
 	}
 	return 0;

@@ -258,7 +258,7 @@ int bpfrt_tramp_nr_args(const char *kind, const struct bpfrt_patchable_func *pf,
 {
 	struct bpfrt_func_proto proto;
 	char why[400];
-	int err = bpfrt_func_proto_get(pf->entry, pf->name, &proto);
+	int err = bpfrt_func_proto_get(pf->mod, pf->entry, pf->name, &proto);
 
 	if (!err) {
 		if (asked && asked != proto.nr_args)

@@ -31,12 +31,15 @@
 #include <stdint.h>
 
 /* ---- patchable functions (patchable.c) --------------------------------- */
+struct bpfrt_sym_module;
+
 struct bpfrt_patchable_func {
 	uintptr_t entry;        /* first byte of the 5-byte nop */
 	uint32_t pad;           /* bytes of padding right before entry (0: none) */
 	bool nops1;             /* gcc's five 1-byte nops: cannot be patched live */
 	const char *name;
 	const char *module;     /* file it comes from */
+	const struct bpfrt_sym_module *mod; /* its module in the symbol table */
 	/* patchable.c: the others of the same name (static functions) */
 	struct bpfrt_patchable_func *same_name;
 };

@@ -31,11 +31,14 @@ typedef struct Dwarf Dwarf;
 #include <string.h>
 #include <unistd.h>
 
+struct func_index;
+
 /* One module's debug info, opened on first use, kept (never closed: the
  * symbol table keeps its modules too, and attaches come back to them). */
 struct dbg_module {
 	const struct bpfrt_sym_module *m;
 	Dwarf *dw;              /* NULL: none found */
+	struct func_index *funcs; /* dw's functions by address, on first use */
 	struct btf *btf;        /* NULL: no .BTF */
 	struct dbg_module *next;
 };
@@ -146,44 +149,85 @@ enum type_class { TC_VOID, TC_INT, TC_FLOAT, TC_AGGREGATE, TC_BAD };
 
 #ifdef BPFRT_HAVE_LIBDW
 
-struct func_search {
+/* Every function the DWARF describes by its entry address, built on the
+ * module's first lookup (one walk over its units), so that attaching to
+ * thousands of functions costs a binary search each. */
+struct func_entry {
 	Dwarf_Addr pc;
-	Dwarf_Die die;
-	bool found;
+	Dwarf_Off die;          /* its DIE, read again for the answer */
 };
 
-static int match_func(Dwarf_Die *die, void *arg)
+struct func_index {
+	struct func_entry *v;
+	size_t cnt, cap;
+	bool failed;            /* out of memory while building */
+};
+
+static int index_func(Dwarf_Die *die, void *arg)
 {
-	struct func_search *s = arg;
+	struct func_index *ix = arg;
 	Dwarf_Addr pc;
 
-	if ((dwarf_entrypc(die, &pc) == 0 || dwarf_lowpc(die, &pc) == 0) && pc == s->pc) {
-		s->die = *die;
-		s->found = true;
-		return DWARF_CB_ABORT;
+	if (dwarf_entrypc(die, &pc) != 0 && dwarf_lowpc(die, &pc) != 0)
+		return DWARF_CB_OK;
+	if (ix->cnt == ix->cap) {
+		size_t cap = ix->cap ? 2 * ix->cap : 256;
+		struct func_entry *grown = realloc(ix->v, cap * sizeof(*grown));
+
+		if (!grown) {
+			ix->failed = true;
+			return DWARF_CB_ABORT;
+		}
+		ix->v = grown;
+		ix->cap = cap;
 	}
+	ix->v[ix->cnt++] = (struct func_entry){ pc, dwarf_dieoffset(die) };
 	return DWARF_CB_OK;
 }
 
-static bool dwarf_find_func(Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *out)
+static int entry_cmp(const void *a, const void *b)
 {
-	struct func_search s = { .pc = pc };
+	const struct func_entry *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static struct func_index *dwarf_index(Dwarf *dw)
+{
+	struct func_index *ix = calloc(1, sizeof(*ix));
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
 
-	while (dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
-			continue;
-		if (dwarf_haspc(&cudie, pc) <= 0)
-			continue;
-		dwarf_getfuncs(&cudie, match_func, &s, 0);
-		if (s.found) {
-			*out = s.die;
-			return true;
-		}
+	if (!ix)
+		return NULL;
+	while (!ix->failed &&
+	       dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0)
+		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
+			dwarf_getfuncs(&cudie, index_func, ix, 0);
+	if (ix->failed) {
+		free(ix->v);
+		free(ix);
+		return NULL;
 	}
-	return false;
+	qsort(ix->v, ix->cnt, sizeof(*ix->v), entry_cmp);
+	return ix;
+}
+
+static bool dwarf_find_func(Dwarf *dw, const struct func_index *ix, Dwarf_Addr pc,
+			    Dwarf_Die *out)
+{
+	size_t lo = 0, hi = ix->cnt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->v[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ix->cnt && ix->v[lo].pc == pc && dwarf_offdie(dw, ix->v[lo].die, out);
 }
 
 /* The declaration an out-of-line instance refers to (it has the whole
@@ -384,7 +428,9 @@ static bool dwarf_lookup(struct dbg_module *d, uintptr_t pc, const char *name,
 #ifdef BPFRT_HAVE_LIBDW
 	Dwarf_Die die;
 
-	if (d->dw && dwarf_find_func(d->dw, pc, &die)) {
+	if (d->dw && !d->funcs)
+		d->funcs = dwarf_index(d->dw);
+	if (d->dw && d->funcs && dwarf_find_func(d->dw, d->funcs, pc, &die)) {
 		proto->source = "DWARF";
 		*err = dwarf_proto(&die, name, d->m->path, proto);
 		return true;
@@ -395,30 +441,33 @@ static bool dwarf_lookup(struct dbg_module *d, uintptr_t pc, const char *name,
 
 /* ---- the lookup ------------------------------------------------------------- */
 
-int bpfrt_func_proto_get(uintptr_t addr, const char *name, struct bpfrt_func_proto *proto)
+int bpfrt_func_proto_get(const struct bpfrt_sym_module *m, uintptr_t addr, const char *name,
+			 struct bpfrt_func_proto *proto)
 {
 	const struct bpfrt_sym *sym;
 	struct dbg_module *d;
 	int err;
 
 	memset(proto, 0, sizeof(*proto));
-	err = bpfrt_sym_at(addr, &sym);
-	if (err)
-		return bpfrt_err(err, "%s: no symbol at %#lx to find its debug info by",
-				 name, (unsigned long)addr);
+	if (!m) {
+		err = bpfrt_sym_at(addr, &sym);
+		if (err)
+			return bpfrt_err(err, "%s: no symbol at %#lx to find its debug info by",
+					 name, (unsigned long)addr);
+		m = sym->module;
+	}
 	pthread_mutex_lock(&dbg_lock);
-	d = dbg_module_get(sym->module);
+	d = dbg_module_get(m);
 	if (!d) {
 		err = bpfrt_err(-ENOMEM, "%s: out of memory reading debug info", name);
-	} else if (dwarf_lookup(d, addr - sym->module->base, name, proto, &err)) {
+	} else if (dwarf_lookup(d, addr - m->base, name, proto, &err)) {
 		/* err is the DWARF's answer */
-	} else if (d->btf && (err = btf_proto(d->btf, sym->name, sym->module->path,
-					      proto)) != -ENODATA) {
+	} else if (d->btf && (err = btf_proto(d->btf, name, m->path, proto)) != -ENODATA) {
 		proto->source = "BTF";
 	} else {
 		err = bpfrt_err(-ENODATA, "%s: no DWARF or BTF in %s describes it, so its argument "
 				"count is unknown: build it with -g or give bpfrt_attach_opts.nr_args",
-				name, sym->module->path);
+				name, m->path);
 	}
 	pthread_mutex_unlock(&dbg_lock);
 	if (!err && proto->nr_args > 6)

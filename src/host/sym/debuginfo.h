@@ -21,8 +21,10 @@ struct bpfrt_func_proto {
 	const char *source;     /* "DWARF" or "BTF" */
 };
 
+struct bpfrt_sym_module;
+
 /* The shape of the function starting at addr (named name, for BTF and the
- * messages). Returns
+ * messages) in module m (NULL: the symbol table finds it). Returns
  *   0            *proto filled;
  *   -ENODATA     no debug info describes it (message: build it with -g or
  *                give nr_args);
@@ -31,6 +33,7 @@ struct bpfrt_func_proto {
  *                a calling convention the compiler changed, more than six
  *                register arguments): the message says which;
  *   or another -errno; every message names the function. */
-int bpfrt_func_proto_get(uintptr_t addr, const char *name, struct bpfrt_func_proto *proto);
+int bpfrt_func_proto_get(const struct bpfrt_sym_module *m, uintptr_t addr, const char *name,
+			 struct bpfrt_func_proto *proto);
 
 #endif
