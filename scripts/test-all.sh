@@ -6,13 +6,15 @@
 # skipped, not silently dropped).
 cd "$(dirname "$0")/.." || exit 2
 passed=0; failed=0; status=0
-out=$(mktemp); trap 'rm -f "$out"' EXIT
+out=$(mktemp); trap 'rm -f "$out" "$out.rc"' EXIT
 
 part() {
 	name=$1; shift
 	start=$(date +%s)
-	"$@" >"$out" 2>&1; rc=$?
-	cat "$out"
+	# shown as it comes (tap-jobs.sh prints a line per finished test),
+	# kept to find the part's summary
+	{ "$@" 2>&1; echo $? >"$out.rc"; } | tee "$out"
+	rc=$(cat "$out.rc")
 	line=$(grep -E '^([a-z0-9_-]+: )?[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
 	p=$(echo "$line" | sed -E 's/^([a-z0-9_-]+: )?([0-9]+) passed.*/\2/')
 	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')

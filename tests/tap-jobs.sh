@@ -1,6 +1,8 @@
 # Sourced by tests/run.sh and tests/run-qemu.sh (bash): runs queued tests
-# JOBS at a time and prints each one's summary, in the order queued, once
-# it and every test before it ended, so a test's lines stay together.
+# JOBS at a time and prints each one's summary as soon as it ends (its
+# lines together), prefixed with how many of the queue have ended and the
+# time since the run began, "[ 12/148  3:05]", so a long run shows where
+# it is.
 #
 #   tap_add NAME COMMAND   queue a test (COMMAND is a shell command line)
 #   tap_run                run the queue; totals in tap_passed, tap_failed,
@@ -34,14 +36,15 @@ tap_summary() {
 	elif [ -z "$plan" ]; then
 		f=$((f + 1)); echo "not ok - $name printed no plan (1..N): it ended early" >>"$log"
 	elif [ "$n" -ne $((p + f)) ]; then
-		f=$((f + 1)); echo "not ok - $name planned $n tests but reported $((p + f))" >>"$log"
+		echo "not ok - $name planned $n tests but reported $((p + f))" >>"$log"; f=$((f + 1))
 	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1; echo "not ok - $name exited with status $rc" >>"$log"
 	fi
 	tap_passed=$((tap_passed + p)); tap_failed=$((tap_failed + f))
 	tap_skipped=$((tap_skipped + s))
-	printf '%-40s %4d ok %3d failed %3d skipped (%ds)\n' "$name" "$p" "$f" "$s" "$secs"
+	printf '%s %-40s %4d ok %3d failed %3d skipped (%ds)\n' "$tap_progress" "$name" "$p" "$f" \
+		"$s" "$secs"
 	if [ "$f" -ne 0 ]; then
 		grep -E '^(not ok|#)' "$log" | head -40 | sed 's/^/    /'
 		tail -5 "$log" | sed 's/^/    | /'
@@ -50,26 +53,27 @@ tap_summary() {
 }
 
 tap_run() {
-	local total=${#tap_names[@]} next=0 shown=0 running=0 i
-	while [ "$shown" -lt "$total" ]; do
-		while [ "$running" -lt "$tap_jobs" ] && [ "$next" -lt "$total" ]; do
+	local total=${#tap_names[@]} next=0 ended=0 i rc secs t0=$SECONDS
+	local -a reported=()
+	while [ "$ended" -lt "$total" ]; do
+		while [ $((next - ended)) -lt "$tap_jobs" ] && [ "$next" -lt "$total" ]; do
 			i=$next
 			( start=$(date +%s)
 			  eval "${tap_cmds[$i]}" >"$tap_dir/$i.log" 2>&1
 			  echo "$? $(( $(date +%s) - start ))" >"$tap_dir/$i.tmp"
 			  mv "$tap_dir/$i.tmp" "$tap_dir/$i.end" ) &
-			next=$((next + 1)) running=$((running + 1))
+			next=$((next + 1))
 		done
 		wait -n 2>/dev/null || sleep 0.2
-		running=0
-		for ((i = shown; i < next; i++)); do
-			[ -f "$tap_dir/$i.end" ] || running=$((running + 1))
-		done
-		while [ "$shown" -lt "$next" ] && [ -f "$tap_dir/$shown.end" ]; do
-			read -r rc secs <"$tap_dir/$shown.end"
-			tap_summary "${tap_names[$shown]}" "$tap_dir/$shown.log" "$rc" "$secs"
-			rm -f "$tap_dir/$shown.log"
-			shown=$((shown + 1))
+		for ((i = 0; i < next; i++)); do
+			[ -z "${reported[$i]}" ] && [ -f "$tap_dir/$i.end" ] || continue
+			reported[$i]=1
+			ended=$((ended + 1))
+			read -r rc secs <"$tap_dir/$i.end"
+			printf -v tap_progress '[%*d/%d %3d:%02d]' "${#total}" "$ended" "$total" \
+				$(( (SECONDS - t0) / 60 )) $(( (SECONDS - t0) % 60 ))
+			tap_summary "${tap_names[$i]}" "$tap_dir/$i.log" "$rc" "$secs"
+			rm -f "$tap_dir/$i.log"
 		done
 	done
 }

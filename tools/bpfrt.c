@@ -28,6 +28,7 @@ static const char usage_text[] =
 		"  conformance [DIR] [--interp|--jit|--both] [--negative DIR]  the bpf_conformance suite's summary\n"
 		"  execmem [--no-pack] [--copies N] [FILE...]     load FILEs JIT'ed, print the prog packs and their backing (alias prog-pack)\n"
 		"  config [--markdown]                            the BPFRT_* environment variables and the values in effect (alias --help-env)\n"
+		"  features [--markdown]                          the helpers, kfuncs, map types and program kinds supported (docs/SUPPORTED.md)\n"
 		"  help, --help, -h                               this text\n"
 		"  --version                                      the library's version\n"
 		"FILE is raw instructions (8 bytes each), assembly (.s, .asm) or a conformance .data file;\n"
@@ -434,6 +435,8 @@ int main(int argc, char **argv)
 		return cmd_execmem(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "config") || !strcmp(argv[1], "--help-env"))
 		return cli_config(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "features"))
+		return cli_features(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "--version")) {
 		printf("bpfrt %s\n", bpfrt_version());
 		return 0;

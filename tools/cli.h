@@ -12,6 +12,8 @@ int cli_links(int argc, char **argv);
 int cli_gen(int argc, char **argv);
 /* bpfrt config [--markdown] (cli_config.c) */
 int cli_config(int argc, char **argv);
+/* bpfrt features [--markdown] (cli_features.c) */
+int cli_features(int argc, char **argv);
 
 /* bpfrt trace [OPTIONS] OBJ -- CMD ARGS... (cli_trace.c) */
 int cli_trace(int argc, char **argv);

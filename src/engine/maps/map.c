@@ -34,6 +34,11 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_HASH_OF_MAPS] = &bpfrt_hash_of_maps_ops,
 };
 
+bool bpfrt_map_type_supported(uint32_t type)
+{
+	return type < sizeof(map_ops) / sizeof(map_ops[0]) && map_ops[type];
+}
+
 /* ---- CPUs ------------------------------------------------------------- */
 
 static int nr_cpus;

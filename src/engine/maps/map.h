@@ -258,4 +258,7 @@ bool bpfrt_map_is_percpu(enum bpf_map_type type);
 int bpfrt_array_alloc_check(const struct bpfrt_map *attr);
 int bpfrt_array_get_next_key(struct bpfrt_map *map, const void *key, void *next_key);
 
+/* Whether bpfrt_map_create knows the map type (bpfrt features lists them). */
+bool bpfrt_map_type_supported(uint32_t type);
+
 #endif
