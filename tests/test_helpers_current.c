@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -468,4 +469,28 @@ TEST(registered_with_linux_ids_and_prototypes)
 	REQUIRE(!bpfrt_helper_info(BPF_FUNC_strncmp, &h));
 	CHECK(h.args[0] == BPFRT_ARG_PTR_TO_MEM && h.args[1] == BPFRT_ARG_CONST_SIZE &&
 	      h.args[2] == BPFRT_ARG_PTR_TO_CONST_STR && h.args[3] == BPFRT_ARG_NONE);
+}
+
+/* probe_write_user writes the process's memory and never faults: an
+ * unmapped or read-only destination is -EFAULT. */
+TEST(probe_write_user_writes_or_fails_with_efault)
+{
+	static const char ro[8] = "rodata!";
+	const uint64_t src = 0x1122334455667788ull;
+	void *unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	REQUIRE(unmapped != MAP_FAILED);
+	munmap(unmapped, 4096);
+	FOR_EACH_MODE(m) {
+		uint64_t dst = 0;
+
+		CHECK_EQ(call3(modes[m], BPF_FUNC_probe_write_user, (uintptr_t)&dst,
+			       (uintptr_t)&src, 8), 0);
+		CHECK_EQ(dst, src);
+		CHECK_EQ((int64_t)call3(modes[m], BPF_FUNC_probe_write_user, (uintptr_t)unmapped,
+					(uintptr_t)&src, 8), (int64_t)-EFAULT);
+		CHECK_EQ((int64_t)call3(modes[m], BPF_FUNC_probe_write_user, (uintptr_t)ro,
+					(uintptr_t)&src, 8), (int64_t)-EFAULT);
+		CHECK(!memcmp(ro, "rodata!", 8), "read-only memory changed");
+	}
 }

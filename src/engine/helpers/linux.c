@@ -165,6 +165,15 @@ static uint64_t bpf_probe_read_str(uint64_t dst, uint64_t size, uint64_t src, ui
 	return (uint64_t)bpfrt_probe_read_str(PTR(dst), PTR(src), (uint32_t)size);
 }
 
+/* bpf_probe_write_user(dst, src, size): the process's memory is the user
+ * memory; fault-safe (-EFAULT for unmapped or read-only dst). Only
+ * trusted programs reach it (verifier/calls.c). */
+static uint64_t bpf_probe_write_user(uint64_t dst, uint64_t src, uint64_t size, uint64_t r4,
+				     uint64_t r5)
+{
+	return (uint64_t)bpfrt_probe_write(PTR(dst), PTR(src), (uint32_t)size);
+}
+
 /* ---- trace_printk -------------------------------------------------------- */
 
 static uint64_t bpf_trace_printk(uint64_t fmt, uint64_t fmt_size, uint64_t a1,
@@ -367,6 +376,8 @@ static const struct bpfrt_helper_default defaults[] = {
 	  { A(PTR_TO_MEM), A(CONST_SIZE), A(PTR_TO_CONST_STR) } } },
 	{ BPF_FUNC_ktime_get_tai_ns, { "ktime_get_tai_ns", bpfrt_bpf_ktime_get_tai_ns,
 	  BPFRT_RET_INTEGER } },
+	{ BPF_FUNC_probe_write_user, { "probe_write_user", bpf_probe_write_user,
+	  BPFRT_RET_INTEGER, { A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE) } } },
 	{ BPF_FUNC_for_each_map_elem, { "for_each_map_elem", bpfrt_bpf_for_each_map_elem,
 	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL),
 			       A(ANYTHING) } } },

@@ -147,3 +147,58 @@ long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
 	out[done] = 0;
 	return (long)done + 1;
 }
+
+/* ---- fault-safe writes (probe_write_user) ----------------------------------- */
+
+/* Pipe fallback: the source into the pipe, then out of it into dst: a
+ * read(2) into memory that is not writable fails with EFAULT. Whatever a
+ * failed read left in the pipe is drained, so the next chunk starts
+ * clean. */
+static long pipe_write_chunk(void *dst, const void *src, size_t n)
+{
+	ssize_t w, r;
+	char drain[256];
+
+	if (pipe_fd[0] < 0 && pipe2(pipe_fd, O_NONBLOCK | O_CLOEXEC))
+		return -EFAULT;
+	w = write(pipe_fd[1], src, n);
+	if (w <= 0)
+		return -EFAULT;
+	r = read(pipe_fd[0], dst, (size_t)w);
+	if (r == w)
+		return 0;
+	while (read(pipe_fd[0], drain, sizeof(drain)) > 0)
+		;
+	return -EFAULT;
+}
+
+long bpfrt_probe_write(void *dst, const void *src, size_t n)
+{
+	struct iovec local = { (void *)src, n }, remote = { dst, n };
+	size_t done = 0;
+	ssize_t put;
+
+	if (!n)
+		return 0;
+	pthread_once(&probe_once, probe_init);
+	if (!atomic_load_explicit(&use_pipe, memory_order_relaxed)) {
+		put = process_vm_writev(atomic_load_explicit(&self_pid, memory_order_relaxed),
+					&local, 1, &remote, 1, 0);
+		if (put == (ssize_t)n)
+			return 0;
+		if (put >= 0 || (errno != ENOSYS && errno != EPERM))
+			return -EFAULT;
+		atomic_store(&use_pipe, true);
+	}
+	while (done < n) {
+		uintptr_t a = (uintptr_t)dst + done;
+		size_t chunk = PROBE_PAGE - (a & (PROBE_PAGE - 1));
+
+		if (chunk > n - done)
+			chunk = n - done;
+		if (pipe_write_chunk((void *)a, (const char *)src + done, chunk))
+			return -EFAULT;
+		done += chunk;
+	}
+	return 0;
+}

@@ -1,5 +1,5 @@
-/* Reading memory that may not be mapped without faulting: the basis of
- * the probe_read helpers and of trace_printk's %s. */
+/* Reading and writing memory that may not be mapped without faulting: the
+ * basis of the probe_read helpers, trace_printk's %s and probe_write_user. */
 #ifndef BPFRT_HELPERS_PROBE_H
 #define BPFRT_HELPERS_PROBE_H
 
@@ -17,5 +17,10 @@ long bpfrt_probe_read(void *dst, const void *src, size_t n);
  * -EFAULT with dst zeroed when the string runs into unreadable memory
  * before its end or the size limit. */
 long bpfrt_probe_read_str(void *dst, const void *src, size_t size);
+
+/* Copies n bytes to dst, which may be unmapped or read-only: 0, or
+ * -EFAULT (some bytes may have been written before the fault, as Linux's
+ * copy_to_user_nofault). The basis of bpf_probe_write_user. */
+long bpfrt_probe_write(void *dst, const void *src, size_t n);
 
 #endif

@@ -444,6 +444,11 @@ static int do_helper_call(struct venv *env, int32_t id)
 	uint32_t ref = 0;
 	int err;
 
+	/* Linux gives it to CAP_SYS_ADMIN only: here it may write any of the
+	 * host's memory, so only a trusted program may call it */
+	if (id == BPF_FUNC_probe_write_user && !(env->prog->load_flags & BPFRT_F_ALLOW_PTR_LEAKS))
+		return verr(env, "bpf_probe_write_user (36) writes any of the host's memory: only a "
+			    "trusted program (BPFRT_F_ALLOW_PTR_LEAKS) may call it");
 	for (int a = 0; a < 5; a++)
 		if ((err = check_arg(env, h, id, a, &ca)))
 			return err;
