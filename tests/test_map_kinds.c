@@ -78,6 +78,11 @@ static const struct create_case {
 	{ "lru percpu value 32k+1", BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, (32u << 10) + 1, 16, 0, 0,
 	  -E2BIG },
 	{ "hash map_extra", BPF_MAP_TYPE_HASH, 4, 8, 16, 0, 5, -EINVAL },
+	{ "cgroup array", BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 2, 0, 0, 0 },
+	{ "cgroup array key 8", BPF_MAP_TYPE_CGROUP_ARRAY, 8, 4, 2, 0, 0, -EINVAL },
+	{ "cgroup array value 8", BPF_MAP_TYPE_CGROUP_ARRAY, 4, 8, 2, 0, 0, -EINVAL },
+	{ "perf event array", BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 2, 0, 0, 0 },
+	{ "perf event array value 8", BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 8, 2, 0, 0, -EINVAL },
 };
 
 TEST(creation_rules_as_linux)
@@ -490,4 +495,41 @@ TEST(bloom_concurrent_pushes_are_all_found)
 			missing += bpfrt_map_lookup_elem(m, NULL, &(uint64_t){ (uint64_t)i << 32 | j }) != 0;
 	CHECK_EQ(missing, 0);
 	bpfrt_map_free(m);
+}
+
+/* ---- cgroup array: it lists no cgroup in bpfrt ------------------------------- */
+
+TEST(cgroup_array_user_ops)
+{
+	struct bpfrt_map *m = NULL;
+	uint32_t k = 0, v = 0, next;
+
+	REQUIRE(bpfrt_map_create(BPF_MAP_TYPE_CGROUP_ARRAY, "cg", 4, 4, 2, NULL, &m) == 0);
+	CHECK_EQ(bpfrt_map_update_elem(m, &k, &v, BPF_ANY), -EOPNOTSUPP);
+	CHECK_EQ(bpfrt_map_lookup_elem(m, &k, &v), -ENOENT);
+	CHECK_EQ(bpfrt_map_delete_elem(m, &k), -ENOENT);
+	k = 2;
+	CHECK_EQ(bpfrt_map_delete_elem(m, &k), -E2BIG);
+	CHECK(bpfrt_map_get_next_key(m, NULL, &next) == 0 && next == 0);
+	bpfrt_map_free(m);
+}
+
+ALL_ENGINES(current_task_is_under_no_listed_cgroup)
+{
+	struct bpfrt_object *obj = NULL;
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit);
+	BPFRT_OPTS(bpfrt_test_run_opts, ro, .mode = tl_exec_mode(jit));
+	size_t sz = 0;
+	long *rc;
+
+	REQUIRE(bpfrt_object_open(tl_prog_path("cgroup_array.bpf.o"), NULL, &obj) == 0, "%s",
+		bpfrt_last_error());
+	REQUIRE(bpfrt_object_load(obj, &lo) == 0, "%s", bpfrt_last_error());
+	rc = bpfrt_object_global(obj, "rc", &sz);
+	REQUIRE(rc);
+	rc[0] = rc[1] = 99;
+	REQUIRE(bpfrt_prog_test_run_opts(bpfrt_object_find_prog(obj, "under_cgroup"), &ro) == 0);
+	CHECK_EQ(rc[0], 0, "not under the (absent) cgroup of slot 0");
+	CHECK_EQ(rc[1], -E2BIG, "index past max_entries");
+	bpfrt_object_close(obj);
 }

@@ -47,6 +47,7 @@
 #include "bpfrt/asm.h"
 #include "bpfrt/execmem.h"
 #include "bpfrt/map.h"
+#include "bpfrt/perf_buffer.h"
 #include "bpfrt/object.h"
 #include "bpfrt/attach.h"
 #include "bpfrt/kprobe.h"

@@ -3,7 +3,8 @@
  *
  * Kinds: BPF_MAP_TYPE_ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH,
  * LRU_PERCPU_HASH, RINGBUF, PROG_ARRAY, QUEUE, STACK, BLOOM_FILTER, LPM_TRIE,
- * ARRAY_OF_MAPS, HASH_OF_MAPS
+ * ARRAY_OF_MAPS, HASH_OF_MAPS, PERF_EVENT_ARRAY (read with bpfrt/perf_buffer.h),
+ * CGROUP_ARRAY
  * (docs/MAPS.md says what each means in user space). All functions return 0 or a negative errno, as the
  * bpf(2) commands they mirror (-ENOENT, -EEXIST, -E2BIG, -EINVAL...), and
  * set bpfrt_last_error() on failure.

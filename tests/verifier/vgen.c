@@ -836,6 +836,10 @@ static int map_for(uint32_t id)
 		return fz(8) ? VM_QUEUE + (int)fz(3) : fz(2) ? VM_ROQUEUE : (int)fz(3);
 	if (fz(16) == 0)
 		return fz(3) == 0 ? VM_LRU_PCPU : fz(2) ? VM_LPM : VM_QUEUE + (int)fz(3);
+	if (id == BPF_FUNC_current_task_under_cgroup)
+		return fz(8) ? VM_CGA : (int)fz(3);
+	if (id == BPF_FUNC_perf_event_output)
+		return fz(8) ? VM_PEA : (int)fz(3);
 	/* a lookup on a map-in-map gives an inner map, not memory */
 	if (id == BPF_FUNC_map_lookup_elem && fz(12) == 0)
 		return fz(2) ? VM_AOM : VM_HOM;

@@ -36,6 +36,8 @@ struct tmap tmaps[] = {
 	{ "lpm", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 16, NULL, -1, BPF_F_NO_PREALLOC, false },
 	{ "aom", BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 4, NULL, -1, 0, false, NULL, 1 + 1 },
 	{ "hom", BPF_MAP_TYPE_HASH_OF_MAPS, 4, 4, 4, NULL, -1, 0, false, NULL, 1 + 1 },
+	{ "pea", BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 4, NULL, -1 },
+	{ "cga", BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4, NULL, -1 },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";

@@ -95,6 +95,20 @@ static uint64_t bpf_map_peek_elem(uint64_t map, uint64_t value, uint64_t r3, uin
 	return (uint64_t)err;
 }
 
+/* Into this CPU's perf buffer ring (maps/perf_event_array.c). */
+static uint64_t bpf_perf_event_output(uint64_t ctx, uint64_t map, uint64_t flags, uint64_t data,
+				      uint64_t size)
+{
+	return (uint64_t)bpfrt_perf_event_output(PTR(map), flags, PTR(data), size);
+}
+
+/* bpfrt's cgroup arrays list no cgroup: "not under" (maps/cgroup_array.c). */
+static uint64_t bpf_current_task_under_cgroup(uint64_t map, uint64_t idx, uint64_t r3,
+					      uint64_t r4, uint64_t r5)
+{
+	return (uint64_t)bpfrt_cgroup_array_under(PTR(map), (uint32_t)idx);
+}
+
 /* ---- time, randomness, identity ---------------------------------------- */
 
 static uint64_t clock_ns(clockid_t clock)
@@ -355,6 +369,11 @@ static const struct bpfrt_helper_default defaults[] = {
 	    A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) } } },
 	{ BPF_FUNC_trace_vprintk, { "trace_vprintk", bpf_trace_vprintk, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_MEM), A(CONST_SIZE), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO) } } },
+	{ BPF_FUNC_perf_event_output, { "perf_event_output", bpf_perf_event_output,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING), A(PTR_TO_MEM),
+			       A(CONST_SIZE_OR_ZERO) } } },
+	{ BPF_FUNC_current_task_under_cgroup, { "current_task_under_cgroup",
+	  bpf_current_task_under_cgroup, BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(ANYTHING) } } },
 	{ BPF_FUNC_map_push_elem, { "map_push_elem", bpf_map_push_elem, BPFRT_RET_INTEGER,
 	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_VALUE), A(ANYTHING) } } },
 	{ BPF_FUNC_map_pop_elem, { "map_pop_elem", bpf_map_pop_elem, BPFRT_RET_INTEGER,

@@ -161,6 +161,15 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			return bpfrt_err(err, "%s: map %s: bad or unknown field '%s'",
 					 obj->name, name, mn);
 	}
+	/* libbpf's defaults for a perf event array: an fd per CPU */
+	if (m->type == BPF_MAP_TYPE_PERF_EVENT_ARRAY) {
+		if (!m->key_size)
+			m->key_size = 4;
+		if (!m->value_size)
+			m->value_size = 4;
+		if (!m->max_entries)
+			m->max_entries = (uint32_t)bpfrt_num_possible_cpus();
+	}
 	return 0;
 }
 

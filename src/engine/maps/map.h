@@ -114,6 +114,17 @@ extern const struct bpfrt_map_ops bpfrt_bloom_map_ops;
 extern const struct bpfrt_map_ops bpfrt_lpm_trie_map_ops;
 extern const struct bpfrt_map_ops bpfrt_array_of_maps_ops;
 extern const struct bpfrt_map_ops bpfrt_hash_of_maps_ops;
+extern const struct bpfrt_map_ops bpfrt_perf_event_array_map_ops;
+extern const struct bpfrt_map_ops bpfrt_cgroup_array_map_ops;
+/* bpf_current_task_under_cgroup on a cgroup array, which lists no cgroup
+ * in bpfrt (cgroup_array.c): 0, or -E2BIG past max_entries. */
+long bpfrt_cgroup_array_under(struct bpfrt_map *map, uint32_t idx);
+
+/* bpf_perf_event_output's work (perf_event_array.c): 0, or -EINVAL
+ * (flags), -E2BIG (index), -ENOENT (no ring), -EOPNOTSUPP (another
+ * CPU's ring), -ENOSPC (full: counted lost). */
+long bpfrt_perf_event_output(struct bpfrt_map *map, uint64_t flags, const void *data,
+			     uint64_t size);
 
 /* A reference for a map-in-map slot, and its release: the last one frees
  * the map after a grace period (programs may still hold it). */
