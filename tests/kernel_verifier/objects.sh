@@ -10,9 +10,10 @@
 # OUT/gen    generated headers: bpf_helper_defs.h (from the uapi bpf.h, with
 #            the kernel's own script) and vmlinux.h (bpftool, from the running
 #            kernel's /sys/kernel/btf/vmlinux)
-# OUT/obj    verifier_NAME.bpf.o, rebuilt only when missing (the source
-#            tarball is fixed; `rm -r OUT` starts over); NAME.skip says why a
-#            file is not built (its compiler errors)
+# OUT/obj    verifier_NAME.bpf.o, rebuilt only when missing (OUT/stamp names
+#            the tarball and this script: another one starts over, as does
+#            `rm -r OUT`); NAME.skip says why a file is not built (its first
+#            compiler error)
 # Prints one line "built N, skipped M" (or "SKIP: why" and exits 3 when the
 # package, clang-19, bpftool or python3 is missing). Two compilers at a time.
 set -u
@@ -28,6 +29,14 @@ mkdir -p "$OUT/obj" "$OUT/gen" || exit 1
 OUT=$(cd "$OUT" && pwd)
 S=$OUT/src/$TOP
 SB=$S/tools/testing/selftests/bpf
+
+# The cache belongs to one tarball and one version of this script: another
+# (a new Debian kernel package, changed flags) starts it over.
+stamp="$(ls -l --time-style=+%s "$TAR" | awk '{print $5, $6}') $(cksum <"$0")"
+if [ "$(cat "$OUT/stamp" 2>/dev/null)" != "$stamp" ]; then
+	rm -rf "$OUT/src" "$OUT/gen" "$OUT/obj" && mkdir -p "$OUT/obj" "$OUT/gen" || exit 1
+	echo "$stamp" >"$OUT/stamp"
+fi
 
 # One pass over the tarball (xz streams cannot be seeked): the selftest
 # programs and headers, libbpf's BPF-side headers, tools' uapi headers and
