@@ -37,3 +37,14 @@ $(BUILD)/tests/trace/plugin_host: $(BUILD)/tests/trace/plugin_host.o
 $(BUILD)/tests/trace/libtrace_plugin.so: tests/trace/plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TRACE_CC_FLAGS) -fPIC -shared $< -o $@
+
+# USDT sites (<sys/sdt.h>) test_usdt probes in its own executable and
+# test_trace_usdt.sh in usdt_work:
+#   tests/trace/usdt_sites.c    constants, registers and stack memory
+#   tests/trace/usdt_guarded.c  a semaphore-guarded site
+USDT_SITE_OBJS := $(BUILD)/tests/trace/usdt_sites.o $(BUILD)/tests/trace/usdt_guarded.o
+$(BUILD)/tests/test_usdt: $(USDT_SITE_OBJS)
+TRACE_TARGETS += $(BUILD)/tests/trace/usdt_work
+all: $(BUILD)/tests/trace/usdt_work
+$(BUILD)/tests/trace/usdt_work: $(BUILD)/tests/trace/usdt_work.o $(USDT_SITE_OBJS)
+	$(CC) -O2 -o $@ $^

@@ -52,5 +52,6 @@
 #include "bpfrt/attach.h"
 #include "bpfrt/kprobe.h"
 #include "bpfrt/uprobe.h"
+#include "bpfrt/usdt.h"
 
 #endif

@@ -85,7 +85,8 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		/* placed by the host's uprobe module as kprobes (the same
 		 * pt_regs) in this process's executable and libraries */
 		TRACING("uprobe", "uprobe", true),
-		.secs = SECS({ "uprobe", BPFRT_SEC_TARGET_OPT }, { "uretprobe", BPFRT_SEC_TARGET_OPT }),
+		.secs = SECS({ "uprobe", BPFRT_SEC_TARGET_OPT }, { "uretprobe", BPFRT_SEC_TARGET_OPT },
+			     { "usdt", BPFRT_SEC_TARGET_OPT }),
 		.ctx = pt_regs_ctx, .ctx_class = BPFRT_CTX_CLASS_PT_REGS,
 	},
 	[BPFRT_PROG_SOCKET] = {

@@ -134,6 +134,19 @@ static int reloc_lddw(struct linker *l, size_t at, const GElf_Sym *sym, const ch
 	if (!insn_is_lddw(insn) || at + 1 >= l->cnt)
 		return bpfrt_err(-EINVAL, "%s: %s: 64-bit relocation on an instruction that is not lddw",
 				 obj->name, what);
+	if (sym->st_shndx == SHN_UNDEF && obj->kconfig_map >= 0 &&
+	    obj_kconfig_slot(obj_sym_name(obj, sym)) >= 0) {
+		struct obj_map *m = &obj->maps[obj->kconfig_map];
+		uint64_t off = 8 * (uint64_t)obj_kconfig_slot(obj_sym_name(obj, sym)) +
+			       (uint32_t)insn->imm;
+		char *base = bpfrt_map_value_ptr(m->map, 0);
+
+		if (insn->src_reg || insn[1].imm || off >= m->value_size || !base)
+			return bpfrt_err(-EINVAL, "%s: %s: bad reference to a __kconfig extern",
+					 obj->name, what);
+		set_imm64(insn, (uintptr_t)(base + off));
+		return add_ref(l, at, BPF_PSEUDO_MAP_VALUE, m->map, (uint32_t)off);
+	}
 	if (sym->st_shndx == SHN_UNDEF)
 		return bpfrt_err(-ENOENT, "%s: %s: undefined (an extern map or variable that "
 				 "no section of this object defines)", obj->name, what);

@@ -211,6 +211,7 @@ static int object_new(const char *path, const char *default_name,
 	if (!obj)
 		return bpfrt_err(-ENOMEM, "object_open: out of memory");
 	obj->fd = -1;
+	obj->kconfig_map = -1;
 	obj->refs = 1; /* the caller's, until bpfrt_object_close */
 	obj->path = strdup(path);
 	obj->name = strdup(OPTS_GET(opts, name, NULL) ? opts->name : default_name);
@@ -268,6 +269,8 @@ static int object_read_elf(struct bpfrt_object *obj, struct bpfrt_object **out)
 		err = obj_collect_map_defs(obj);
 	if (!err)
 		err = obj_collect_data_maps(obj);
+	if (!err)
+		err = obj_collect_kconfig(obj);
 	if (err)
 		goto fail;
 	*out = obj;
@@ -502,6 +505,7 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 	if (obj->fd >= 0)
 		close(obj->fd);
 	obj->fd = -1;
+	obj->kconfig_map = -1;
 	free(obj->image);
 	obj->image = NULL;
 	object_put(obj); /* the caller's handle */

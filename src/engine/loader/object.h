@@ -76,6 +76,7 @@ struct bpfrt_object {
 	size_t prog_cnt;
 	struct obj_map *maps;
 	size_t map_cnt;
+	int kconfig_map;     /* index in maps of ".kconfig", or -1 (kconfig.c) */
 	bool loaded;
 	bool load_attempted; /* set (atomically) by the first bpfrt_object_load */
 	/* Lifetime of the maps (and of this struct): 1 for the caller's
@@ -98,6 +99,10 @@ int obj_collect_map_defs(struct bpfrt_object *obj);
 int obj_init_map_slots(struct bpfrt_object *obj);
 /* Global-data maps from the .data, .rodata and .bss sections. */
 int obj_collect_data_maps(struct bpfrt_object *obj);
+/* The ".kconfig" map of the __kconfig externs the object uses, and an
+ * extern's slot in it (-1: not a known kconfig name); loader/kconfig.c. */
+int obj_collect_kconfig(struct bpfrt_object *obj);
+int obj_kconfig_slot(const char *name);
 /* Links programs with their .text subprograms and resolves relocations
  * into a fresh instruction array, kfuncs by name in env (NULL: the
  * default environment); loader/link.c. */

@@ -61,7 +61,12 @@ static int ptr_arith(struct venv *env, const struct bpf_insn *insn, struct vreg 
 		s.type = SCALAR;
 		alu.code = BPF_ALU64 | BPF_X | op;
 		vscalar_alu(env, &alu, &var, &s, true);
-		if (var.smin < -MAX_VAR_OFF || var.smax > MAX_VAR_OFF || var.umax > (1ull << 62))
+		/* A ctx pointer with a variable part is never dereferenced nor
+		 * passed as a context (mem.c, calls.c refuse any var_off), so
+		 * a signed offset (usdt.bpf.h's ctx + reg_off, a short) may
+		 * wrap its unsigned range, as Linux allows; others may not. */
+		if (var.smin < -MAX_VAR_OFF || var.smax > MAX_VAR_OFF ||
+		    (var.umax > (1ull << 62) && ptr->type != PTR_TO_CTX))
 			return verr(env, "R%d variable offset of %s pointer out of bounds",
 				    insn->dst_reg, vreg_type_names[ptr->type]);
 		res.var_off = var.var_off;

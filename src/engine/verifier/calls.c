@@ -54,6 +54,20 @@ static int check_map_compat(struct venv *env, int32_t id, const struct bpfrt_map
 	return 0;
 }
 
+/* A pt_regs context pointer (constant or variable offset) as the address
+ * bpf_probe_read_kernel/_user read from: usdt.bpf.h reads a register as
+ * probe_read_kernel(&v, 8, ctx + reg_off). The pointer is not revealed:
+ * the helper only reads through it (faults give -EFAULT and zeroes), and
+ * what it may read there (the registers, the probe's stack) a pt_regs
+ * program already reaches with ctx->sp, a plain number in the context.
+ * Other contexts, other pointers and other helpers stay leaks. */
+static bool ctx_as_probe_source(const struct venv *env, int32_t id, int arg,
+				const struct vreg *r)
+{
+	return r->type == PTR_TO_CTX && arg == 2 && env->kind->ctx_class == BPFRT_CTX_CLASS_PT_REGS &&
+	       (id == BPF_FUNC_probe_read_kernel || id == BPF_FUNC_probe_read_user);
+}
+
 static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id, int arg,
 		     struct call_args *ca)
 {
@@ -69,6 +83,8 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		return verr(env, "R%d !read_ok", regno);
 	switch (t) {
 	case BPFRT_ARG_ANYTHING:
+		if (ctx_as_probe_source(env, id, arg, r))
+			return 0;
 		if ((err = vcheck_ptr_leak(env, r, "R%d leaks addr into helper function %s", regno,
 					  h->name ? h->name : "")))
 			return err;

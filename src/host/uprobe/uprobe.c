@@ -16,6 +16,7 @@
 #include "core/opts.h"
 #include "core/prog.h"
 #include "sym/symbols.h"
+#include "usdt/usdt.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -393,8 +394,12 @@ int bpfrt_uprobe_attach_prog(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind,
 	const char *binary, *func;
 	uint64_t offset;
 	char buf[512];
-	int err = bpfrt_uprobe_parse_target(target, buf, sizeof(buf), &binary, &func, &offset);
+	int err;
 
+	/* SEC("usdt/...") is a uprobe per site, placed by the usdt module */
+	if (prog->sec_name && !strncmp(prog->sec_name, "usdt", 4))
+		return bpfrt_usdt_attach_prog(prog, target, cookie, link);
+	err = bpfrt_uprobe_parse_target(target, buf, sizeof(buf), &binary, &func, &offset);
 	if (err)
 		return err;
 	return attach(prog, binary, func, offset, target, cookie, sec_is_retprobe(prog),
