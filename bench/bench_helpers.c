@@ -218,6 +218,15 @@ static void call_strncmp(struct hb_builder *b, const struct hb_case *c)
 	call(b, (int32_t)c->id);
 }
 
+/* 8 bytes from the stack into the process's buffer r6 points to */
+static void call_write_user(struct hb_builder *b, const struct hb_case *c)
+{
+	mov_reg(b, BPF_REG_1, BPF_REG_6);
+	fp_ptr(b, BPF_REG_2, -8);
+	mov_imm(b, BPF_REG_3, 8);
+	call(b, (int32_t)c->id);
+}
+
 static void call_printk(struct hb_builder *b, const struct hb_case *c)
 {
 	/* "hb\n" at fp-24 */
@@ -312,6 +321,7 @@ static const struct hb_case cases[] = {
 	{ BPF_FUNC_jiffies64, NULL, call_noargs },
 	{ BPF_FUNC_ktime_get_coarse_ns, NULL, call_noargs },
 	{ BPF_FUNC_ktime_get_tai_ns, NULL, call_noargs },
+	{ BPF_FUNC_probe_write_user, NULL, call_write_user, 0, "8 bytes" },
 	{ BPF_FUNC_strncmp, NULL, call_strncmp, 0, "8 bytes against \"v=%llu\"" },
 	{ BPF_FUNC_get_func_ip, NULL, call_ctx, 0, "outside an attached run", TRACING_ONLY },
 	{ BPF_FUNC_get_attach_cookie, NULL, call_ctx, 0, "outside an attached run",
