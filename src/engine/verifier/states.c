@@ -245,6 +245,32 @@ static bool regsafe(const struct vreg *old, const struct vreg *cur, struct idmap
 	return true;
 }
 
+/* An 8-byte spill of a scalar that may be anything reads as what any
+ * initialised data reads as (Linux treats it as STACK_MISC the same way):
+ * a current slot of data or zeroes there is covered (the loop above
+ * checked every byte is initialised). Its id still matters: old's walk
+ * may have narrowed the spill through a linked copy, which cur's data is
+ * not (the caller maps the id to a fresh one). */
+static bool spill_is_any_data(const struct vslot *o)
+{
+	struct vreg any;
+
+	if (o->spilled.type != SCALAR || o->spill_off != 0 || o->spill_size != 8)
+		return false;
+	memset(&any, 0, sizeof(any));
+	any.type = SCALAR;
+	vreg_mark_unknown(&any);
+	return range_within(&o->spilled, &any);
+}
+
+static bool slot_is_data(const struct vslot *c)
+{
+	for (int k = 0; k < 8; k++)
+		if (c->type[k] != STACK_MISC && c->type[k] != STACK_ZERO)
+			return false;
+	return true;
+}
+
 static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap *m, bool exact)
 {
 	bool o_spill = o->spill_size && o->type[o->spill_off] == STACK_SPILL;
@@ -266,6 +292,9 @@ static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap
 			return false;
 	}
 	if (o_spill) {
+		if (!c_spill && spill_is_any_data(o) && slot_is_data(c))
+			return o->spilled.id ? check_ids(m, o->spilled.id, 0x80000000u + ++m->tmp)
+					     : true;
 		if (!c_spill || memcmp(o->type, c->type, 8) || o->spill_off != c->spill_off ||
 		    o->spill_size != c->spill_size)
 			return false;
