@@ -364,6 +364,7 @@ static double now_s(void)
 
 static void run_stress(bool jit, double seconds)
 {
+	const int min_cycles = 30;
 	struct bpfrt_object *obj = open_progs(jit);
 	struct firer f[2] = { 0 };
 	uint64_t definite = 0, maybe = 0, none = 0, lost = 0, phantom = 0, hits;
@@ -385,8 +386,10 @@ static void run_stress(bool jit, double seconds)
 		f[i].slot = &thread_hits[i];
 		REQUIRE(pthread_create(&f[i].thread, NULL, firer_main, &f[i]) == 0);
 	}
+	/* For `seconds`, and at least min_cycles cycles however slow a loaded
+	 * machine makes them: the checks below count events, not time. */
 	end = now_s() + seconds;
-	while (now_s() < end && !tl_failed()) {
+	while ((now_s() < end || cycles < min_cycles) && !tl_failed()) {
 		struct bpfrt_link *link = NULL;
 		struct timespec pause = { 0, 200 * 1000 };
 
@@ -421,7 +424,6 @@ static void run_stress(bool jit, double seconds)
 	CHECK(hits <= definite + maybe, "phantom events: %llu hits > %llu + %llu",
 	      (unsigned long long)hits, (unsigned long long)definite,
 	      (unsigned long long)maybe);
-	CHECK(cycles > 20, "%d cycles", cycles);
 	CHECK(definite > 0 && none > 0);
 	fprintf(stderr, "# %s: %d attach/detach cycles, %llu hits, %llu definite, "
 		"%llu during attach/detach, %llu while detached\n", jit ? "jit" : "interp", cycles,

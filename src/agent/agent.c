@@ -267,6 +267,19 @@ static int printk_line(void *ctx, const char *line, size_t len)
 	return 0;
 }
 
+/* One drainer at a time: a line is taken off the trace ring before it is
+ * sent, so without this the exit path could send EXIT while the service
+ * thread still holds a line it took, and the controller, which stops
+ * reading at EXIT, would never see it. */
+static pthread_mutex_t printk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void drain_printk(void)
+{
+	pthread_mutex_lock(&printk_lock);
+	bpfrt_trace_drain(printk_line, NULL);
+	pthread_mutex_unlock(&printk_lock);
+}
+
 /* ---- the session ----------------------------------------------------------- */
 
 /* Serves one request. Returns 1 after GO, -1 when the controller is
@@ -297,7 +310,7 @@ static int serve_one(void)
 	case AGENT_GO:
 		return 1;
 	case AGENT_DUMP:
-		bpfrt_trace_drain(printk_line, NULL);
+		drain_printk();
 		drain_rings();
 		dump_all();
 		break;
@@ -321,7 +334,7 @@ static void *service(void *arg)
 		struct pollfd p = { .fd = ctl, .events = POLLIN };
 		int n = poll(&p, 1, 50);
 
-		bpfrt_trace_drain(printk_line, NULL);
+		drain_printk();
 		drain_rings();
 		if (n > 0 && serve_one() < 0)
 			break;
@@ -340,7 +353,7 @@ static void at_exit(void)
 {
 	if (ctl < 0 || getpid() != owner)
 		return;
-	bpfrt_trace_drain(printk_line, NULL);
+	drain_printk();
 	drain_rings();
 	dump_all();
 	send_msg(AGENT_EXIT, 0, NULL, 0, NULL, 0);
