@@ -24,6 +24,7 @@
 #include "bpfrt/bpfrt.h"
 #include "bpfrt/uprobe.h"
 #include "core/config.h"
+#include "attach/helpers_tracing.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -394,6 +395,9 @@ __attribute__((constructor)) static void agent_start(void)
 
 	if (!fdv->set || !*fdv->value)
 		return;
+	/* the service thread may load an object before this library's
+	 * other constructors ran: the tracing helpers go in first */
+	bpfrt_tracing_helpers_init();
 	fd = strtol(fdv->value, &end, 10);
 	/* the command's own children are not traced by this socket */
 	unsetenv("BPFRT_AGENT_FD");
