@@ -48,3 +48,5 @@ TRACE_TARGETS += $(BUILD)/tests/trace/usdt_work
 all: $(BUILD)/tests/trace/usdt_work
 $(BUILD)/tests/trace/usdt_work: $(BUILD)/tests/trace/usdt_work.o $(USDT_SITE_OBJS)
 	$(CC) -O2 -o $@ $^
+$(BUILD)/tests/test_usdt.o: CFLAGS += \
+	-DUSDT_GUARDED_OBJ='"$(abspath $(BUILD))/tests/trace/usdt_guarded.o"'

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 void usdt_consts(void);
@@ -209,6 +210,42 @@ TEST(refusals)
 	CHECK(!l, "a link after a refusal");
 out:
 	bpfrt_object_close(obj);
+}
+
+/* A .note.stapsdt note too short for its three addresses (written with
+ * objcopy over the one of a copy of usdt_guarded.o): refused, naming the
+ * file and the note. */
+TEST(malformed_note)
+{
+	/* n_namesz 8, n_descsz 10, type 3, "stapsdt\0", 10 bytes + padding */
+	static const unsigned char note[] = { 8, 0, 0, 0, 10, 0, 0, 0, 3, 0, 0, 0,
+		's', 't', 'a', 'p', 's', 'd', 't', 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0, 0 };
+	char dir[] = "/tmp/bpfrt-usdt-XXXXXX", cmd[512], bin[64], obj[64];
+	struct usdt_site *sites = NULL;
+	FILE *f;
+
+	if (system("objcopy --version >/dev/null 2>&1"))
+		SKIP("no objcopy to build the malformed object with");
+	REQUIRE(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/note.bin", dir);
+	snprintf(obj, sizeof(obj), "%s/bad.o", dir);
+	REQUIRE((f = fopen(bin, "wb")));
+	fwrite(note, 1, sizeof(note), f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "objcopy --update-section .note.stapsdt=%s %s %s", bin,
+		 USDT_GUARDED_OBJ, obj);
+	if (!system(cmd)) {
+		CHECK_EQ(usdt_read_sites(obj, "bpfrt_test", "guarded", &sites), -EINVAL);
+		CHECK(strstr(bpfrt_last_error(), "malformed") && strstr(bpfrt_last_error(), obj),
+		      "%s", bpfrt_last_error());
+		CHECK(!sites, "sites returned with an error");
+	} else {
+		CHECK(0, "%s failed", cmd);
+	}
+	CHECK_EQ(usdt_read_sites("/nonexistent/usdt", "p", "n", &sites), -ENOENT);
+	unlink(bin);
+	unlink(obj);
+	rmdir(dir);
 }
 
 /* A program without usdt.bpf.h's maps cannot read specs: refused. */
