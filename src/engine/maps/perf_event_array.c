@@ -70,6 +70,8 @@ static void ring_copy_in(struct pb_ring *r, uint64_t pos, const void *src, size_
 {
 	size_t off = (size_t)(pos & r->mask), first = r->mask + 1 - off;
 
+	if (!len)
+		return; /* src may be NULL (a zero-sized sample) */
 	if (first > len)
 		first = len;
 	memcpy(r->data + off, src, first);

@@ -233,7 +233,8 @@ long bpfrt_ringbuf_output(struct bpfrt_map *map, const void *data, uint64_t size
 	rec = bpfrt_ringbuf_reserve(map, size, 0);
 	if (!rec)
 		return -EAGAIN;
-	memcpy(rec, data, size);
+	if (size)	/* data may be NULL with size 0 (ARG_CONST_SIZE_OR_ZERO) */
+		memcpy(rec, data, size);
 	commit(rec, flags, false);
 	return 0;
 }
