@@ -462,6 +462,13 @@ static void *poke_caller(void *arg)
 	return NULL;
 }
 
+/* Spins (yielding) until *v > 0, for at most a minute. */
+static void wait_until_positive(_Atomic long *v)
+{
+	for (int i = 0; i < 600000 && atomic_load(v) <= 0; i++)
+		usleep(100);
+}
+
 /* tramp_void's entry flips between its nop5 and a call to a C function
  * (a normal call: the function returns into tramp_void's body) while two
  * threads call it; threads that meet the int3 are redirected. */
@@ -476,8 +483,14 @@ TEST(text_poke_under_load)
 	bpfrt_text_poke_stats(&w0, &s0);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, poke_caller, NULL);
+	/* A loaded machine may not run the callers at all while the pokes go
+	 * by: wait for them to call, and end with the call in place until one
+	 * went through it (counts, not time, decide the checks below). */
+	wait_until_positive(&poke_calls);
 	for (int i = 0; i < 3000 && !tl_failed(); i++) {
 		CHECK(!bpfrt_text_poke((void *)tramp_void, call, 5), "%s", bpfrt_last_error());
+		if (i == 2999)
+			wait_until_positive(&stub_hits);
 		CHECK(!bpfrt_text_poke((void *)tramp_void, nop5, 5), "%s", bpfrt_last_error());
 	}
 	poke_stop = 1;
