@@ -32,3 +32,15 @@ BPFRT_HOST_CLANG_CFLAGS     := -fpatchable-function-entry=5
 BPFRT_HOST_CLANG_PAD_CFLAGS := -fpatchable-function-entry=21,16
 BPFRT_HOST_GCC_CFLAGS       := -fno-pic -pg -mfentry -mnop-mcount -mrecord-mcount
 BPFRT_HOST_GCC_PAD_CFLAGS   := $(BPFRT_HOST_GCC_CFLAGS) -fpatchable-function-entry=16,16
+
+# CO-RE against the host's own types: BPF programs that read host structs
+# through BPF_CORE_READ (preserve_access_index) are relocated at load
+# against the BTF of the host build they run in, given to
+# bpfrt_object_open as btf_custom_path. Generate it from the host's DWARF
+# with pahole (Debian's dwarves), from each object or the linked binary:
+#   cc -g ... -c host.c -o host.o
+#   pahole --btf_encode_detached=host.btf host.o   # a raw BTF file
+#   pahole -J host.o                               # or .BTF inside the ELF file
+# Either file works as btf_custom_path. The types bpfrt's own contexts use
+# (struct pt_regs, struct trace_entry) need no file.
+BPFRT_HOST_BTF_CFLAGS := -g

@@ -19,3 +19,15 @@ $(BUILD)/tests/progs/maps_nobtf.bpf.o: tests/progs/maps.bpf.c
 $(BUILD)/tests/test_verifier: $(BUILD)/tests/verifier/vsupport.o
 $(BUILD)/tests/test_verifier_fuzz $(BUILD)/tests/test_verifier_linux_diff: \
 	$(BUILD)/tests/verifier/vsupport.o $(BUILD)/tests/verifier/vgen.o
+
+# CO-RE (tests/test_core.c): two builds of a host program's struct, each
+# with the BTF pahole generates from its DWARF, the recipe of
+# mk/bpfrt-host.mk. Without pahole the .btf files are missing and the test
+# skips, saying so.
+CORE_HOSTS := $(BUILD)/tests/core/host_v1.o $(BUILD)/tests/core/host_v2.o
+PAHOLE ?= $(shell command -v pahole 2>/dev/null)
+$(BUILD)/tests/core/%.o: tests/core/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -g -c $< -o $@
+	$(if $(PAHOLE),$(PAHOLE) --btf_encode_detached=$(@:.o=.btf) $@,@echo "no pahole: $(@:.o=.btf) not made")
+$(BUILD)/tests/test_core: $(CORE_HOSTS)

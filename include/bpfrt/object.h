@@ -34,8 +34,21 @@ struct bpfrt_env;
 struct bpfrt_object_open_opts {
 	size_t sz;         /* sizeof(struct bpfrt_object_open_opts) */
 	const char *name;  /* object name; default: file name */
+	/* Kernel config lines ("CONFIG_X=y\n...") for the object's __kconfig
+	 * externs, taking precedence over the running kernel's config (read
+	 * from /boot/config-RELEASE or /proc/config.gz), as libbpf's kconfig
+	 * option. A CONFIG_ extern found in neither is 0 if __weak, else the
+	 * open fails naming it; LINUX_KERNEL_VERSION is uname's release. */
+	const char *kconfig;
+	/* CO-RE target BTF (libbpf's btf_custom_path): the types the
+	 * object's preserve_access_index relocations are resolved against,
+	 * a raw BTF file or an ELF file with a .BTF section, e.g. a host
+	 * build's object after `pahole -J` (mk/bpfrt-host.mk). Searched
+	 * before the kernel-layout types bpfrt provides (struct pt_regs,
+	 * struct trace_entry); NULL: those only. */
+	const char *btf_custom_path;
 };
-#define bpfrt_object_open_opts__last_field name
+#define bpfrt_object_open_opts__last_field btf_custom_path
 
 struct bpfrt_object_load_opts {
 	size_t sz;         /* sizeof(struct bpfrt_object_load_opts) */

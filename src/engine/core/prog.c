@@ -30,6 +30,8 @@ static int use_prog_arrays(struct bpfrt_prog *prog)
 	return 0;
 }
 
+static int neutralize_core_poisons(struct bpfrt_prog *prog);
+
 int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_insn *insns,
 				   size_t insn_cnt, const struct bpfrt_prepare *how)
 {
@@ -60,6 +62,8 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 	prog->ctx_size = 0;
 	if (!err && how->verify)
 		err = bpfrt_verify(prog, how->verify, true);
+	if (!err && prog->core_poison_cnt)
+		err = neutralize_core_poisons(prog);
 	/* the host decides the private stack (core/stack_abi.h); without
 	 * one there are none */
 	prog->privstack = false;
@@ -165,6 +169,63 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 	return 0;
 }
 
+int bpfrt_prog_add_core_poison(struct bpfrt_prog *prog, uint32_t insn, const char *msg)
+{
+	struct bpfrt_core_poison *n = realloc(prog->core_poisons,
+					      (prog->core_poison_cnt + 1) * sizeof(*n));
+
+	if (!n)
+		return bpfrt_err(-ENOMEM, "%s: out of memory", prog->name);
+	prog->core_poisons = n;
+	n[prog->core_poison_cnt].insn = insn;
+	n[prog->core_poison_cnt].msg = strdup(msg);
+	if (!n[prog->core_poison_cnt].msg)
+		return bpfrt_err(-ENOMEM, "%s: out of memory", prog->name);
+	prog->core_poison_cnt++;
+	return 0;
+}
+
+void bpfrt_prog_clear_core_poisons(struct bpfrt_prog *prog)
+{
+	for (uint32_t i = 0; i < prog->core_poison_cnt; i++)
+		free(prog->core_poisons[i].msg);
+	free(prog->core_poisons);
+	prog->core_poisons = NULL;
+	prog->core_poison_cnt = 0;
+}
+
+const char *bpfrt_prog_core_poison(const struct bpfrt_prog *prog, uint32_t insn)
+{
+	for (uint32_t i = 0; i < prog->core_poison_cnt; i++)
+		if (prog->core_poisons[i].insn == insn)
+			return prog->core_poisons[i].msg;
+	return NULL;
+}
+
+/* A verified program's poisoned CO-RE instructions are dead code (the
+ * verifier refuses any it reaches): no-ops from here on, so that the JIT
+ * and the interpreter never see the poison. A trusted load has no such
+ * proof: refused, naming the relocation. */
+static int neutralize_core_poisons(struct bpfrt_prog *prog)
+{
+	for (uint32_t i = 0; i < prog->insn_cnt; i++) {
+		struct bpf_insn *insn = &prog->insns[i];
+
+		if (insn->code != (BPF_JMP | BPF_CALL) || insn->imm != BPFRT_CORE_POISON ||
+		    insn->src_reg)
+			continue;
+		if (!prog->verified) {
+			const char *why = bpfrt_prog_core_poison(prog, i);
+
+			return bpfrt_err(-EINVAL, "%s: insn %u: %s; a trusted load is not verified, "
+					 "so the instruction cannot be proven dead", prog->name, i,
+					 why ? why : "poisoned CO-RE relocation");
+		}
+		*insn = (struct bpf_insn){ .code = BPF_JMP | BPF_JA };
+	}
+	return 0;
+}
+
 static void prog_destroy(struct bpfrt_prog *prog)
 {
 	struct bpfrt_object *obj = prog->obj;
@@ -173,6 +234,7 @@ static void prog_destroy(struct bpfrt_prog *prog)
 	free(prog->map_refs);
 	free(prog->lines);
 	free(prog->lines_pool);
+	bpfrt_prog_clear_core_poisons(prog);
 	free(prog->sec_name);
 	free(prog->attach_target);
 	bpfrt_env_put(prog->env);

@@ -77,6 +77,11 @@ struct bpfrt_prog {
 	char *sec_name;
 	char *attach_target;
 	int kind;               /* enum bpfrt_prog_kind */
+	/* CO-RE relocations the loader could not resolve: the instructions
+	 * it poisoned (BPFRT_CORE_POISON) and why, for the verifier's message
+	 * if a path reaches one */
+	struct bpfrt_core_poison *core_poisons;
+	uint32_t core_poison_cnt;
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
 	/* line info sorted by insn, NULL/0 without BTF; pool holds the text */
@@ -122,6 +127,22 @@ struct bpfrt_prog {
 	uint32_t privstack_threads;
 	_Atomic uint64_t privstack_faults;
 };
+
+/* libbpf's poison for an unresolvable CO-RE relocation: `call 0xbad2310`
+ * ("bad relo"); the validator lets it stand, the verifier refuses it on
+ * any path that reaches it, and a verified program has it replaced by a
+ * no-op (it is dead code). */
+#define BPFRT_CORE_POISON 0xbad2310
+
+struct bpfrt_core_poison {
+	uint32_t insn;
+	char *msg;
+};
+
+int bpfrt_prog_add_core_poison(struct bpfrt_prog *prog, uint32_t insn, const char *msg);
+void bpfrt_prog_clear_core_poisons(struct bpfrt_prog *prog);
+/* The message of the poisoned instruction at insn, NULL if none. */
+const char *bpfrt_prog_core_poison(const struct bpfrt_prog *prog, uint32_t insn);
 
 /* What one bpfrt_prog_prepare call does (arguments of that call only). */
 struct bpfrt_prepare {

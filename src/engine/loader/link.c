@@ -125,6 +125,45 @@ static void set_imm64(struct bpf_insn *insn, uint64_t v)
 	insn[1].imm = (int32_t)(uint32_t)(v >> 32);
 }
 
+/* lddw of an extern (loader/externs.c says what each one means here). */
+static int reloc_extern(struct linker *l, size_t at, const char *name, const char *what)
+{
+	struct bpfrt_object *obj = l->obj;
+	const struct obj_extern *e = obj_find_extern(obj, name);
+	struct bpf_insn *insn = &l->out[at];
+
+	if (!e)
+		return bpfrt_err(-ENOENT, "%s: %s: undefined (an extern map or variable that "
+				 "no section of this object defines)", obj->name, what);
+	if (e->kconfig) {
+		struct obj_map *m = &obj->maps[obj->kconfig_map];
+		uint64_t off = e->off + (uint32_t)insn->imm;
+		char *base = bpfrt_map_value_ptr(m->map, 0);
+
+		if (insn->src_reg || insn[1].imm || off >= m->value_size || !base)
+			return bpfrt_err(-EINVAL, "%s: %s: bad reference to extern (kconfig) %s",
+					 obj->name, what, name);
+		set_imm64(insn, (uintptr_t)(base + off));
+		return add_ref(l, at, BPF_PSEUDO_MAP_VALUE, m->map, (uint32_t)off);
+	}
+	/* bpf_ksym_exists(): a registered kfunc is there (1), a __weak one
+	 * that is not, or a __weak kernel variable, is not (0) */
+	if (e->func && bpfrt_env_kfunc_id(l->env, name) >= 0) {
+		set_imm64(insn, 1);
+		insn->src_reg = 0;
+		return 0;
+	}
+	if (e->weak) {
+		set_imm64(insn, 0);
+		insn->src_reg = 0;
+		return 0;
+	}
+	return bpfrt_err(-ENOENT, "%s: %s: extern (ksym) %s: %s", obj->name, what, name,
+			 e->func ? "kfunc not registered by the host" :
+			 "a kernel variable, which this process does not have (declare it __weak "
+			 "to read it as absent)");
+}
+
 static int reloc_lddw(struct linker *l, size_t at, const GElf_Sym *sym, const char *what)
 {
 	struct bpfrt_object *obj = l->obj;
@@ -134,22 +173,8 @@ static int reloc_lddw(struct linker *l, size_t at, const GElf_Sym *sym, const ch
 	if (!insn_is_lddw(insn) || at + 1 >= l->cnt)
 		return bpfrt_err(-EINVAL, "%s: %s: 64-bit relocation on an instruction that is not lddw",
 				 obj->name, what);
-	if (sym->st_shndx == SHN_UNDEF && obj->kconfig_map >= 0 &&
-	    obj_kconfig_slot(obj_sym_name(obj, sym)) >= 0) {
-		struct obj_map *m = &obj->maps[obj->kconfig_map];
-		uint64_t off = 8 * (uint64_t)obj_kconfig_slot(obj_sym_name(obj, sym)) +
-			       (uint32_t)insn->imm;
-		char *base = bpfrt_map_value_ptr(m->map, 0);
-
-		if (insn->src_reg || insn[1].imm || off >= m->value_size || !base)
-			return bpfrt_err(-EINVAL, "%s: %s: bad reference to a __kconfig extern",
-					 obj->name, what);
-		set_imm64(insn, (uintptr_t)(base + off));
-		return add_ref(l, at, BPF_PSEUDO_MAP_VALUE, m->map, (uint32_t)off);
-	}
 	if (sym->st_shndx == SHN_UNDEF)
-		return bpfrt_err(-ENOENT, "%s: %s: undefined (an extern map or variable that "
-				 "no section of this object defines)", obj->name, what);
+		return reloc_extern(l, at, obj_sym_name(obj, sym), what);
 	if (sym->st_shndx >= obj->sec_cnt)
 		return bpfrt_err(-EINVAL, "%s: %s: symbol in section %u, which does not exist",
 				 obj->name, what, (unsigned)sym->st_shndx);
@@ -329,6 +354,12 @@ int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpfrt_env *e
 	/* Appending inside the loop grows range_cnt: a worklist. */
 	for (size_t i = 0; !err && i < l.range_cnt; i++)
 		err = relocate_range(&l, i);
+	/* CO-RE last: the ranges are final, and a poisoned lddw must not be
+	 * mistaken for a map reference above */
+	bpfrt_prog_clear_core_poisons(op->prog);
+	for (size_t i = 0; !err && i < l.range_cnt; i++)
+		err = obj_core_relocate(obj, l.ranges[i].sec, l.ranges[i].start, l.ranges[i].len,
+					l.out, l.ranges[i].pos, l.cnt, op->prog);
 	if (!err)
 		obj_line_info(obj, l.ranges, l.range_cnt, op->prog);
 	free(l.ranges);

@@ -145,9 +145,10 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			/* libbpf: a map-in-map's value is the inner map's fd */
 			if (!err && !m->value_size)
 				m->value_size = 4;
-		} else if (!strcmp(mn, "inner_map") || !strcmp(mn, "pinning") ||
-			   !strcmp(mn, "numa_node"))
-			err = !strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ? 0 : -EOPNOTSUPP;
+		} else if (!strcmp(mn, "pinning"))
+			err = member_uint(obj->btf, mem, &m->pinning);
+		else if (!strcmp(mn, "inner_map") || !strcmp(mn, "numa_node"))
+			err = !strcmp(mn, "numa_node") ? 0 : -EOPNOTSUPP;
 		else
 			err = -EINVAL;
 		if (err == -ELOOP)
@@ -170,6 +171,14 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 		if (!m->max_entries)
 			m->max_entries = (uint32_t)bpfrt_num_possible_cpus();
 	}
+	/* libbpf's LIBBPF_PIN_NONE and LIBBPF_PIN_BY_NAME; anything else it
+	 * refuses. Pinning shares a map through bpffs with other processes;
+	 * bpfrt's maps live in this process only, so a pinned map is an
+	 * ordinary one here (nothing is written to or reused from a
+	 * filesystem). */
+	if (m->pinning > 1)
+		return bpfrt_err(-EINVAL, "%s: map %s: unknown pinning value %u (0: none, "
+				 "1: by name)", obj->name, name, m->pinning);
 	return 0;
 }
 

@@ -114,6 +114,8 @@ static int read_sections(struct bpfrt_object *obj)
 				return bpfrt_err(-EINVAL, "%s: section %s: no data", obj->path, s->name);
 		}
 		s->kind = classify(s->name, &s->shdr);
+		if (!strcmp(s->name, ".BTF.ext"))
+			obj->btf_ext_data = s->data;
 		if (!strcmp(s->name, ".BTF")) {
 			obj->has_btf_sec = true;
 			obj->btf_data = s->data;
@@ -225,7 +227,8 @@ static int object_new(const char *path, const char *default_name,
 
 /* Reads what obj->elf holds: sections, BTF, programs, maps. Closes obj on
  * failure. */
-static int object_read_elf(struct bpfrt_object *obj, struct bpfrt_object **out)
+static int object_read_elf(struct bpfrt_object *obj, const struct bpfrt_object_open_opts *opts,
+			   struct bpfrt_object **out)
 {
 	const char *path = obj->path;
 	int err;
@@ -270,7 +273,9 @@ static int object_read_elf(struct bpfrt_object *obj, struct bpfrt_object **out)
 	if (!err)
 		err = obj_collect_data_maps(obj);
 	if (!err)
-		err = obj_collect_kconfig(obj);
+		err = obj_collect_externs(obj, OPTS_GET(opts, kconfig, NULL));
+	if (!err)
+		err = obj_core_open(obj, OPTS_GET(opts, btf_custom_path, NULL));
 	if (err)
 		goto fail;
 	*out = obj;
@@ -303,7 +308,7 @@ int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opt
 		return err;
 	}
 	obj->elf = elf_begin(obj->fd, ELF_C_READ_MMAP, NULL);
-	return object_read_elf(obj, out);
+	return object_read_elf(obj, opts, out);
 }
 
 int bpfrt_object_open_mem(const void *buf, size_t size, const struct bpfrt_object_open_opts *opts,
@@ -331,7 +336,7 @@ int bpfrt_object_open_mem(const void *buf, size_t size, const struct bpfrt_objec
 	}
 	memcpy(obj->image, buf, size);
 	obj->elf = elf_memory(obj->image, size);
-	return object_read_elf(obj, out);
+	return object_read_elf(obj, opts, out);
 }
 
 static int create_maps(struct bpfrt_object *obj)
@@ -364,6 +369,10 @@ static int create_maps(struct bpfrt_object *obj)
 		bpfrt_map_free(tmpl);
 		if (err)
 			return obj_err_wrap(err, "%s: map %s", obj->name, m->name);
+		if (m->map_extra && m->type != BPF_MAP_TYPE_BLOOM_FILTER)
+			return bpfrt_err(-EINVAL, "%s: map %s: map_extra %llu: only bloom filter maps "
+					 "take it (Linux's rule)", obj->name, m->name,
+					 (unsigned long long)m->map_extra);
 		if (m->init) {
 			void *v = bpfrt_map_value_ptr(m->map, 0);
 
@@ -461,6 +470,7 @@ static void object_free(struct bpfrt_object *obj)
 		}
 	}
 	free(obj->maps);
+	obj_free_externs(obj);
 	free(obj->name);
 	free(obj->path);
 	free(obj);
@@ -499,6 +509,7 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 	obj->secs = NULL;
 	btf__free(obj->btf);
 	obj->btf = NULL;
+	obj_core_close(obj);
 	if (obj->elf)
 		elf_end(obj->elf);
 	obj->elf = NULL;

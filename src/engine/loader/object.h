@@ -41,11 +41,22 @@ struct obj_map {
 	 * initial slots (.values = { [i] = &m }) */
 	struct obj_map *inner;
 	size_t values_off;
+	uint32_t pinning;    /* LIBBPF_PIN_NONE or _BY_NAME: accepted, no effect (maps_def.c) */
 	size_t sec_idx;      /* section of the definition */
 	size_t sec_off;      /* offset of the definition (or 0 for data maps) */
 	void *init;          /* SEC_DATA: initial image (value_size bytes) */
 	bool freeze;         /* read-only data: frozen at load, after init */
 	struct bpfrt_map *map; /* created at load */
+};
+
+/* An extern variable or kfunc the object names (loader/externs.c). */
+struct obj_extern {
+	char *name;
+	bool kconfig;        /* .kconfig: a value in the ".kconfig" map at off */
+	bool weak;
+	bool func;           /* .ksyms: a kfunc (else a typed kernel variable) */
+	uint32_t off, size;
+	uint32_t type_id;    /* its BTF type */
 };
 
 struct obj_prog {
@@ -65,6 +76,9 @@ struct bpfrt_object {
 	struct btf *btf;
 	bool has_btf_sec;    /* a .BTF section exists (btf NULL: unparsable) */
 	Elf_Data *btf_data;  /* its contents, if it has any */
+	Elf_Data *btf_ext_data; /* .BTF.ext (func/line info, CO-RE relocations) */
+	struct btf *core_btf;     /* CO-RE target: the open's btf_custom_path, or NULL */
+	struct btf *core_builtin; /* CO-RE target: the kernel-layout types bpfrt provides */
 	int btf_err;         /* why btf__parse_elf failed (negative errno) */
 	size_t shstrndx;
 	struct obj_sec *secs;
@@ -76,7 +90,9 @@ struct bpfrt_object {
 	size_t prog_cnt;
 	struct obj_map *maps;
 	size_t map_cnt;
-	int kconfig_map;     /* index in maps of ".kconfig", or -1 (kconfig.c) */
+	struct obj_extern *externs;
+	size_t extern_cnt;
+	int kconfig_map;     /* index of the ".kconfig" map, -1 if none */
 	bool loaded;
 	bool load_attempted; /* set (atomically) by the first bpfrt_object_load */
 	/* Lifetime of the maps (and of this struct): 1 for the caller's
@@ -97,12 +113,21 @@ int obj_collect_map_defs(struct bpfrt_object *obj);
 /* Fills map-in-map slots from .values initialisers (after every map is
  * created); loader/maps_def.c. */
 int obj_init_map_slots(struct bpfrt_object *obj);
+/* __kconfig and __ksym externs (and the ".kconfig" map); kconfig: the
+ * open's config lines or NULL. loader/externs.c. */
+int obj_collect_externs(struct bpfrt_object *obj, const char *kconfig);
+const struct obj_extern *obj_find_extern(const struct bpfrt_object *obj, const char *name);
+void obj_free_externs(struct bpfrt_object *obj);
 /* Global-data maps from the .data, .rodata and .bss sections. */
 int obj_collect_data_maps(struct bpfrt_object *obj);
-/* The ".kconfig" map of the __kconfig externs the object uses, and an
- * extern's slot in it (-1: not a known kconfig name); loader/kconfig.c. */
-int obj_collect_kconfig(struct bpfrt_object *obj);
-int obj_kconfig_slot(const char *name);
+/* CO-RE (loader/core_relo.c): the target BTFs (btf_path may be NULL),
+ * and the relocations of instructions [start, start + len) of section sec,
+ * copied to out at pos; unresolvable ones poison the instruction and
+ * record why in prog (for the verifier's message). */
+int obj_core_open(struct bpfrt_object *obj, const char *btf_path);
+void obj_core_close(struct bpfrt_object *obj);
+int obj_core_relocate(struct bpfrt_object *obj, size_t sec, size_t start, size_t len,
+		      struct bpf_insn *out, size_t pos, size_t out_cnt, struct bpfrt_prog *prog);
 /* Links programs with their .text subprograms and resolves relocations
  * into a fresh instruction array, kfuncs by name in env (NULL: the
  * default environment); loader/link.c. */

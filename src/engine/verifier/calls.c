@@ -545,6 +545,15 @@ int vdo_call(struct venv *env, const struct bpf_insn *insn)
 		env->insn = env->prog->subprogs[sp].start;
 		return 1;
 	}
+	if (insn->imm == BPFRT_CORE_POISON) {
+		/* the loader's CO-RE poison (loader/core_relo.c), on a walked path */
+		const char *why = bpfrt_prog_core_poison(env->prog, env->insn);
+
+		if (why)
+			return verr(env, "%s", why);
+	}
+	if (!bpfrt_prog_helper(env->prog, (uint32_t)insn->imm))
+		return verr(env, "invalid func unknown#%d", insn->imm);
 	return do_helper_call(env, insn->imm);
 }
 

@@ -183,6 +183,10 @@ static int check_helper_call(struct vctx *v, uint32_t pc, const struct bpf_insn 
 {
 	const char *name = bpfrt_linux_helper_name(insn->imm);
 
+	/* a poisoned CO-RE relocation: the verifier refuses it where a path
+	 * reaches it (libbpf's rule: dead code may keep it) */
+	if (insn->imm == BPFRT_CORE_POISON && bpfrt_prog_core_poison(v->prog, pc))
+		return 0;
 	if (bpfrt_prog_helper(v->prog, (uint32_t)insn->imm))
 		return 0;
 	if (insn->imm >= BPFRT_KFUNC_ID_BASE && insn->imm < BPFRT_MAX_HELPER_ID)
@@ -837,6 +841,11 @@ static int check_uninit_regs(struct vctx *v)
 		v->flags[pc] &= (uint8_t)~F_QUEUED;
 		bpfrt_insn_reg_use(prog, &v->insns[pc], &u);
 		out = (uint16_t)((in[pc] & ~u.kill) | u.def);
+		/* past a poisoned CO-RE relocation nothing runs (the verifier
+		 * refuses a path that reaches it): no register is missing there */
+		if (v->insns[pc].code == (BPF_JMP | BPF_CALL) && v->insns[pc].imm == BPFRT_CORE_POISON &&
+		    bpfrt_prog_core_poison(prog, pc))
+			out = 0xffff;
 		k = bpfrt_insn_successors(v->insns, pc, succ);
 		for (unsigned i = 0; i < k; i++) {
 			uint32_t t = succ[i];
