@@ -214,9 +214,9 @@ TEST(oversized_key)
 
 TEST(unsupported_program_type_named)
 {
-	EXPECT_FAIL(tl_prog_path("bad_prog_type.bpf.o"), -EOPNOTSUPP, "in_lsm_section",
-		    "section 'lsm/file_open' makes it a BPF_PROG_TYPE_LSM program, which is not "
-		    "supported");
+	EXPECT_FAIL(tl_prog_path("bad_prog_type.bpf.o"), -EOPNOTSUPP, "in_odd_section",
+		    "section 'cgroup/connect4/extra' is not one of libbpf's names for "
+		    "BPF_PROG_TYPE_CGROUP_SOCK_ADDR programs");
 }
 
 TEST(unknown_section_name)

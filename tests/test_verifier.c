@@ -235,6 +235,8 @@ static int verify_objects_in(const char *dir, int *cnt)
 			bool unsafe = !strncmp(e->d_name, "unsafe_", 7) &&
 				      !(nlen >= 3 && !strcmp(name + nlen - 3, "_ok"));
 
+			if (!bpfrt_prog_autoload(p))
+				continue; /* '?' in its SEC() name: never loaded */
 			(*cnt)++;
 			if (unsafe && !bpfrt_prog_verify(p, &vo)) {
 				bad++;

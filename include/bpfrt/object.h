@@ -105,6 +105,16 @@ BPFRT_API struct bpfrt_prog *bpfrt_object_find_prog(const struct bpfrt_object *o
 						     const char *name);
 BPFRT_API const char *bpfrt_prog_section(const struct bpfrt_prog *prog);
 BPFRT_API enum bpfrt_prog_kind bpfrt_prog_kind(const struct bpfrt_prog *prog);
+/* Whether bpfrt_object_load loads the program (libbpf's
+ * bpf_program__autoload): true unless its SEC() name starts with '?'.
+ * Set before the load (-EBUSY after it); a program not loaded is
+ * refused by runs and attach as not loaded. */
+BPFRT_API int bpfrt_prog_set_autoload(struct bpfrt_prog *prog, bool autoload);
+BPFRT_API bool bpfrt_prog_autoload(const struct bpfrt_prog *prog);
+/* The SEC() name is a sleepable variant (".s": lsm.s, fentry.s, uprobe.s,
+ * ...). bpfrt runs every program where it may block, so it changes
+ * nothing here but what the program says of itself. */
+BPFRT_API bool bpfrt_prog_sleepable(const struct bpfrt_prog *prog);
 /* Attach target from the section name ("syscalls/sys_enter_getpgid" for
  * tp/syscalls/sys_enter_getpgid), "" if none. */
 BPFRT_API const char *bpfrt_prog_attach_target(const struct bpfrt_prog *prog);

@@ -56,6 +56,39 @@ enum bpfrt_prog_kind {
 	BPFRT_PROG_SOCKET,         /* socket */
 	BPFRT_PROG_XDP,            /* xdp */
 	BPFRT_PROG_SYSCALL,        /* syscall */
+	/* Kinds below run here through test runs but attach nowhere in this
+	 * process (their hooks are other processes' or the kernel's). */
+	BPFRT_PROG_KPROBE_MULTI,   /* kprobe.multi/GLOB, kretprobe.multi/, kprobe.session/ */
+	BPFRT_PROG_UPROBE_MULTI,   /* uprobe.multi/PATH:GLOB, uretprobe.multi/, uprobe.session/ */
+	BPFRT_PROG_USDT,           /* usdt/PATH:PROVIDER:NAME */
+	BPFRT_PROG_KSYSCALL,       /* ksyscall/NAME, kretsyscall/NAME */
+	BPFRT_PROG_PERF_EVENT,     /* perf_event: struct bpf_perf_event_data */
+	/* Kinds whose context only a kernel makes: they load and verify with
+	 * the kernel's context rules; runs and attach are refused, naming the
+	 * kind (bpfrt_prog_kind_info()->runs is false). */
+	BPFRT_PROG_SCHED_CLS,      /* tc, tcx/ingress, classifier, netkit/...: __sk_buff */
+	BPFRT_PROG_SCHED_ACT,      /* action: __sk_buff */
+	BPFRT_PROG_CGROUP_SKB,     /* cgroup_skb/ingress, cgroup_skb/egress, cgroup/skb */
+	BPFRT_PROG_CGROUP_SOCK,    /* cgroup/sock_create, ..., cgroup/post_bind4: bpf_sock */
+	BPFRT_PROG_CGROUP_SOCK_ADDR, /* cgroup/bind4, connect6, sendmsg4, ...: bpf_sock_addr */
+	BPFRT_PROG_CGROUP_SYSCTL,  /* cgroup/sysctl: bpf_sysctl */
+	BPFRT_PROG_CGROUP_SOCKOPT, /* cgroup/getsockopt, cgroup/setsockopt: bpf_sockopt */
+	BPFRT_PROG_CGROUP_DEVICE,  /* cgroup/dev: bpf_cgroup_dev_ctx */
+	BPFRT_PROG_SOCK_OPS,       /* sockops: bpf_sock_ops */
+	BPFRT_PROG_SK_SKB,         /* sk_skb, sk_skb/stream_parser, ...: __sk_buff */
+	BPFRT_PROG_SK_MSG,         /* sk_msg: sk_msg_md */
+	BPFRT_PROG_SK_LOOKUP,      /* sk_lookup: bpf_sk_lookup */
+	BPFRT_PROG_SK_REUSEPORT,   /* sk_reuseport, sk_reuseport/migrate: sk_reuseport_md */
+	BPFRT_PROG_FLOW_DISSECTOR, /* flow_dissector: __sk_buff */
+	BPFRT_PROG_LWT,            /* lwt_in, lwt_out, lwt_xmit, lwt_seg6local: __sk_buff */
+	BPFRT_PROG_LIRC_MODE2,     /* lirc_mode2: one u32 sample */
+	BPFRT_PROG_LSM,            /* lsm/HOOK, lsm.s/HOOK, lsm_cgroup/HOOK: the hook's u64 args */
+	BPFRT_PROG_ITER,           /* iter/NAME, iter.s/NAME: struct bpf_iter__NAME */
+	BPFRT_PROG_STRUCT_OPS,     /* struct_ops/NAME: the operation's u64 args */
+	BPFRT_PROG_NETFILTER,      /* netfilter: struct bpf_nf_ctx */
+	BPFRT_PROG_FEXIT_MULTI,    /* fexit.multi/GLOB, fsession.multi/GLOB */
+	BPFRT_PROG_FSESSION,       /* fsession/FUNC */
+	BPFRT_PROG_EXT,            /* freplace/FUNC: refused at load (a kernel program's function) */
 };
 
 /* What a program kind is, from the one table the loader, verifier,
@@ -71,6 +104,11 @@ struct bpfrt_prog_kind_info {
 	bool packet;        /* test runs take a packet (data_in): xdp, socket */
 	bool ctx_writable;  /* the context is the caller's memory, written back (ctx_out) */
 	bool attachable;    /* bpfrt_prog_attach attaches it in this process */
+	/* bpfrt runs it (bpfrt_prog_run, test runs); false for the kinds
+	 * whose context only a kernel builds: they load and verify, and a
+	 * run is refused (-EOPNOTSUPP) naming the kind */
+	bool runs;
+	const char *ctx_type; /* the context r1 points to: "struct __sk_buff", ... */
 };
 
 /* The description of kind (static, never freed; any thread), NULL for a

@@ -1,12 +1,12 @@
-/* Loader bad input: a program of a Linux program type bpfrt does not run
- * (libbpf's "lsm/" sections are BPF_PROG_TYPE_LSM). */
+/* Loader bad input: a section name in a Linux program type's family that
+ * is not one of libbpf's names (cgroup/connect4 takes no target). */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
-SEC("lsm/file_open")
-int in_lsm_section(void *ctx)
+SEC("cgroup/connect4/extra")
+int in_odd_section(void *ctx)
 {
 	return 0;
 }

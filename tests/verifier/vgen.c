@@ -2,6 +2,7 @@
 #include "vgen.h"
 #include "isa/isa.h"
 #include "maps/map.h"
+#include "core/prog_kind.h"
 #include "bpfrt/tracepoint.h"
 
 #include <bpf/bpf.h>
@@ -177,7 +178,12 @@ const char *vg_kind_name(enum bpfrt_prog_kind k)
 {
 	static const char *const names[VG_KINDS] = {
 		"unspec", "tracepoint", "raw_tp", "fentry", "fexit", "fmod_ret", "fentry.multi",
-		"kprobe", "kretprobe", "uprobe", "socket", "xdp", "syscall",
+		"kprobe", "kretprobe", "uprobe", "socket", "xdp", "syscall", "kprobe.multi",
+		"uprobe.multi", "usdt", "ksyscall", "perf_event", "tc", "action", "cgroup_skb",
+		"cgroup_sock", "cgroup_sock_addr", "cgroup_sysctl", "cgroup_sockopt", "cgroup_dev",
+		"sockops", "sk_skb", "sk_msg", "sk_lookup", "sk_reuseport", "flow_dissector",
+		"lwt", "lirc_mode2", "lsm", "iter", "struct_ops", "netfilter", "fexit.multi",
+		"fsession",
 	};
 
 	return (unsigned)k < VG_KINDS ? names[k] : "?";
@@ -204,7 +210,16 @@ static struct kctx kind_ctx(enum bpfrt_prog_kind k, uint32_t unspec_size)
 	case BPFRT_PROG_UPROBE: return (struct kctx){ 168, true };
 	case BPFRT_PROG_SOCKET: return (struct kctx){ 192, true };
 	case BPFRT_PROG_XDP: return (struct kctx){ 24, true, false, true };
-	default: return (struct kctx){ unspec_size, false };
+	case BPFRT_PROG_UNSPEC:
+	case BPFRT_PROG_SYSCALL: return (struct kctx){ unspec_size, false };
+	default: {
+		/* the kinds with fixed contexts (and the kernel's field rules,
+		 * which refuse most of what the generator tries, so that the
+		 * rules themselves are what is fuzzed) */
+		const struct bpfrt_prog_kind_desc *d = bpfrt_prog_kind_desc(k);
+
+		return (struct kctx){ d->ctx.size, d->ctx.rdonly, d->ctx.u64_only };
+	}
 	}
 }
 
@@ -1708,6 +1723,8 @@ int vg_run_checked(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind, uint64_t 
 	uint64_t len, ctx = run_ctx(kind, &len);
 	int err;
 
+	if (!bpfrt_prog_kind_info(kind)->runs)
+		return -ENOTSUP; /* verified only: a kernel's context */
 	if (!ctx)
 		return -ENOTSUP;
 	if (vg_checked_available) {
@@ -1724,6 +1741,8 @@ int vg_run_jit(struct bpfrt_prog *prog, enum bpfrt_prog_kind kind, uint64_t *r0)
 {
 	uint64_t len, ctx = run_ctx(kind, &len);
 
+	if (!bpfrt_prog_kind_info(kind)->runs)
+		return -ENOTSUP;
 	if (!ctx)
 		return -ENOTSUP;
 	return bpfrt_prog_run(prog, BPFRT_EXEC_JIT, ctx, len, r0);

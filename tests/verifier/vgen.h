@@ -23,7 +23,7 @@
 
 #define VG_MAX_INSNS 512
 #define VG_MAX_REFS  48
-#define VG_KINDS     (BPFRT_PROG_SYSCALL + 1)
+#define VG_KINDS     BPFRT_PROG_EXT /* every kind that loads (freplace is refused) */
 
 /* Maps a program may reference: tmaps indexes, plus the prog array of the
  * program's own kind (one per kind: a prog array serves one kind). */

@@ -221,6 +221,8 @@ uint64_t ctx_for(const struct vcase *c, uint64_t *len)
 {
 	static struct xdp_md_ctx xdp;
 
+	if (!bpfrt_prog_kind_info(c->kind)->runs)
+		return 0; /* verified only: its context is a kernel's */
 	memset(ctx_buf, 0, sizeof(ctx_buf));
 	*len = sizeof(ctx_buf);
 	if (c->kind == BPFRT_PROG_XDP) {

@@ -13,6 +13,13 @@ int bpfrt_exec_ctx_refused(const struct bpfrt_prog *prog, uint64_t arg1, uint64_
 			 prog->name, (unsigned long long)arg2, prog->max_ctx_access);
 }
 
+int bpfrt_exec_kind_refused(const struct bpfrt_prog *prog)
+{
+	return bpfrt_err(-EOPNOTSUPP, "prog_run: %s: kind %s cannot run here: its context (%s) "
+			 "is built only by a kernel", prog->name, bpfrt_prog_kind_str(prog->kind),
+			 bpfrt_prog_kind_info((enum bpfrt_prog_kind)prog->kind)->ctx_type);
+}
+
 int bpfrt_exec_report_abort(const struct bpfrt_prog *prog, const struct bpfrt_run_state *outer)
 {
 	const struct bpfrt_run_state copy = bpfrt_run_state, *inner = &copy;

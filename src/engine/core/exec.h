@@ -25,6 +25,8 @@
 /* A verified program's run refused for its context: the message. */
 int bpfrt_exec_ctx_refused(const struct bpfrt_prog *prog, uint64_t arg1, uint64_t arg2)
 	__attribute__((noinline, cold));
+/* A program of a kind whose context only a kernel builds: the message. */
+int bpfrt_exec_kind_refused(const struct bpfrt_prog *prog) __attribute__((noinline, cold));
 /* Reports the aborted run (-errno and bpfrt_last_error() from the abort
  * record) and puts the outer run's state back. */
 int bpfrt_exec_report_abort(const struct bpfrt_prog *prog, const struct bpfrt_run_state *outer)
@@ -42,6 +44,8 @@ static inline int bpfrt_exec_check(const struct bpfrt_prog *prog, enum bpfrt_exe
 		return bpfrt_err(-EINVAL, "prog_run: NULL argument");
 	if (__builtin_expect(!__atomic_load_n(&prog->loaded, __ATOMIC_ACQUIRE), 0))
 		return bpfrt_err(-EINVAL, "prog_run: %s is not loaded", prog->name);
+	if (__builtin_expect(prog->kernel_only, 0))
+		return bpfrt_exec_kind_refused(prog);
 	if (*mode == BPFRT_EXEC_DEFAULT)
 		*mode = prog->jit_func ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP;
 	if (*mode == BPFRT_EXEC_JIT && !prog->jit_func)

@@ -36,12 +36,17 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 				   size_t insn_cnt, const struct bpfrt_prepare *how)
 {
 	const struct bpfrt_prepare none = { 0 };
+	const struct bpfrt_prog_kind_desc *kind = bpfrt_prog_kind_desc(prog->kind);
 	int err;
 
 	if (!how)
 		how = &none;
 	if (!insns || insn_cnt == 0)
 		return bpfrt_err(-EINVAL, "%s: empty program", prog->name);
+	if (kind && kind->load_refused)
+		return bpfrt_err(-EOPNOTSUPP, "%s: kind %s cannot load here: %s", prog->name,
+				 kind->short_name, kind->load_refused);
+	prog->kernel_only = kind && !kind->info.runs;
 	if (!prog->env)
 		prog->env = bpfrt_env_hold(how->env);
 	if (prog->env == bpfrt_env_default())

@@ -77,6 +77,11 @@ struct bpfrt_prog {
 	char *sec_name;
 	char *attach_target;
 	int kind;               /* enum bpfrt_prog_kind */
+	uint8_t kind_variant;   /* enum bpfrt_kind_variant: the SEC() name's attach type */
+	uint8_t sec_flags;      /* BPFRT_SEC_* of the SEC() name (sleepable, ...) */
+	bool autoload;          /* object programs: loaded by bpfrt_object_load ('?': false) */
+	/* the kind's context only a kernel builds: runs refused (set at load) */
+	bool kernel_only;
 	/* CO-RE relocations the loader could not resolve: the instructions
 	 * it poisoned (BPFRT_CORE_POISON) and why, for the verifier's message
 	 * if a path reaches one */

@@ -10,8 +10,10 @@
 #define BPFRT_PROG_KIND_H
 
 #include "bpfrt/prog.h"
+#include "core/ctx_rules.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* How a SEC() name carries the attach target, as libbpf's section
@@ -23,9 +25,27 @@ enum bpfrt_sec_syntax {
 	BPFRT_SEC_TARGET_OPT,     /* name or name/TARGET: "uprobe", "uprobe/PATH:FUNC" */
 };
 
+/* What a SEC() name adds to its kind (libbpf's SEC_* flags). */
+#define BPFRT_SEC_SLEEPABLE  (1u << 0) /* ".s": may sleep (bpfrt runs every program as if it may) */
+#define BPFRT_SEC_XDP_FRAGS  (1u << 1) /* "xdp.frags": multi-buffer packets (one buffer here) */
+#define BPFRT_SEC_RETPROBE   (1u << 2) /* kretprobe.multi, uretprobe..., kretsyscall: on return */
+#define BPFRT_SEC_SESSION    (1u << 3) /* kprobe.session, uprobe.session: entry and return */
+
 struct bpfrt_sec_def {
 	const char *name;         /* without the '/' */
 	enum bpfrt_sec_syntax syntax;
+	uint8_t flags;            /* BPFRT_SEC_* */
+	uint8_t variant;          /* enum bpfrt_kind_variant: the context rules' attach type */
+};
+
+/* A SEC() name as the loader reads it: libbpf's leading '?' (the program
+ * is not loaded unless asked, bpf_program__set_autoload), the kind, the
+ * definition it matched and the target after it. */
+struct bpfrt_sec_parsed {
+	enum bpfrt_prog_kind kind;
+	const struct bpfrt_sec_def *def;
+	const char *target;       /* inside the name given; "" if none */
+	bool autoload;            /* false: the name started with '?' */
 };
 
 /* Where the size of a kind's context comes from. */
@@ -74,6 +94,11 @@ struct bpfrt_ctx_layout {
 	/* the fields holding addresses (xdp_md's data, data_end, data_meta)
 	 * end here: no sign-extending load below it */
 	uint16_t addr_fields_end;
+	/* the kernel's per-field rules (ctx_rules.h), NULL: every aligned
+	 * access inside [0, size) (read-only where rdonly says) */
+	bpfrt_ctx_rule_fn rule;
+	bool packet_rdonly;       /* packet pointers from it may be read, not written through */
+	bool packet_no_access;    /* ... nor read through (Linux's sock_ops) */
 };
 
 struct bpfrt_prog_kind_desc {
@@ -91,6 +116,9 @@ struct bpfrt_prog_kind_desc {
 	bool returns_zero;
 	enum bpfrt_ctx_class ctx_class;
 	enum bpfrt_test_ctx test_ctx;
+	/* non-NULL: loads of the kind are refused (-EOPNOTSUPP), for this
+	 * reason (its name is still known, so the message can say what it is) */
+	const char *load_refused;
 };
 
 /* The description of kind, NULL for a value that is no kind. */
@@ -101,6 +129,20 @@ int bpfrt_prog_kind_count(void);
 /* The kind a SEC() name says and where its attach target starts in it
  * (after the '/'; "" if none); -ENOENT if no kind has that name. */
 int bpfrt_prog_kind_from_sec(const char *sec, enum bpfrt_prog_kind *kind, const char **target);
+/* The same with everything the name says (struct bpfrt_sec_parsed). */
+int bpfrt_prog_sec_parse(const char *sec, struct bpfrt_sec_parsed *out);
+/* A uprobe, uprobe.multi or usdt target, as libbpf splits it:
+ * "PATH:FUNC[+OFF]" (uprobe; FUNC may be a glob for uprobe.multi),
+ * "PATH:PROVIDER:NAME" (usdt; then *func is the provider, *name the
+ * probe). PATH may be absolute ("uprobe//usr/lib/libc.so.6:malloc") or a
+ * library name. The parts are copied into buf (size bytes). Returns 0 or
+ * -EINVAL with bpfrt_last_error() naming what is missing. */
+struct bpfrt_probe_target {
+	const char *path, *func, *name;
+	uint64_t offset;
+};
+int bpfrt_probe_target_parse(enum bpfrt_prog_kind kind, const char *target, char *buf,
+			     size_t size, struct bpfrt_probe_target *out);
 
 /* The predicates the other modules ask, from the table (false, or
  * "unknown", for a value that is no kind). */

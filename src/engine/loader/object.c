@@ -150,8 +150,8 @@ static int read_sections(struct bpfrt_object *obj)
 static int collect_progs(struct bpfrt_object *obj)
 {
 	for (size_t i = 1; i < obj->sym_cnt; i++) {
-		enum bpfrt_prog_kind kind;
-		const char *target, *name;
+		struct bpfrt_sec_parsed sp;
+		const char *name;
 		struct obj_prog *op;
 		struct obj_sec *sec;
 		GElf_Sym sym;
@@ -165,12 +165,14 @@ static int collect_progs(struct bpfrt_object *obj)
 		if (sec->kind != SEC_PROG || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
 			continue;
 		name = obj_sym_name(obj, &sym);
-		if (bpfrt_prog_kind_from_sec(sec->name, &kind, &target)) {
+		if (bpfrt_prog_sec_parse(sec->name, &sp)) {
+			/* a Linux type's prefix in a form libbpf does not
+			 * take (a target after an exact name, ...) */
 			const char *linux_type = bpfrt_linux_prog_type_of_section(sec->name);
 
 			if (linux_type)
-				return bpfrt_err(-EOPNOTSUPP, "%s: program %s: section '%s' makes it "
-						 "a %s program, which is not supported",
+				return bpfrt_err(-EOPNOTSUPP, "%s: program %s: section '%s' is not "
+						 "one of libbpf's names for %s programs",
 						 obj->path, name, sec->name, linux_type);
 			return bpfrt_err(-EOPNOTSUPP, "%s: program %s: unknown section name '%s'",
 					 obj->path, name, sec->name);
@@ -189,9 +191,12 @@ static int collect_progs(struct bpfrt_object *obj)
 		snprintf(op->prog->name, sizeof(op->prog->name), "%s", name);
 		op->prog->obj = obj;
 		obj->refs++; /* the program holds the object's maps */
-		op->prog->kind = kind;
+		op->prog->kind = sp.kind;
+		op->prog->kind_variant = sp.def->variant;
+		op->prog->sec_flags = sp.def->flags;
+		op->prog->autoload = sp.autoload;
 		op->prog->sec_name = strdup(sec->name);
-		op->prog->attach_target = strdup(target);
+		op->prog->attach_target = strdup(sp.target);
 		if (!op->prog->sec_name || !op->prog->attach_target)
 			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->path);
 	}
@@ -414,6 +419,8 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		struct bpf_insn *insns = NULL;
 		size_t cnt = 0;
 
+		if (!prog->autoload) /* libbpf's '?' or bpfrt_prog_set_autoload(false) */
+			continue;
 		err = obj_link_prog(obj, i, OPTS_GET(opts, env, NULL), &insns, &cnt,
 				    &prog->map_refs, &prog->map_ref_cnt);
 		if (!err)
@@ -452,7 +459,8 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 	/* Only now may the programs be run, attached or slotted: until every
 	 * one of them is prepared, a failure above strips them all. */
 	for (size_t i = 0; i < obj->prog_cnt; i++)
-		bpfrt_prog_set_loaded(obj->progs[i].prog);
+		if (obj->progs[i].prog->autoload)
+			bpfrt_prog_set_loaded(obj->progs[i].prog);
 	__atomic_store_n(&obj->loaded, true, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -557,6 +565,28 @@ struct bpfrt_prog *bpfrt_object_find_prog(const struct bpfrt_object *obj, const 
 const char *bpfrt_prog_section(const struct bpfrt_prog *prog)
 {
 	return prog->sec_name ? prog->sec_name : "";
+}
+
+int bpfrt_prog_set_autoload(struct bpfrt_prog *prog, bool autoload)
+{
+	if (!prog || !prog->obj)
+		return bpfrt_err(-EINVAL, "prog_set_autoload: %s", prog ? "not an object's program"
+									 : "NULL program");
+	if (__atomic_load_n(&prog->obj->load_attempted, __ATOMIC_ACQUIRE))
+		return bpfrt_err(-EBUSY, "prog_set_autoload: %s: the object was loaded already",
+				 prog->name);
+	prog->autoload = autoload;
+	return 0;
+}
+
+bool bpfrt_prog_autoload(const struct bpfrt_prog *prog)
+{
+	return prog->autoload;
+}
+
+bool bpfrt_prog_sleepable(const struct bpfrt_prog *prog)
+{
+	return prog->sec_flags & BPFRT_SEC_SLEEPABLE;
 }
 
 enum bpfrt_prog_kind bpfrt_prog_kind(const struct bpfrt_prog *prog)

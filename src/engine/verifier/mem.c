@@ -338,6 +338,18 @@ static int check_ctx_access(struct venv *env, int regno, const struct vreg *reg,
 	    (write && env->ctx_rdonly) || (env->ctx_u64_only && at % 8))
 		return verr(env, "invalid bpf_context access off=%lld size=%u%s", (long long)at, size,
 			    write && env->ctx_rdonly ? " (context is read-only)" : "");
+	if (env->kind->ctx.rule) {
+		/* the kernel's field rules of the kind (core/ctx_rules.h) */
+		const struct bpfrt_ctx_access a = {
+			.off = (uint32_t)at, .size = size, .write = write, .sext = sext,
+			.variant = env->prog->kind_variant,
+		};
+		const char *why = env->kind->ctx.rule(&a);
+
+		if (why)
+			return verr(env, "invalid bpf_context access off=%lld size=%u (%s: %s)",
+				    (long long)at, size, env->kind->info.ctx_type, why);
+	}
 	if ((uint32_t)at + size > env->max_ctx_access)
 		env->max_ctx_access = (uint32_t)at + size;
 	if (dst)
@@ -438,6 +450,13 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 	case PTR_TO_CTX:
 		return check_ctx_access(env, regno, &reg, off, size, write, dst, sext);
 	case PTR_TO_PACKET:
+		/* Linux's per-kind direct packet access (may_access_direct_pkt_data) */
+		if (env->kind->ctx.packet_no_access)
+			return verr(env, "cannot access the packet directly in %s programs",
+				    env->kind->short_name);
+		if (write && env->kind->ctx.packet_rdonly)
+			return verr(env, "cannot write into packet (%s programs read it only)",
+				    env->kind->short_name);
 		err = check_packet_access(env, regno, &reg, off, size);
 		break;
 	case SCALAR:
@@ -491,6 +510,11 @@ int vdo_store(struct venv *env, const struct bpf_insn *insn)
 			vreg_coerce(&imm, size);
 		value = &imm;
 	}
+	/* Linux refuses immediate stores into kernel-built contexts (their
+	 * stores are rewritten from the source register) */
+	if (insn_class(insn) == BPF_ST && reg_at(env, insn->dst_reg)->type == PTR_TO_CTX &&
+	    env->kind->ctx.rule && !env->kind->ctx.rdonly)
+		return verr(env, "BPF_ST stores into R%d ctx is not allowed", insn->dst_reg);
 	switch (reg_at(env, insn->dst_reg)->type) {
 	case PTR_TO_STACK: /* a spill: the pointer stays typed */
 		break;

@@ -18,11 +18,12 @@ static const bpfrt_attach_fn attach_fns[] = {
 	[BPFRT_PROG_KPROBE]         = bpfrt_kprobe_attach_prog,
 	[BPFRT_PROG_KRETPROBE]      = bpfrt_kprobe_attach_prog,
 	[BPFRT_PROG_UPROBE]         = bpfrt_uprobe_attach_prog,
-	/* socket, xdp, syscall and unspec have no hook here */
-	[BPFRT_PROG_SYSCALL]        = NULL,
+	/* socket, xdp, syscall and unspec have no hook here, nor the kinds
+	 * after syscall (other processes' probes, the kernel's) */
+	[BPFRT_PROG_EXT]            = NULL,
 };
 
-_Static_assert(sizeof(attach_fns) / sizeof(attach_fns[0]) == BPFRT_PROG_SYSCALL + 1,
+_Static_assert(sizeof(attach_fns) / sizeof(attach_fns[0]) == BPFRT_PROG_EXT + 1,
 	       "one slot per enum bpfrt_prog_kind value");
 
 bpfrt_attach_fn bpfrt_attach_kind_fn(int kind)

@@ -354,6 +354,10 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	if (!desc)
 		return bpfrt_err(-EINVAL, "test_run: %s: kind %d is no program kind", prog->name,
 				 prog->kind);
+	if (!desc->info.runs)
+		return bpfrt_err(-EOPNOTSUPP, "test_run: %s: kind %s cannot run here: its context "
+				 "(%s) is built only by a kernel", prog->name, desc->short_name,
+				 desc->info.ctx_type);
 	packet = desc->info.packet;
 	xdp = desc->test_ctx == BPFRT_TEST_CTX_XDP_MD;
 	if (!OPTS_VALID(user, bpfrt_test_run_opts))
