@@ -29,6 +29,7 @@ static const char usage_text[] =
 		"  execmem [--no-pack] [--copies N] [FILE...]     load FILEs JIT'ed, print the prog packs and their backing (alias prog-pack)\n"
 		"  config [--markdown]                            the BPFRT_* environment variables and the values in effect (alias --help-env)\n"
 		"  features [--markdown]                          the helpers, kfuncs, map types and program kinds supported (docs/SUPPORTED.md)\n"
+		"  kinds [--markdown]                             the program kinds: SEC() names, context, loads / verifies / runs / attaches\n"
 		"  help, --help, -h                               this text\n"
 		"  --version                                      the library's version\n"
 		"FILE is raw instructions (8 bytes each), assembly (.s, .asm) or a conformance .data file;\n"
@@ -437,6 +438,8 @@ int main(int argc, char **argv)
 		return cli_config(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "features"))
 		return cli_features(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "kinds"))
+		return cli_kinds(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "--version")) {
 		printf("bpfrt %s\n", bpfrt_version());
 		return 0;

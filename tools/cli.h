@@ -14,6 +14,8 @@ int cli_gen(int argc, char **argv);
 int cli_config(int argc, char **argv);
 /* bpfrt features [--markdown] (cli_features.c) */
 int cli_features(int argc, char **argv);
+/* bpfrt kinds [--markdown] (cli_kinds.c) */
+int cli_kinds(int argc, char **argv);
 
 /* bpfrt trace [OPTIONS] OBJ -- CMD ARGS... (cli_trace.c) */
 int cli_trace(int argc, char **argv);
