@@ -117,7 +117,7 @@ static const struct sec_case {
 	{ "lirc_mode2", BPFRT_PROG_LIRC_MODE2, "" },
 	{ "flow_dissector", BPFRT_PROG_FLOW_DISSECTOR, "" },
 	{ "cgroup_skb/ingress", BPFRT_PROG_CGROUP_SKB, "" },
-	{ "cgroup_skb/egress", BPFRT_PROG_CGROUP_SKB, "" },
+	{ "cgroup_skb/egress", BPFRT_PROG_CGROUP_SKB, "", 0, BPFRT_VARIANT_SKB_EGRESS },
 	{ "cgroup/skb", BPFRT_PROG_CGROUP_SKB, "" },
 	{ "cgroup/sock_create", BPFRT_PROG_CGROUP_SOCK, "", 0, BPFRT_VARIANT_SOCK_CREATE },
 	{ "cgroup/sock_release", BPFRT_PROG_CGROUP_SOCK, "", 0, BPFRT_VARIANT_SOCK_RELEASE },
@@ -132,15 +132,15 @@ static const struct sec_case {
 	{ "cgroup/sendmsg4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_SENDMSG4 },
 	{ "cgroup/sendmsg6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_SENDMSG6 },
 	{ "cgroup/sendmsg_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX },
-	{ "cgroup/recvmsg4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4 },
-	{ "cgroup/recvmsg6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6 },
-	{ "cgroup/recvmsg_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX },
-	{ "cgroup/getpeername4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4 },
-	{ "cgroup/getpeername6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6 },
-	{ "cgroup/getpeername_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX },
-	{ "cgroup/getsockname4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4 },
-	{ "cgroup/getsockname6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6 },
-	{ "cgroup/getsockname_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX },
+	{ "cgroup/recvmsg4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4_PEER },
+	{ "cgroup/recvmsg6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6_PEER },
+	{ "cgroup/recvmsg_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX_PEER },
+	{ "cgroup/getpeername4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4_PEER },
+	{ "cgroup/getpeername6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6_PEER },
+	{ "cgroup/getpeername_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX_PEER },
+	{ "cgroup/getsockname4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4_PEER },
+	{ "cgroup/getsockname6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6_PEER },
+	{ "cgroup/getsockname_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX_PEER },
 	{ "cgroup/sysctl", BPFRT_PROG_CGROUP_SYSCTL, "" },
 	{ "cgroup/getsockopt", BPFRT_PROG_CGROUP_SOCKOPT, "", 0, BPFRT_VARIANT_GETSOCKOPT },
 	{ "cgroup/setsockopt", BPFRT_PROG_CGROUP_SOCKOPT, "", 0, BPFRT_VARIANT_SETSOCKOPT },
@@ -208,10 +208,13 @@ TEST(every_table_name_is_in_the_list)
 
 /* ---- context rules ---- */
 
+/* load flags of the next loads (BPFRT_F_ALLOW_PTR_LEAKS: privileged rules) */
+static uint32_t flags;
+
 static int load_kind(int kind, const struct bpf_insn *insns, size_t cnt, struct bpfrt_prog **p)
 {
 	struct bpfrt_prog_load_opts o = { .sz = sizeof(o), .name = "kk", .verify = true,
-					  .kind = (enum bpfrt_prog_kind)kind };
+					  .kind = (enum bpfrt_prog_kind)kind, .flags = flags };
 
 	*p = NULL;
 	return bpfrt_prog_load(insns, cnt, &o, p);
@@ -255,7 +258,7 @@ static int packet(int kind, int16_t data, int16_t end, int width, bool write)
 		ALU64_IMM(BPF_ADD, 4, 1),
 		MOV64_IMM(0, 0),
 		JMP_REG(BPF_JGT, 4, 3, 1),
-		write ? ST(BPF_B, 2, 0, 1) : LDX(BPF_B, 0, 2, 0),
+		write ? ST(BPF_B, 2, 0, 1) : LDX(BPF_B, 5, 2, 0),
 		EXIT(),
 	};
 
@@ -307,9 +310,15 @@ TEST(cgroup_skb_sk_skb_lwt_flow_dissector_contexts)
 {
 	ACCEPT(access(BPFRT_PROG_CGROUP_SKB, SKB(mark), 4, true));
 	ACCEPT(access(BPFRT_PROG_CGROUP_SKB, SKB(family), 4, false));
+	/* the packet only with the privileged rules (Linux: CAP_BPF) */
+	REFUSE(packet(BPFRT_PROG_CGROUP_SKB, SKB(data), SKB(data_end), 4, false), "unprivileged");
+	REFUSE(access(BPFRT_PROG_CGROUP_SKB, SKB(tstamp), 8, true), "unprivileged");
+	flags = BPFRT_F_ALLOW_PTR_LEAKS;
 	ACCEPT(packet(BPFRT_PROG_CGROUP_SKB, SKB(data), SKB(data_end), 4, false));
+	ACCEPT(access(BPFRT_PROG_CGROUP_SKB, SKB(tstamp), 8, true));
 	REFUSE(packet(BPFRT_PROG_CGROUP_SKB, SKB(data), SKB(data_end), 4, true),
 	       "cannot write into packet");
+	flags = 0;
 	REFUSE(access(BPFRT_PROG_CGROUP_SKB, SKB(tc_index), 4, true), "may not write");
 	REFUSE(access(BPFRT_PROG_CGROUP_SKB, SKB(tc_classid), 4, false), "cgroup skb");
 
@@ -331,6 +340,18 @@ TEST(cgroup_skb_sk_skb_lwt_flow_dissector_contexts)
 	REFUSE(access(BPFRT_PROG_FLOW_DISSECTOR, SKB(cb[0]), 4, true), "read-only");
 }
 
+/* socket filters: Linux's fields, read-only */
+TEST(socket_filter_context)
+{
+	ACCEPT(access(BPFRT_PROG_SOCKET, SKB(len), 4, false));
+	ACCEPT(access(BPFRT_PROG_SOCKET, SKB(protocol), 2, false));
+	ACCEPT(access(BPFRT_PROG_SOCKET, SKB(cb[0]), 4, false));
+	REFUSE(access(BPFRT_PROG_SOCKET, SKB(tc_classid), 4, false), "socket filter");
+	REFUSE(access(BPFRT_PROG_SOCKET, SKB(data), 4, false), "socket filter");
+	REFUSE(access(BPFRT_PROG_SOCKET, SKB(family), 4, false), "socket filter");
+	REFUSE(access(BPFRT_PROG_SOCKET, SKB(cb[0]), 4, true), "read-only");
+}
+
 TEST(socket_address_contexts)
 {
 	typedef struct bpf_sock_addr A;
@@ -346,7 +367,9 @@ TEST(socket_address_contexts)
 
 	ACCEPT(access(BPFRT_PROG_CGROUP_SOCK, offsetof(K, family), 4, false));
 	ACCEPT(access(BPFRT_PROG_CGROUP_SOCK, offsetof(K, dst_port), 2, false));
-	REFUSE(access(BPFRT_PROG_CGROUP_SOCK, offsetof(K, mark), 4, false), "sock_create");
+	/* a raw load is sock_create, as Linux loads one without an attach type */
+	ACCEPT(access(BPFRT_PROG_CGROUP_SOCK, offsetof(K, mark), 4, true));
+	REFUSE(access(BPFRT_PROG_CGROUP_SOCK, offsetof(K, src_ip4), 4, false), "post_bind4");
 	REFUSE(access(BPFRT_PROG_CGROUP_SOCK, offsetof(K, family), 4, true), "may not write");
 	REFUSE(access(BPFRT_PROG_CGROUP_SOCK, offsetof(K, dst_port) + 2, 2, false), "padding");
 
@@ -419,8 +442,10 @@ TEST(sock_ops_sk_msg_sk_lookup_sk_reuseport_contexts)
 	ACCEPT(access(BPFRT_PROG_SOCK_OPS, offsetof(O, bytes_acked), 8, false));
 	REFUSE(access(BPFRT_PROG_SOCK_OPS, offsetof(O, op), 4, true), "may not write");
 	REFUSE(access(BPFRT_PROG_SOCK_OPS, offsetof(O, family), 2, false), "width");
+	ACCEPT(packet(BPFRT_PROG_SOCK_OPS, offsetof(O, skb_data), offsetof(O, skb_data_end), 8,
+		      false));
 	REFUSE(packet(BPFRT_PROG_SOCK_OPS, offsetof(O, skb_data), offsetof(O, skb_data_end), 8,
-		      false), "cannot access the packet directly");
+		      true), "cannot write into packet");
 
 	ACCEPT(access(BPFRT_PROG_SK_MSG, offsetof(M, family), 4, false));
 	ACCEPT(packet(BPFRT_PROG_SK_MSG, offsetof(M, data), offsetof(M, data_end), 8, true));
@@ -573,4 +598,39 @@ TEST(probe_targets_are_split_as_libbpf_does)
 	      strstr(bpfrt_last_error(), "no target"), "%s", bpfrt_last_error());
 	CHECK(bpfrt_probe_target_parse(BPFRT_PROG_KPROBE, "f", buf, sizeof(buf), &t) == -EINVAL);
 	CHECK(bpfrt_probe_target_parse(BPFRT_PROG_UPROBE, "a:b", buf, 3, &t) == -ENAMETOOLONG);
+}
+
+/* Linux's return-value rules for the kinds whose verdict the kernel acts
+ * on (check_return_code): [0, 1], egress skb programs [0, 3], the
+ * peer-address hooks exactly 1. */
+TEST(return_ranges_of_the_kernel_kinds)
+{
+	const struct bpfrt_prog_kind_desc *skb = bpfrt_prog_kind_desc(BPFRT_PROG_CGROUP_SKB);
+	const struct bpfrt_prog_kind_desc *addr = bpfrt_prog_kind_desc(BPFRT_PROG_CGROUP_SOCK_ADDR);
+	int64_t lo = 9, hi = 9;
+
+	for (int r = 0; r <= 2; r++) {
+		struct bpf_insn ret[] = { MOV64_IMM(0, r), EXIT() };
+		int err = load_free(BPFRT_PROG_CGROUP_SKB, ret, ARRAY_LEN(ret));
+
+		if (r <= 1)
+			CHECK(!err, "cgroup_skb returning %d: %s", r, bpfrt_last_error());
+		else
+			CHECK(err == -EACCES && strstr(bpfrt_last_error(), "should have been in [0, 1]"),
+			      "cgroup_skb returning 2: %d %s", err, bpfrt_last_error());
+	}
+	CHECK(bpfrt_prog_kind_ret_range(skb, BPFRT_VARIANT_SKB_EGRESS, NULL, &lo, &hi) && lo == 0 &&
+	      hi == 3, "egress [%lld, %lld]", (long long)lo, (long long)hi);
+	CHECK(bpfrt_prog_kind_ret_range(addr, BPFRT_VARIANT_ADDR4_PEER, NULL, &lo, &hi) && lo == 1 &&
+	      hi == 1, "getpeername4 [%lld, %lld]", (long long)lo, (long long)hi);
+	CHECK(!bpfrt_prog_kind_ret_range(bpfrt_prog_kind_desc(BPFRT_PROG_SCHED_CLS), 0, NULL, &lo,
+					 &hi), "tc return values are the classifier's verdicts");
+	/* lsm: by hook (0 or -errno; bool hooks 0/1; void hooks anything) */
+	CHECK(bpfrt_prog_kind_ret_range(bpfrt_prog_kind_desc(BPFRT_PROG_LSM), 0, "file_open", &lo,
+					&hi) && lo == -4095 && hi == 0);
+	CHECK(bpfrt_prog_kind_ret_range(bpfrt_prog_kind_desc(BPFRT_PROG_LSM), 0, "audit_rule_known",
+					&lo, &hi) && lo == 0 && hi == 1);
+	CHECK(!bpfrt_prog_kind_ret_range(bpfrt_prog_kind_desc(BPFRT_PROG_LSM), 0, "task_free", &lo,
+					 &hi));
+	CHECK(bpfrt_lsm_hook_disabled("getprocattr") && !bpfrt_lsm_hook_disabled("file_open"));
 }

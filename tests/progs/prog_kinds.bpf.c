@@ -11,6 +11,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define KIND_PROG(sec, fn) SEC(sec) int fn(void *ctx) { return 0; }
+/* the peer-address hooks must return 1 (Linux's return-value rule) */
+#define KIND_PROG1(sec, fn) SEC(sec) int fn(void *ctx) { return 1; }
 
 KIND_PROG("tp", tp_bare_prog)
 KIND_PROG("tp/kinds/tp_event", tp_prog)
@@ -136,15 +138,15 @@ KIND_PROG("cgroup/connect_unix", cgroup_connect_unix_bare_prog)
 KIND_PROG("cgroup/sendmsg4", cgroup_sendmsg4_bare_prog)
 KIND_PROG("cgroup/sendmsg6", cgroup_sendmsg6_bare_prog)
 KIND_PROG("cgroup/sendmsg_unix", cgroup_sendmsg_unix_bare_prog)
-KIND_PROG("cgroup/recvmsg4", cgroup_recvmsg4_bare_prog)
-KIND_PROG("cgroup/recvmsg6", cgroup_recvmsg6_bare_prog)
-KIND_PROG("cgroup/recvmsg_unix", cgroup_recvmsg_unix_bare_prog)
-KIND_PROG("cgroup/getpeername4", cgroup_getpeername4_bare_prog)
-KIND_PROG("cgroup/getpeername6", cgroup_getpeername6_bare_prog)
-KIND_PROG("cgroup/getpeername_unix", cgroup_getpeername_unix_bare_prog)
-KIND_PROG("cgroup/getsockname4", cgroup_getsockname4_bare_prog)
-KIND_PROG("cgroup/getsockname6", cgroup_getsockname6_bare_prog)
-KIND_PROG("cgroup/getsockname_unix", cgroup_getsockname_unix_bare_prog)
+KIND_PROG1("cgroup/recvmsg4", cgroup_recvmsg4_bare_prog)
+KIND_PROG1("cgroup/recvmsg6", cgroup_recvmsg6_bare_prog)
+KIND_PROG1("cgroup/recvmsg_unix", cgroup_recvmsg_unix_bare_prog)
+KIND_PROG1("cgroup/getpeername4", cgroup_getpeername4_bare_prog)
+KIND_PROG1("cgroup/getpeername6", cgroup_getpeername6_bare_prog)
+KIND_PROG1("cgroup/getpeername_unix", cgroup_getpeername_unix_bare_prog)
+KIND_PROG1("cgroup/getsockname4", cgroup_getsockname4_bare_prog)
+KIND_PROG1("cgroup/getsockname6", cgroup_getsockname6_bare_prog)
+KIND_PROG1("cgroup/getsockname_unix", cgroup_getsockname_unix_bare_prog)
 KIND_PROG("cgroup/sysctl", cgroup_sysctl_bare_prog)
 KIND_PROG("cgroup/getsockopt", cgroup_getsockopt_bare_prog)
 KIND_PROG("cgroup/setsockopt", cgroup_setsockopt_bare_prog)

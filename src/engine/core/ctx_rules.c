@@ -100,9 +100,10 @@ const char *bpfrt_ctx_rule_cg_skb(const struct bpfrt_ctx_access *a)
 
 	if (IN(a, S, tc_classid) || IN(a, S, data_meta) || IN(a, S, wire_len))
 		return "a cgroup skb program may not access this field";
-	/* Linux asks CAP_BPF for data, data_end and tstamp writes: bpfrt
-	 * verifies these kinds as a privileged loader would (they never run
-	 * here, so the proof is only a verdict) */
+	/* Linux asks CAP_BPF for data, data_end and tstamp writes: here
+	 * the privileged rules (BPFRT_F_ALLOW_PTR_LEAKS) */
+	if ((IN(a, S, data) || IN(a, S, data_end) || (a->write && IN(a, S, tstamp))) && !a->priv)
+		return "unprivileged programs (Linux without CAP_BPF) may not access this field";
 	if (a->write && !(IN(a, S, mark) || IN(a, S, priority) ||
 			  IN_TILL(a, S, cb[0], cb[4]) || IN(a, S, tstamp)))
 		return RDONLY;
@@ -173,7 +174,9 @@ const char *bpfrt_ctx_rule_sock(const struct bpfrt_ctx_access *a)
 {
 	typedef struct bpf_sock S;
 	const char *why = bpf_sock_common(a);
-	uint8_t v = a->variant;
+	/* Linux loads a cgroup sock program without an attach type as
+	 * sock_create (bpf_prog_load_fixup_attach_type) */
+	uint8_t v = a->variant ? a->variant : BPFRT_VARIANT_SOCK_CREATE;
 
 	if (why)
 		return why;
@@ -196,8 +199,10 @@ const char *bpfrt_ctx_rule_sock_addr(const struct bpfrt_ctx_access *a)
 {
 	typedef struct bpf_sock_addr S;
 	uint8_t v = a->variant;
-	bool ip4 = v == BPFRT_VARIANT_ADDR4 || v == BPFRT_VARIANT_SENDMSG4;
-	bool ip6 = v == BPFRT_VARIANT_ADDR6 || v == BPFRT_VARIANT_SENDMSG6;
+	bool ip4 = v == BPFRT_VARIANT_ADDR4 || v == BPFRT_VARIANT_SENDMSG4 ||
+		   v == BPFRT_VARIANT_ADDR4_PEER;
+	bool ip6 = v == BPFRT_VARIANT_ADDR6 || v == BPFRT_VARIANT_SENDMSG6 ||
+		   v == BPFRT_VARIANT_ADDR6_PEER;
 	bool wide6;
 
 	if (IN(a, S, user_ip4) && !ip4)

@@ -32,6 +32,11 @@ enum bpfrt_kind_variant {
 	BPFRT_VARIANT_ADDR_UNIX,      /* connect_unix, sendmsg_unix, ... */
 	BPFRT_VARIANT_GETSOCKOPT,
 	BPFRT_VARIANT_SETSOCKOPT,
+	/* the same fields as ADDR4, ADDR6, ADDR_UNIX; must return 1 */
+	BPFRT_VARIANT_ADDR4_PEER,     /* recvmsg4, getpeername4, getsockname4 */
+	BPFRT_VARIANT_ADDR6_PEER,
+	BPFRT_VARIANT_ADDR_UNIX_PEER,
+	BPFRT_VARIANT_SKB_EGRESS,     /* cgroup_skb/egress: may return 0-3 */
 	BPFRT_VARIANT_COUNT,
 };
 
@@ -41,6 +46,7 @@ struct bpfrt_ctx_access {
 	uint32_t off, size;
 	bool write, sext;
 	uint8_t variant;              /* enum bpfrt_kind_variant */
+	bool priv;                    /* BPFRT_F_ALLOW_PTR_LEAKS: privileged Linux's rules */
 };
 
 /* NULL if the access is allowed, else why not (for the verifier's

@@ -45,9 +45,9 @@ static const struct bpfrt_ctx_layout pt_regs_ctx = {
 	.packet_fields = { { offsetof(struct __sk_buff, data), 4, false }, \
 			   { offsetof(struct __sk_buff, data_end), 4, true } } }
 /* a context of 64-bit packet pointers at data_off and end_off */
-#define PTR_PKT_CTX(T, rulefn, ro, data_f, end_f, pkt_ro, no_access) { \
+#define PTR_PKT_CTX(T, rulefn, ro, data_f, end_f, pkt_ro) { \
 	.sizing = BPFRT_CTX_FIXED, .size = sizeof(T), .rule = rulefn, .rdonly = ro, \
-	.packet_field_cnt = 2, .packet_rdonly = pkt_ro, .packet_no_access = no_access, \
+	.packet_field_cnt = 2, .packet_rdonly = pkt_ro, \
 	.packet_fields = { { offsetof(T, data_f), 8, false }, { offsetof(T, end_f), 8, true } } }
 #define RULE_CTX(T, rulefn, ro) { \
 	.sizing = BPFRT_CTX_FIXED, .size = sizeof(T), .rule = rulefn, .rdonly = ro }
@@ -145,8 +145,10 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 			  .ctx_type = "struct __sk_buff" },
 		.short_name = "socket",
 		.secs = SECS({ "socket", BPFRT_SEC_TARGET_OPT }),
+		/* Linux's socket filter fields (no packet pointers, addresses or
+		 * tc fields); read-only here, where Linux lets cb[] be written */
 		.ctx = { .sizing = BPFRT_CTX_FIXED, .size = sizeof(struct __sk_buff),
-			 .rdonly = true },
+			 .rdonly = true, .rule = bpfrt_ctx_rule_sk_filter_skb },
 		.test_ctx = BPFRT_TEST_CTX_SK_BUFF,
 	},
 	[BPFRT_PROG_XDP] = {
@@ -241,12 +243,14 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.ctx = SKB_CTX(bpfrt_ctx_rule_tc_skb, false, false),
 	},
 	[BPFRT_PROG_CGROUP_SKB] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("cgroup_skb", "cgroup_skb", "struct __sk_buff"),
 		.secs = SECS({ "cgroup_skb/ingress", BPFRT_SEC_EXACT },
-			     { "cgroup_skb/egress", BPFRT_SEC_EXACT }, { "cgroup/skb", BPFRT_SEC_EXACT }),
+			     { "cgroup_skb/egress", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_SKB_EGRESS }, { "cgroup/skb", BPFRT_SEC_EXACT }),
 		.ctx = SKB_CTX(bpfrt_ctx_rule_cg_skb, false, true),
 	},
 	[BPFRT_PROG_CGROUP_SOCK] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("cgroup_sock", "cgroup_sock", "struct bpf_sock"),
 		.secs = SECS({ "cgroup/sock_create", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_SOCK_CREATE },
 			     { "cgroup/sock_release", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_SOCK_RELEASE },
@@ -256,6 +260,7 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.ctx = RULE_CTX(struct bpf_sock, bpfrt_ctx_rule_sock, false),
 	},
 	[BPFRT_PROG_CGROUP_SOCK_ADDR] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("cgroup_sock_addr", "cgroup_sock_addr", "struct bpf_sock_addr"),
 		.secs = SECS({ "cgroup/bind4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4 },
 			     { "cgroup/bind6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6 },
@@ -265,41 +270,45 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 			     { "cgroup/sendmsg4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_SENDMSG4 },
 			     { "cgroup/sendmsg6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_SENDMSG6 },
 			     { "cgroup/sendmsg_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX },
-			     { "cgroup/recvmsg4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4 },
-			     { "cgroup/recvmsg6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6 },
-			     { "cgroup/recvmsg_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX },
-			     { "cgroup/getpeername4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4 },
-			     { "cgroup/getpeername6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6 },
-			     { "cgroup/getpeername_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX },
-			     { "cgroup/getsockname4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4 },
-			     { "cgroup/getsockname6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6 },
-			     { "cgroup/getsockname_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX }),
+			     { "cgroup/recvmsg4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4_PEER },
+			     { "cgroup/recvmsg6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6_PEER },
+			     { "cgroup/recvmsg_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX_PEER },
+			     { "cgroup/getpeername4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4_PEER },
+			     { "cgroup/getpeername6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6_PEER },
+			     { "cgroup/getpeername_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX_PEER },
+			     { "cgroup/getsockname4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4_PEER },
+			     { "cgroup/getsockname6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6_PEER },
+			     { "cgroup/getsockname_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX_PEER }),
 		.ctx = RULE_CTX(struct bpf_sock_addr, bpfrt_ctx_rule_sock_addr, false),
 	},
 	[BPFRT_PROG_CGROUP_SYSCTL] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("cgroup_sysctl", "cgroup_sysctl", "struct bpf_sysctl"),
 		.secs = SECS({ "cgroup/sysctl", BPFRT_SEC_EXACT }),
 		.ctx = RULE_CTX(struct bpf_sysctl, bpfrt_ctx_rule_sysctl, false),
 	},
 	[BPFRT_PROG_CGROUP_SOCKOPT] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("cgroup_sockopt", "cgroup_sockopt", "struct bpf_sockopt"),
 		.secs = SECS({ "cgroup/getsockopt", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_GETSOCKOPT },
 			     { "cgroup/setsockopt", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_SETSOCKOPT }),
 		/* optval..optval_end is the packet: read and written */
 		.ctx = PTR_PKT_CTX(struct bpf_sockopt, bpfrt_ctx_rule_sockopt, false, optval,
-				   optval_end, false, false),
+				   optval_end, false),
 	},
 	[BPFRT_PROG_CGROUP_DEVICE] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("cgroup_device", "cgroup_dev", "struct bpf_cgroup_dev_ctx"),
 		.secs = SECS({ "cgroup/dev", BPFRT_SEC_EXACT }),
 		.ctx = RULE_CTX(struct bpf_cgroup_dev_ctx, bpfrt_ctx_rule_cgroup_dev, true),
 	},
 	[BPFRT_PROG_SOCK_OPS] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("sock_ops", "sockops", "struct bpf_sock_ops"),
 		.secs = SECS({ "sockops", BPFRT_SEC_EXACT }),
-		/* Linux gives no direct access through skb_data (helpers only) */
+		/* the segment between skb_data and skb_data_end: read only */
 		.ctx = PTR_PKT_CTX(struct bpf_sock_ops, bpfrt_ctx_rule_sock_ops, false, skb_data,
-				   skb_data_end, false, true),
+				   skb_data_end, true),
 	},
 	[BPFRT_PROG_SK_SKB] = {
 		KERNEL("sk_skb", "sk_skb", "struct __sk_buff"),
@@ -313,9 +322,10 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.secs = SECS({ "sk_msg", BPFRT_SEC_EXACT }),
 		/* the message may be written through data (Linux's rule) */
 		.ctx = PTR_PKT_CTX(struct sk_msg_md, bpfrt_ctx_rule_sk_msg, true, data, data_end,
-				   false, false),
+				   false),
 	},
 	[BPFRT_PROG_SK_LOOKUP] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("sk_lookup", "sk_lookup", "struct bpf_sk_lookup"),
 		.secs = SECS({ "sk_lookup", BPFRT_SEC_EXACT }),
 		.ctx = RULE_CTX(struct bpf_sk_lookup, bpfrt_ctx_rule_sk_lookup, true),
@@ -325,7 +335,7 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.secs = SECS({ "sk_reuseport/migrate", BPFRT_SEC_EXACT },
 			     { "sk_reuseport", BPFRT_SEC_EXACT }),
 		.ctx = PTR_PKT_CTX(struct sk_reuseport_md, bpfrt_ctx_rule_sk_reuseport, true, data,
-				   data_end, true, false),
+				   data_end, true),
 	},
 	[BPFRT_PROG_FLOW_DISSECTOR] = {
 		KERNEL("flow_dissector", "flow_dissector", "struct __sk_buff"),
@@ -352,6 +362,7 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.ctx = U64_SLOTS_CTX(LSM_ARGS),
 	},
 	[BPFRT_PROG_ITER] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("iter", "iter", "struct bpf_iter__NAME (kernel pointers)"),
 		.secs = SECS({ "iter", BPFRT_SEC_TARGET_OPT }, { "iter.s", BPFRT_SEC_TARGET_OPT, SLEEP }),
 		.ctx = U64_SLOTS_CTX(ITER_SLOTS),
@@ -363,6 +374,7 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		.ctx = U64_SLOTS_CTX(STRUCT_OPS_ARGS),
 	},
 	[BPFRT_PROG_NETFILTER] = {
+		.ret_checked = true, .ret_max = 1,
 		KERNEL("netfilter", "netfilter", "struct bpf_nf_ctx (kernel pointers)"),
 		.secs = SECS({ "netfilter", BPFRT_SEC_EXACT }),
 		.ctx = U64_SLOTS_CTX(NF_CTX_SIZE / 8),
@@ -501,6 +513,30 @@ int bpfrt_probe_target_parse(enum bpfrt_prog_kind kind, const char *target, char
 			return bpfrt_err(-EINVAL, "%s target '%s': bad offset after '+'", what, target);
 	}
 	return 0;
+}
+
+bool bpfrt_prog_kind_ret_range(const struct bpfrt_prog_kind_desc *d, uint8_t variant,
+				const char *target, int64_t *min, int64_t *max)
+{
+	if (d == &kinds[BPFRT_PROG_LSM])
+		return bpfrt_lsm_hook_ret_range(target, min, max);
+	if (d->returns_zero) {
+		*min = *max = 0;
+		return true;
+	}
+	if (!d->ret_checked)
+		return false;
+	*min = d->ret_min;
+	*max = d->ret_max;
+	/* Linux's check_return_code: egress skb programs may also ask for
+	 * congestion notification (2, 3); the peer-address hooks may only
+	 * allow (1) */
+	if (variant == BPFRT_VARIANT_SKB_EGRESS)
+		*max = 3;
+	if (variant == BPFRT_VARIANT_ADDR4_PEER || variant == BPFRT_VARIANT_ADDR6_PEER ||
+	    variant == BPFRT_VARIANT_ADDR_UNIX_PEER)
+		*min = 1;
+	return true;
 }
 
 bool bpfrt_prog_kind_is_tracing(int kind)

@@ -98,7 +98,6 @@ struct bpfrt_ctx_layout {
 	 * access inside [0, size) (read-only where rdonly says) */
 	bpfrt_ctx_rule_fn rule;
 	bool packet_rdonly;       /* packet pointers from it may be read, not written through */
-	bool packet_no_access;    /* ... nor read through (Linux's sock_ops) */
 };
 
 struct bpfrt_prog_kind_desc {
@@ -119,6 +118,10 @@ struct bpfrt_prog_kind_desc {
 	/* non-NULL: loads of the kind are refused (-EOPNOTSUPP), for this
 	 * reason (its name is still known, so the message can say what it is) */
 	const char *load_refused;
+	/* r0 at exit must lie in [ret_min, ret_max] (Linux's check_return_code
+	 * for the kinds whose return value the kernel acts on) */
+	bool ret_checked;
+	uint32_t ret_min, ret_max;
 };
 
 /* The description of kind, NULL for a value that is no kind. */
@@ -143,6 +146,15 @@ struct bpfrt_probe_target {
 };
 int bpfrt_probe_target_parse(enum bpfrt_prog_kind kind, const char *target, char *buf,
 			     size_t size, struct bpfrt_probe_target *out);
+
+/* The range r0 must be in at the program's exit for the kind and the
+ * SEC() name's variant; false: any value. */
+bool bpfrt_prog_kind_ret_range(const struct bpfrt_prog_kind_desc *d, uint8_t variant,
+			       const char *target, int64_t *min, int64_t *max);
+/* LSM hooks by name (lsm_hooks.c): the ones Linux keeps BPF away from,
+ * and the return-value range of the others (false: void, no range). */
+bool bpfrt_lsm_hook_disabled(const char *hook);
+bool bpfrt_lsm_hook_ret_range(const char *hook, int64_t *min, int64_t *max);
 
 /* The predicates the other modules ask, from the table (false, or
  * "unknown", for a value that is no kind). */

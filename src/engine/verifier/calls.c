@@ -562,17 +562,20 @@ int vdo_call(struct venv *env, const struct bpf_insn *insn)
 static int check_return_value(struct venv *env)
 {
 	const struct vreg *r0 = reg_at(env, BPF_R0);
+	int64_t lo, hi;
 	int err;
 
 	if (r0->type == NOT_INIT)
 		return verr(env, "R0 !read_ok (the program returns an uninitialized value)");
 	if ((err = vcheck_ptr_leak(env, r0, "R0 leaks addr as return value")))
 		return err;
-	if (env->kind->returns_zero &&
-	    (r0->type != SCALAR || r0->umin != 0 || r0->umax != 0))
+	if (bpfrt_prog_kind_ret_range(env->kind, env->prog->kind_variant, env->prog->attach_target,
+				      &lo, &hi) &&
+	    (r0->type != SCALAR || r0->smin < lo || r0->smax > hi ||
+	     (lo >= 0 && (r0->umin < (uint64_t)lo || r0->umax > (uint64_t)hi))))
 		return verr(env, "At program exit the register R0 has value (%lld; %llu) "
-			    "should have been in [0, 0]", (long long)r0->smin,
-			    (unsigned long long)r0->umax);
+			    "should have been in [%lld, %lld]", (long long)r0->smin,
+			    (unsigned long long)r0->umax, (long long)lo, (long long)hi);
 	return 0;
 }
 

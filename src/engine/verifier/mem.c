@@ -343,6 +343,7 @@ static int check_ctx_access(struct venv *env, int regno, const struct vreg *reg,
 		const struct bpfrt_ctx_access a = {
 			.off = (uint32_t)at, .size = size, .write = write, .sext = sext,
 			.variant = env->prog->kind_variant,
+			.priv = env->prog->load_flags & BPFRT_F_ALLOW_PTR_LEAKS,
 		};
 		const char *why = env->kind->ctx.rule(&a);
 
@@ -451,9 +452,6 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 		return check_ctx_access(env, regno, &reg, off, size, write, dst, sext);
 	case PTR_TO_PACKET:
 		/* Linux's per-kind direct packet access (may_access_direct_pkt_data) */
-		if (env->kind->ctx.packet_no_access)
-			return verr(env, "cannot access the packet directly in %s programs",
-				    env->kind->short_name);
 		if (write && env->kind->ctx.packet_rdonly)
 			return verr(env, "cannot write into packet (%s programs read it only)",
 				    env->kind->short_name);

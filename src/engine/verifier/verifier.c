@@ -219,6 +219,10 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 
 	if (!prog->subprogs || !prog->insn_cnt)
 		return bpfrt_err(-EINVAL, "%s: verify: program is not validated", prog->name);
+	if (prog->kind == BPFRT_PROG_LSM && bpfrt_lsm_hook_disabled(prog->attach_target))
+		return bpfrt_err(-EACCES, "%s: lsm/%s points to disabled hook %s (Linux keeps BPF "
+				 "programs away from it)", prog->name, prog->attach_target,
+				 prog->attach_target);
 	for (;;) {
 		/* one budget of BPFRT_VERIFY_MAX_PROCESSED, restarts included */
 		env.processed = processed;
