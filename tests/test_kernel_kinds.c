@@ -106,7 +106,7 @@ static const struct sec_case {
 	{ "perf_event", BPFRT_PROG_PERF_EVENT, "" },
 	{ "lwt_in", BPFRT_PROG_LWT, "" },
 	{ "lwt_out", BPFRT_PROG_LWT, "" },
-	{ "lwt_xmit", BPFRT_PROG_LWT, "" },
+	{ "lwt_xmit", BPFRT_PROG_LWT, "", 0, BPFRT_VARIANT_LWT_XMIT },
 	{ "lwt_seg6local", BPFRT_PROG_LWT, "" },
 	{ "sockops", BPFRT_PROG_SOCK_OPS, "" },
 	{ "sk_skb/stream_parser", BPFRT_PROG_SK_SKB, "" },
@@ -124,8 +124,8 @@ static const struct sec_case {
 	{ "cgroup/sock", BPFRT_PROG_CGROUP_SOCK, "", 0, BPFRT_VARIANT_SOCK_CREATE },
 	{ "cgroup/post_bind4", BPFRT_PROG_CGROUP_SOCK, "", 0, BPFRT_VARIANT_POST_BIND4 },
 	{ "cgroup/post_bind6", BPFRT_PROG_CGROUP_SOCK, "", 0, BPFRT_VARIANT_POST_BIND6 },
-	{ "cgroup/bind4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4 },
-	{ "cgroup/bind6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6 },
+	{ "cgroup/bind4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_BIND4 },
+	{ "cgroup/bind6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_BIND6 },
 	{ "cgroup/connect4", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR4 },
 	{ "cgroup/connect6", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR6 },
 	{ "cgroup/connect_unix", BPFRT_PROG_CGROUP_SOCK_ADDR, "", 0, BPFRT_VARIANT_ADDR_UNIX },
@@ -621,6 +621,11 @@ TEST(return_ranges_of_the_kernel_kinds)
 	}
 	CHECK(bpfrt_prog_kind_ret_range(skb, BPFRT_VARIANT_SKB_EGRESS, NULL, &lo, &hi) && lo == 0 &&
 	      hi == 3, "egress [%lld, %lld]", (long long)lo, (long long)hi);
+	CHECK(bpfrt_prog_kind_ret_range(addr, BPFRT_VARIANT_BIND6, NULL, &lo, &hi) && lo == 0 &&
+	      hi == 3, "bind6 [%lld, %lld]", (long long)lo, (long long)hi);
+	CHECK(bpfrt_prog_kind_packet_rdonly(bpfrt_prog_kind_desc(BPFRT_PROG_LWT), 0) &&
+	      !bpfrt_prog_kind_packet_rdonly(bpfrt_prog_kind_desc(BPFRT_PROG_LWT),
+					     BPFRT_VARIANT_LWT_XMIT));
 	CHECK(bpfrt_prog_kind_ret_range(addr, BPFRT_VARIANT_ADDR4_PEER, NULL, &lo, &hi) && lo == 1 &&
 	      hi == 1, "getpeername4 [%lld, %lld]", (long long)lo, (long long)hi);
 	CHECK(!bpfrt_prog_kind_ret_range(bpfrt_prog_kind_desc(BPFRT_PROG_SCHED_CLS), 0, NULL, &lo,

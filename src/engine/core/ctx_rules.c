@@ -200,9 +200,9 @@ const char *bpfrt_ctx_rule_sock_addr(const struct bpfrt_ctx_access *a)
 	typedef struct bpf_sock_addr S;
 	uint8_t v = a->variant;
 	bool ip4 = v == BPFRT_VARIANT_ADDR4 || v == BPFRT_VARIANT_SENDMSG4 ||
-		   v == BPFRT_VARIANT_ADDR4_PEER;
+		   v == BPFRT_VARIANT_ADDR4_PEER || v == BPFRT_VARIANT_BIND4;
 	bool ip6 = v == BPFRT_VARIANT_ADDR6 || v == BPFRT_VARIANT_SENDMSG6 ||
-		   v == BPFRT_VARIANT_ADDR6_PEER;
+		   v == BPFRT_VARIANT_ADDR6_PEER || v == BPFRT_VARIANT_BIND6;
 	bool wide6;
 
 	if (IN(a, S, user_ip4) && !ip4)

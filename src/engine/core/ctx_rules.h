@@ -37,6 +37,9 @@ enum bpfrt_kind_variant {
 	BPFRT_VARIANT_ADDR6_PEER,
 	BPFRT_VARIANT_ADDR_UNIX_PEER,
 	BPFRT_VARIANT_SKB_EGRESS,     /* cgroup_skb/egress: may return 0-3 */
+	BPFRT_VARIANT_BIND4,          /* the same fields as ADDR4; may return 0-3 */
+	BPFRT_VARIANT_BIND6,
+	BPFRT_VARIANT_LWT_XMIT,       /* lwt_xmit: writes its packet */
 	BPFRT_VARIANT_COUNT,
 };
 

@@ -262,8 +262,8 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 	[BPFRT_PROG_CGROUP_SOCK_ADDR] = {
 		.ret_checked = true, .ret_max = 1,
 		KERNEL("cgroup_sock_addr", "cgroup_sock_addr", "struct bpf_sock_addr"),
-		.secs = SECS({ "cgroup/bind4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4 },
-			     { "cgroup/bind6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6 },
+		.secs = SECS({ "cgroup/bind4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_BIND4 },
+			     { "cgroup/bind6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_BIND6 },
 			     { "cgroup/connect4", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR4 },
 			     { "cgroup/connect6", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR6 },
 			     { "cgroup/connect_unix", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_ADDR_UNIX },
@@ -345,8 +345,8 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 	[BPFRT_PROG_LWT] = {
 		KERNEL("lwt", "lwt", "struct __sk_buff"),
 		.secs = SECS({ "lwt_in", BPFRT_SEC_EXACT }, { "lwt_out", BPFRT_SEC_EXACT },
-			     { "lwt_xmit", BPFRT_SEC_EXACT }, { "lwt_seg6local", BPFRT_SEC_EXACT }),
-		/* only lwt_xmit writes its packet in Linux: read-only for all */
+			     { "lwt_xmit", BPFRT_SEC_EXACT, 0, BPFRT_VARIANT_LWT_XMIT }, { "lwt_seg6local", BPFRT_SEC_EXACT }),
+		/* only lwt_xmit writes its packet (bpfrt_prog_kind_packet_rdonly) */
 		.ctx = SKB_CTX(bpfrt_ctx_rule_lwt_skb, false, true),
 	},
 	[BPFRT_PROG_LIRC_MODE2] = {
@@ -531,12 +531,18 @@ bool bpfrt_prog_kind_ret_range(const struct bpfrt_prog_kind_desc *d, uint8_t var
 	/* Linux's check_return_code: egress skb programs may also ask for
 	 * congestion notification (2, 3); the peer-address hooks may only
 	 * allow (1) */
-	if (variant == BPFRT_VARIANT_SKB_EGRESS)
-		*max = 3;
+	if (variant == BPFRT_VARIANT_SKB_EGRESS || variant == BPFRT_VARIANT_BIND4 ||
+	    variant == BPFRT_VARIANT_BIND6)
+		*max = 3; /* bind: 2 and 3 also lift the CAP_NET_BIND_SERVICE check */
 	if (variant == BPFRT_VARIANT_ADDR4_PEER || variant == BPFRT_VARIANT_ADDR6_PEER ||
 	    variant == BPFRT_VARIANT_ADDR_UNIX_PEER)
 		*min = 1;
 	return true;
+}
+
+bool bpfrt_prog_kind_packet_rdonly(const struct bpfrt_prog_kind_desc *d, uint8_t variant)
+{
+	return d->ctx.packet_rdonly && variant != BPFRT_VARIANT_LWT_XMIT;
 }
 
 bool bpfrt_prog_kind_is_tracing(int kind)

@@ -151,6 +151,9 @@ int bpfrt_probe_target_parse(enum bpfrt_prog_kind kind, const char *target, char
  * SEC() name's variant; false: any value. */
 bool bpfrt_prog_kind_ret_range(const struct bpfrt_prog_kind_desc *d, uint8_t variant,
 			       const char *target, int64_t *min, int64_t *max);
+/* Packet pointers of the kind may be read, not written through (the
+ * layout's packet_rdonly, but for the variants that write: lwt_xmit). */
+bool bpfrt_prog_kind_packet_rdonly(const struct bpfrt_prog_kind_desc *d, uint8_t variant);
 /* LSM hooks by name (lsm_hooks.c): the ones Linux keeps BPF away from,
  * and the return-value range of the others (false: void, no range). */
 bool bpfrt_lsm_hook_disabled(const char *hook);

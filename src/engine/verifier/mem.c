@@ -452,7 +452,7 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 		return check_ctx_access(env, regno, &reg, off, size, write, dst, sext);
 	case PTR_TO_PACKET:
 		/* Linux's per-kind direct packet access (may_access_direct_pkt_data) */
-		if (write && env->kind->ctx.packet_rdonly)
+		if (write && bpfrt_prog_kind_packet_rdonly(env->kind, env->prog->kind_variant))
 			return verr(env, "cannot write into packet (%s programs read it only)",
 				    env->kind->short_name);
 		err = check_packet_access(env, regno, &reg, off, size);
