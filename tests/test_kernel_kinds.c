@@ -340,16 +340,21 @@ TEST(cgroup_skb_sk_skb_lwt_flow_dissector_contexts)
 	REFUSE(access(BPFRT_PROG_FLOW_DISSECTOR, SKB(cb[0]), 4, true), "read-only");
 }
 
-/* socket filters: Linux's fields, read-only */
-TEST(socket_filter_context)
+/* The socket filter's rules (Linux's sk_filter_is_valid_access), which
+ * the socket kind does not apply yet (its test runs hand it wire_len). */
+TEST(socket_filter_rules)
 {
-	ACCEPT(access(BPFRT_PROG_SOCKET, SKB(len), 4, false));
-	ACCEPT(access(BPFRT_PROG_SOCKET, SKB(protocol), 2, false));
-	ACCEPT(access(BPFRT_PROG_SOCKET, SKB(cb[0]), 4, false));
-	REFUSE(access(BPFRT_PROG_SOCKET, SKB(tc_classid), 4, false), "socket filter");
-	REFUSE(access(BPFRT_PROG_SOCKET, SKB(data), 4, false), "socket filter");
-	REFUSE(access(BPFRT_PROG_SOCKET, SKB(family), 4, false), "socket filter");
-	REFUSE(access(BPFRT_PROG_SOCKET, SKB(cb[0]), 4, true), "read-only");
+	struct bpfrt_ctx_access a = { .off = SKB(len), .size = 4 };
+
+	CHECK(!bpfrt_ctx_rule_sk_filter_skb(&a));
+	a.off = SKB(tc_classid);
+	CHECK(bpfrt_ctx_rule_sk_filter_skb(&a));
+	a.off = SKB(data);
+	CHECK(bpfrt_ctx_rule_sk_filter_skb(&a));
+	a = (struct bpfrt_ctx_access){ .off = SKB(cb[0]), .size = 4, .write = true };
+	CHECK(!bpfrt_ctx_rule_sk_filter_skb(&a));
+	a.off = SKB(mark);
+	CHECK(bpfrt_ctx_rule_sk_filter_skb(&a));
 }
 
 TEST(socket_address_contexts)
