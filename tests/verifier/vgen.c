@@ -56,9 +56,14 @@ int vg_kernel_maps_init(void)
 	return 0;
 }
 
+/* The kind bounds its return value (fentry/fexit: 0; the cgroup and
+ * socket hooks: [0, 1]): the generator returns 0 there. */
 static int ret_zero_only(enum bpfrt_prog_kind k)
 {
-	return k == BPFRT_PROG_FENTRY || k == BPFRT_PROG_FEXIT;
+	int64_t lo, hi;
+
+	return bpfrt_prog_kind_ret_range(bpfrt_prog_kind_desc(k), 0, NULL, &lo, &hi) &&
+	       lo <= 0 && hi >= 0;
 }
 
 /* Slot 0: r0 = 42 (0 where the kind must return 0); slot 1: tail-calls
