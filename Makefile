@@ -33,7 +33,7 @@ TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 BPF_PROGS  := $(patsubst %.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/progs/*.bpf.c bench/progs/*.bpf.c))
 
-.PHONY: print-ldlibs all deps deps-run run test check test-bins test-san clean
+.PHONY: print-ldlibs all deps deps-run run run-bins test check test-bins test-san clean
 all: $(BUILD)/libbpfrt.a $(BUILD)/libbpfrt.so $(TOOL_BINS) $(TEST_BINS) $(BPF_PROGS) \
      $(if $(BENCH_SRCS),$(BUILD)/bpfrt-bench)
 
@@ -100,8 +100,14 @@ $(BUILD)/%.bpf.o: %.bpf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Iinclude -I/usr/include/$(shell gcc -dumpmachine) -c $< -o $@
 
+# What the main job runs: the library, the CLI with its agent, the benchmarks
+# and the BPF objects (not the tests, whose build needs the test packages:
+# pahole, <sys/sdt.h>, the cross toolchains).
+run-bins: $(BUILD)/libbpfrt.a $(BUILD)/libbpfrt.so $(BUILD)/bpfrt $(BPF_PROGS) \
+	  $(if $(BENCH_SRCS),$(BUILD)/bpfrt-bench)
+
 run: deps-run
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j2 run-bins
 	@scripts/run.sh $(BUILD)
 
 test-bins: all
