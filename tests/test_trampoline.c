@@ -38,6 +38,7 @@ long tramp_outer(long a);
 long tramp_stress(long a);
 void tramp_void(void);
 long tramp_nodebug(long a, long b);
+long tramp_btf3(long a, long b, long c);
 extern volatile long tramp_sink;
 
 static struct bpfrt_link *attach(struct bpfrt_prog *p, enum bpfrt_prog_kind kind,
@@ -163,6 +164,34 @@ TEST(fexit_without_nr_args_reads_the_return_value)
 	bpfrt_prog_free(p);
 	bpfrt_prog_free(q);
 	bpfrt_prog_free(r);
+}
+
+/* Where BTF is all there is (tramp_btf3: DWARF stripped after pahole
+ * encoded it), the count comes from the BTF. */
+TEST(fexit_argument_count_from_btf)
+{
+	uint64_t seen[8] = { 0 };
+	struct bpfrt_prog *p = copy_args_prog(seen, 4, 0, true);
+	BPFRT_OPTS(bpfrt_attach_opts, o, .kind = BPFRT_PROG_FEXIT, .target = "tramp_btf3");
+	struct bpfrt_link *l = NULL;
+
+#ifndef TRAMP_BTF_ENCODED
+	bpfrt_prog_free(p);
+	SKIP("no pahole when the test was built: tramp_btf3 has no BTF");
+#endif
+	REQUIRE(p);
+	CHECK_EQ(bpfrt_prog_attach(p, &o, &l), 0, "%s", bpfrt_last_error());
+	REQUIRE(l);
+	CHECK(tramp_btf3(4, 5, 6) == 456);
+	CHECK_EQ(seen[0], 4);
+	CHECK_EQ(seen[2], 6);
+	CHECK_EQ(seen[3], 456);         /* ctx[3]: the BTF says three arguments */
+	bpfrt_link_destroy(l);
+	o.nr_args = 2;                  /* and a count that disagrees is refused */
+	CHECK_EQ(bpfrt_prog_attach(p, &o, &l), -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "tramp_btf3") && strstr(bpfrt_last_error(), "BTF"),
+	      "%s", bpfrt_last_error());
+	bpfrt_prog_free(p);
 }
 
 /* A count that disagrees with the DWARF, or no count where there is no
