@@ -26,11 +26,14 @@ int perf_output(void *ctx)
 {
 	struct event e = { .seq = __sync_fetch_and_add(&seq, 1), .tag = 0xabc, .pad = 0 };
 
-	/* 12 bytes: seq and tag */
-	rc[0] = bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, &e, 12);
+	/* 12 bytes: seq and tag. The result returned is this run's own:
+	 * rc[] is shared by every thread that runs the program. */
+	long out = bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, &e, 12);
+
+	rc[0] = out;
 	rc[1] = bpf_perf_event_output(ctx, &events, 1ull << 40, &e, 12);  /* -EINVAL */
 	rc[2] = bpf_perf_event_output(ctx, &events, 100000, &e, 12);      /* -E2BIG */
-	return (int)rc[0];
+	return (int)out;
 }
 
 /* A 5-byte record: the consumer sees size 12 (Linux's padding). */
