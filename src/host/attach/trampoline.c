@@ -265,6 +265,14 @@ int bpfrt_tramp_nr_args(const char *kind, const struct bpfrt_patchable_func *pf,
 			return bpfrt_err(-EINVAL, "%s: %s takes %u integer argument register%s "
 					 "(its %s), not nr_args %u", kind, pf->name, proto.nr_args,
 					 proto.nr_args == 1 ? "" : "s", proto.source, asked);
+		/* fexit reads and fmod_ret sets rax: a value returned in xmm0
+		 * would be read wrong, silently. Linux refuses such functions
+		 * for every tracing kind; fentry here sees only the integer
+		 * registers and keeps the xmm ones, so it may go on. */
+		if (proto.ret_float && (!strcmp(kind, "fexit") || !strcmp(kind, "fmod_ret")))
+			return bpfrt_err(-EOPNOTSUPP, "%s: %s returns a floating-point value "
+					 "(xmm0, its %s): %s programs read and set integer and "
+					 "pointer returns only", kind, pf->name, proto.source, kind);
 		*nr_args = proto.nr_args;
 		return 0;
 	}
