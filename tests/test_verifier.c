@@ -25,6 +25,23 @@
 #include <time.h>
 #include <unistd.h>
 
+/* struct bpf_perf_event_data begins with the architecture's user registers,
+ * so sample_period's offset is the target's (the corpus's perf_event cases
+ * read it there). */
+#include <linux/bpf_perf_event.h>
+#include <stddef.h>
+#if defined(__aarch64__)
+#define PERF_SAMPLE_PERIOD_OFF 272
+#elif defined(__riscv)
+#define PERF_SAMPLE_PERIOD_OFF 256
+#else
+#define PERF_SAMPLE_PERIOD_OFF 168
+#endif
+_Static_assert(offsetof(struct bpf_perf_event_data, sample_period) == PERF_SAMPLE_PERIOD_OFF,
+	       "sample_period where the corpus reads it");
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 #include "verifier/corpus_asm.inc"
 
 /* ---- running accepted programs ------------------------------------------------ */
