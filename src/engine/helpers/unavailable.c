@@ -1,9 +1,9 @@
 /* Linux helpers that name kernel objects a user-space runtime does not
  * have. A program calling one is rejected at verification with the
  * helper's Linux name and this reason, so its author knows the call must
- * go rather than wait for it to be implemented. Helpers that could have a
+ * go rather than wait for bpfrt to add it. Helpers that could have a
  * user-space meaning (signals, namespaces, cgroup ancestors, ...) are not
- * listed: they are merely not implemented yet. */
+ * listed: bpfrt may add them (docs/SUPPORTED.md lists what it has). */
 #include "helpers/unavailable.h"
 
 #include <linux/bpf.h>

@@ -6,8 +6,7 @@
 #include <stdint.h>
 
 /* Why Linux helper id cannot exist here ("there is no kernel task in user
- * space"), or NULL if it could (it is merely not implemented, or is not
- * a helper). */
+ * space"), or NULL if it could (bpfrt may add it; or id is no helper). */
 const char *bpfrt_helper_unavailable_reason(int64_t id);
 
 #endif
