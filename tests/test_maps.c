@@ -189,6 +189,43 @@ TEST(possible_cpus_matches_sysfs)
 
 /* ---- array ---------------------------------------------------------------------- */
 
+/* A run sees one CPU's per-CPU slots even if its thread migrates: the
+ * first per-CPU access of a read section fixes the CPU until the section
+ * ends (the kernel disables migration for a run). The thread is moved by
+ * changing its affinity inside the section. */
+TEST(percpu_slot_fixed_for_a_read_section)
+{
+	cpu_set_t old, one;
+	int first = -1, second = -1;
+
+	REQUIRE(!sched_getaffinity(0, sizeof(old), &old));
+	for (int c = 0; c < CPU_SETSIZE && second < 0; c++)
+		if (CPU_ISSET(c, &old) && c < bpfrt_map_nr_cpus())
+			*(first < 0 ? &first : &second) = c;
+	if (second < 0)
+		SKIP("one usable CPU: nothing to migrate to");
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	REQUIRE(!sched_setaffinity(0, sizeof(one), &one));
+	bpfrt_rcu_read_lock();
+	int seen = bpfrt_map_this_cpu();
+	CPU_ZERO(&one);
+	CPU_SET(second, &one);
+	REQUIRE(!sched_setaffinity(0, sizeof(one), &one));
+	int moved = sched_getcpu();
+	bpfrt_rcu_read_lock();  /* a nested section keeps the outer one's CPU */
+	CHECK(bpfrt_map_this_cpu() == seen, "nested section: cpu %d, section began on %d",
+	      bpfrt_map_this_cpu(), seen);
+	bpfrt_rcu_read_unlock();
+	CHECK(bpfrt_map_this_cpu() == seen, "cpu %d after moving to %d, section began on %d",
+	      bpfrt_map_this_cpu(), moved, seen);
+	bpfrt_rcu_read_unlock();
+	if (moved == second)  /* qemu-user reports the host's CPU, not ours */
+		CHECK(bpfrt_map_this_cpu() == second, "outside a section: cpu %d, thread on %d",
+		      bpfrt_map_this_cpu(), second);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 TEST(array_semantics)
 {
 	struct bpfrt_map *map = create(BPF_MAP_TYPE_ARRAY, 4, 12, 8, 0);

@@ -22,7 +22,9 @@
  * Per-CPU maps: user-space lookups and updates take a buffer with one value
  * per possible CPU, each at a stride of round_up(value_size, 8) bytes
  * (bpfrt_map_value_buf_size() gives the total). Programs see the slot of the
- * CPU their thread runs on (sched_getcpu()). Unlike the kernel, a thread can
+ * CPU their thread ran on at the run's first per-CPU access (sched_getcpu());
+ * the run keeps that slot to its end even if the thread migrates, as a
+ * kernel run does with migration disabled. Unlike the kernel, a thread can
  * be preempted between reading and writing its slot and another thread can
  * then run on that CPU, so programs must update per-CPU values with atomic
  * instructions (__sync_fetch_and_add) when several threads run them. */

@@ -46,6 +46,14 @@ struct bpfrt_rcu_reader {
 	 * entry. Written by the owner, read by synchronize(). */
 	_Atomic uint64_t ctr;
 	uint32_t nesting;
+	/* 1 + the CPU whose per-CPU map slots this read section uses, or 0
+	 * until a per-CPU access asks (bpfrt_map_this_cpu). The kernel runs a
+	 * program with migration disabled, so one run sees one CPU's slots; a
+	 * thread here can migrate mid-run, so the first access of the
+	 * outermost section fixes the CPU for the rest of it (an update then
+	 * a lookup of a per-CPU map in one run meet the same slot). Reset by
+	 * the outermost unlock. Owner-only. */
+	int32_t run_cpu;
 	/* 1: registered and readers are fence-free, so read_lock takes the
 	 * inline fast path; 0: it calls bpfrt_rcu_read_lock_slow() (first
 	 * section of the thread, or fenced mode). Set under the registry
@@ -109,6 +117,7 @@ static inline void bpfrt_rcu_read_unlock(void)
 {
 	if (__builtin_expect(--bpfrt_rcu_self.nesting, 0))
 		return;
+	bpfrt_rcu_self.run_cpu = 0;
 	/* release (a plain mov on x86): the section's accesses happen before
 	 * a writer that sees us outside reclaims anything. Both modes. */
 	atomic_store_explicit(&bpfrt_rcu_self.ctr, 0, memory_order_release);

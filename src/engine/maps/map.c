@@ -101,7 +101,7 @@ int bpfrt_num_possible_cpus(void)
 	return bpfrt_map_nr_cpus();
 }
 
-int bpfrt_map_this_cpu(void)
+static int current_cpu(void)
 {
 	int cpu = sched_getcpu();  /* rseq-backed in glibc >= 2.35: no syscall */
 	int n = bpfrt_map_nr_cpus();
@@ -109,6 +109,17 @@ int bpfrt_map_this_cpu(void)
 	if (cpu < 0)
 		return 0;
 	return cpu < n ? cpu : cpu % n;
+}
+
+/* Inside a read section (a program run), the CPU the section first asked
+ * for (core/rcu.h, run_cpu); outside (user-space map calls), the CPU now. */
+int bpfrt_map_this_cpu(void)
+{
+	if (!bpfrt_rcu_in_read_section())
+		return current_cpu();
+	if (!bpfrt_rcu_self.run_cpu)
+		bpfrt_rcu_self.run_cpu = current_cpu() + 1;
+	return bpfrt_rcu_self.run_cpu - 1;
 }
 
 bool bpfrt_map_is_percpu(enum bpf_map_type type)

@@ -167,7 +167,7 @@ static void load64_abs(struct x86_buf *b, uintptr_t image, int reg, uintptr_t ad
  *
  *   lock:   if (self.nesting++) done; if (!self.fast) read_lock_slow();
  *           else self.ctr = gp_ctr (a plain mov: release on x86)
- *   unlock: if (--self.nesting) done; self.ctr = 0
+ *   unlock: if (--self.nesting) done; self.run_cpu = 0; self.ctr = 0
  *
  * read_lock_slow() registers the thread and publishes with a fence in
  * fenced mode; self.fast is 1 only for a registered thread in fence-free
@@ -179,6 +179,7 @@ static void load64_abs(struct x86_buf *b, uintptr_t image, int reg, uintptr_t ad
 _Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->nesting) == 4, "nesting is a u32");
 _Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->fast) == 1, "fast is a byte");
 _Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->ctr) == 8, "ctr is a u64");
+_Static_assert(sizeof(((struct bpfrt_rcu_reader *)0)->run_cpu) == 4, "run_cpu is an i32");
 
 #define RCU_OFF(field) (tp_off(&bpfrt_rcu_self) + \
 			(int32_t)offsetof(struct bpfrt_rcu_reader, field))
@@ -225,6 +226,7 @@ static void emit_rcu_unlock(struct x86_buf *b, struct slow_block *nested)
 	fs_cmp32_imm8(b, RCU_OFF(nesting), 1);
 	nested->jcc = emit_jcc_fwd(b, CC_NE);
 	fs_mov32_imm(b, RCU_OFF(nesting), 0);
+	fs_mov32_imm(b, RCU_OFF(run_cpu), 0);
 	emit_fs_rm(b, false, true, 0xc7, 0, RCU_OFF(ctr));         /* mov qword ctr, 0 */
 	emit_u32(b, 0);
 	nested->back = b->len;
