@@ -12,4 +12,4 @@ $(BUILD)/libbpfrt-agent.so: $(AGENT_OBJS) $(BUILD)/libbpfrt.a mk/libbpfrt-agent.
 
 # bpfrt trace finds the agent next to itself
 $(BUILD)/bpfrt: | $(BUILD)/libbpfrt-agent.so
-$(BUILD)/tools/cli_trace.o: CFLAGS += -Isrc
+$(BUILD)/tools/cli_trace.o $(BUILD)/tools/cli_trace_%.o: CFLAGS += -Isrc

@@ -24,11 +24,14 @@ $(BUILD)/tests/test_uprobe.o: CFLAGS += \
 #   forker      work() in a fork child and in the parent
 #   crasher     work(), then a NULL dereference
 #   ticker      runs for seconds printing work() results (bpfrt trace -p)
+#   stepper     work(), fork and its own code bytes on commands from stdin
+#               (test_trace_live.sh sequences it through a fifo)
 TRACE_TARGETS := $(addprefix $(BUILD)/tests/trace/,work plugin_host forker crasher ticker \
-	libtrace_plugin.so)
+	stepper libtrace_plugin.so)
 all: $(TRACE_TARGETS)
 
-$(BUILD)/tests/trace/work $(BUILD)/tests/trace/ticker: %: %.o $(BUILD)/tests/trace/work_fn.o
+$(BUILD)/tests/trace/work $(BUILD)/tests/trace/ticker $(BUILD)/tests/trace/stepper: %: %.o \
+		$(BUILD)/tests/trace/work_fn.o
 	$(CC) -O2 -pthread -o $@ $^
 $(BUILD)/tests/trace/forker $(BUILD)/tests/trace/crasher: %: %.o $(BUILD)/tests/trace/work_fn.o
 	$(CC) -O2 -o $@ $^

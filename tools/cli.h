@@ -19,5 +19,7 @@ int cli_kinds(int argc, char **argv);
 
 /* bpfrt trace [OPTIONS] OBJ -- CMD ARGS... (cli_trace.c) */
 int cli_trace(int argc, char **argv);
+/* bpfrt map dump|update -p PID ... (cli_trace_live.c) */
+int cli_map_live(int argc, char **argv);
 
 #endif

@@ -623,8 +623,13 @@ int cli_map(int argc, char **argv)
 	bool jit = true, json = false;
 	int err = 0;
 
+	/* a process traced by bpfrt trace, live (cli_trace_live.c) */
+	if (argc >= 2 && !strcmp(argv[1], "-p"))
+		return cli_map_live(argc, argv);
 	if (argc < 3 || strcmp(argv[0], "dump")) {
-		fprintf(stderr, "usage: bpfrt map dump OBJ NAME [--after PROG] [--interp] [--json]\n");
+		fprintf(stderr, "usage: bpfrt map dump OBJ NAME [--after PROG] [--interp] [--json]\n"
+				"       bpfrt map dump -p PID [OBJ:]NAME | map update -p PID [OBJ:]NAME "
+				"KEY VALUE\n");
 		return 2;
 	}
 	for (int i = 3; i < argc; i++) {

@@ -9,6 +9,8 @@
 #include "cli.h"
 #include "cli_trace.h"
 
+#include <linux/bpf.h>
+
 #include <bpf/btf.h>
 #include <elf.h>
 #include <gelf.h>
@@ -52,6 +54,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: bpfrt trace [--no-dump] [--interp] [--log-level 1|2] [--agent LIB] OBJ -- CMD [ARGS...]\n"
 		"       bpfrt trace [OPTIONS] OBJ -p PID   (a running process; Ctrl-C detaches)\n"
+		"       bpfrt trace --detach PID           (every bpfrt trace of PID detached)\n"
 		"  runs CMD with the bpfrt agent inside it, attaches the programs of OBJ there,\n"
 		"  prints trace_printk lines as they come and the maps and globals at the end;\n"
 		"  exits with CMD's status\n");
@@ -123,260 +126,6 @@ static int has_interp(const char *path)
 	return found;
 }
 
-/* ---- the dump -------------------------------------------------------------- */
-
-struct dumper {
-	struct btf *btf;
-	struct btf_dump *d;
-	char *buf;              /* the value being formatted */
-	size_t len, cap;
-	struct agent_map map;   /* the map whose entries come now */
-	int key_type, value_type;        /* BTF ids, 0: unknown (hex) */
-	int datasec;            /* BTF id of a global-data section, else 0 */
-	bool quiet;
-	const char *obj;        /* the object's path: its symbols place the globals */
-};
-
-/* The offset of global var in section sec of the object: clang leaves
- * DATASEC offsets to the loader (libbpf fills them from the symbols), so
- * they are read from .symtab here too. -1 if not found. */
-static long var_offset(const char *path, const char *sec, const char *var)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx, secidx = 0;
-	long off = -1;
-
-	if (fd < 0)
-		return -1;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_getshdrstrndx(e, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e, shstrndx, sh.sh_name)))
-			continue;
-		if (!strcmp(n, sec))
-			secidx = elf_ndxscn(scn);
-	}
-	while (secidx && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != secidx)
-				continue;
-			n = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, var)) {
-				off = (long)sym.st_value;
-				break;
-			}
-		}
-	}
-out:
-	if (e)
-		elf_end(e);
-	close(fd);
-	return off;
-}
-
-static void dump_printf(void *ctx, const char *fmt, va_list ap)
-{
-	struct dumper *dp = ctx;
-	va_list aq;
-	int n;
-
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0)
-		return;
-	if (dp->len + (size_t)n + 1 > dp->cap) {
-		size_t cap = (dp->len + (size_t)n + 1) * 2;
-		char *nb = realloc(dp->buf, cap);
-
-		if (!nb)
-			return;
-		dp->buf = nb;
-		dp->cap = cap;
-	}
-	vsnprintf(dp->buf + dp->len, dp->cap - dp->len, fmt, ap);
-	dp->len += (size_t)n;
-}
-
-static void append(struct dumper *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void append(struct dumper *dp, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	dump_printf(dp, fmt, ap);
-	va_end(ap);
-}
-
-/* Formats size bytes of BTF type id (hex without one) into dp->buf. */
-static const char *format(struct dumper *dp, int id, const void *data, size_t size)
-{
-	LIBBPF_OPTS(btf_dump_type_data_opts, o, .compact = true, .emit_zeroes = true);
-	int rid = id > 0 && dp->btf ? btf__resolve_type(dp->btf, (__u32)id) : -1;
-	const struct btf_type *t = rid > 0 ? btf__type_by_id(dp->btf, (__u32)rid) : NULL;
-
-	/* numbers bare ("42", not "(long)42"); aggregates with their names */
-	o.skip_names = t && (btf_is_int(t) || btf_is_enum(t) || btf_is_ptr(t) ||
-			     btf_is_float(t) || btf_is_enum64(t));
-	dp->len = 0;
-	if (dp->buf)
-		dp->buf[0] = 0;
-	if (id > 0 && dp->d && btf_dump__dump_type_data(dp->d, (__u32)id, data, size, &o) >= 0)
-		return dp->buf ? dp->buf : "";
-	dp->len = 0;
-	for (size_t i = 0; i < size; i++) {
-		char hex[4];
-
-		snprintf(hex, sizeof(hex), "%s%02x", i ? " " : "", ((const uint8_t *)data)[i]);
-		append(dp, "%s", hex);
-	}
-	return dp->buf ? dp->buf : "";
-}
-
-/* The key and value types of a BTF-defined map: the members "key" and
- * "value" of its variable in .maps (pointers to the types). */
-static void map_types(struct dumper *dp, const char *name)
-{
-	int sec = dp->btf ? btf__find_by_name_kind(dp->btf, ".maps", BTF_KIND_DATASEC) : -1;
-	const struct btf_type *t;
-
-	dp->key_type = dp->value_type = dp->datasec = 0;
-	if (dp->btf && name[0] == '.') {
-		int id = btf__find_by_name_kind(dp->btf, name, BTF_KIND_DATASEC);
-
-		dp->datasec = id > 0 ? id : 0;
-		return;
-	}
-	if (sec <= 0)
-		return;
-	t = btf__type_by_id(dp->btf, (__u32)sec);
-	const struct btf_var_secinfo *vs = btf_var_secinfos(t);
-
-	for (int i = 0; i < btf_vlen(t); i++, vs++) {
-		const struct btf_type *var = btf__type_by_id(dp->btf, vs->type);
-
-		if (!var || strcmp(btf__name_by_offset(dp->btf, var->name_off), name))
-			continue;
-		int sid = btf__resolve_type(dp->btf, var->type);
-		const struct btf_type *st = sid > 0 ? btf__type_by_id(dp->btf, (__u32)sid) : NULL;
-
-		if (!st || !btf_is_struct(st))
-			return;
-		const struct btf_member *m = btf_members(st);
-
-		for (int j = 0; j < btf_vlen(st); j++, m++) {
-			const char *mn = btf__name_by_offset(dp->btf, m->name_off);
-			const struct btf_type *pt = btf__type_by_id(dp->btf, m->type);
-
-			if (!pt || !btf_is_ptr(pt))
-				continue;
-			if (!strcmp(mn, "key"))
-				dp->key_type = (int)pt->type;
-			else if (!strcmp(mn, "value"))
-				dp->value_type = (int)pt->type;
-		}
-		return;
-	}
-}
-
-static void dump_begin(struct dumper *dp, const struct agent_map *m)
-{
-	dp->map = *m;
-	dp->map.name[sizeof(dp->map.name) - 1] = 0;
-	map_types(dp, dp->map.name);
-	if (dp->quiet)
-		return;
-	if (m->type == BPF_MAP_TYPE_RINGBUF || m->type == BPF_MAP_TYPE_PROG_ARRAY)
-		return;
-	if (m->skipped)
-		printf("%s: entries of %u + %u bytes not shown\n", dp->map.name, m->key_size,
-		       m->value_buf_size);
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-/* Global data: one line per variable of its section. */
-static void dump_globals(struct dumper *dp, const uint8_t *val, size_t size)
-{
-	const struct btf_type *t = btf__type_by_id(dp->btf, (__u32)dp->datasec);
-	const struct btf_var_secinfo *vs = btf_var_secinfos(t);
-
-	for (int i = 0; i < btf_vlen(t); i++, vs++) {
-		const struct btf_type *var = btf__type_by_id(dp->btf, vs->type);
-		const char *name = var ? btf__name_by_offset(dp->btf, var->name_off) : NULL;
-		long sz = var ? btf__resolve_size(dp->btf, var->type) : -1;
-		long off;
-
-		/* function-local statics (bpf_printk's format: "fn.fmt") are
-		 * no globals of the program's */
-		if (!name || strchr(name, '.') || sz <= 0)
-			continue;
-		off = var_offset(dp->obj, dp->map.name, name);
-		if (off < 0 || (size_t)(off + sz) > size)
-			continue;
-		printf("%s = %s\n", name, format(dp, (int)var->type, val + off, (size_t)sz));
-	}
-}
-
-static void dump_entry(struct dumper *dp, const uint8_t *data, size_t len)
-{
-	const struct agent_map *m = &dp->map;
-	const uint8_t *key = data, *val = data + m->key_size;
-	bool array = m->type == BPF_MAP_TYPE_ARRAY || m->type == BPF_MAP_TYPE_PERCPU_ARRAY;
-	bool percpu = m->type == BPF_MAP_TYPE_PERCPU_ARRAY || m->type == BPF_MAP_TYPE_PERCPU_HASH;
-	char keytxt[512];
-
-	if (dp->quiet || len != (size_t)m->key_size + m->value_buf_size)
-		return;
-	if (dp->datasec) {
-		dump_globals(dp, val, m->value_size);
-		return;
-	}
-	/* arrays: the slots a program wrote (the others hold zeros) */
-	if (array && all_zero(val, m->value_buf_size))
-		return;
-	if (array && m->key_size == 4) {
-		uint32_t idx;
-
-		memcpy(&idx, key, 4);
-		snprintf(keytxt, sizeof(keytxt), "%u", idx);
-	} else {
-		snprintf(keytxt, sizeof(keytxt), "%s", format(dp, dp->key_type, key, m->key_size));
-	}
-	if (!percpu) {
-		printf("%s[%s] = %s\n", m->name, keytxt, format(dp, dp->value_type, val,
-								   m->value_size));
-		return;
-	}
-	size_t stride = (m->value_size + 7) & ~7u;
-
-	printf("%s[%s] = [", m->name, keytxt);
-	for (size_t off = 0, cpu = 0; off + m->value_size <= m->value_buf_size; off += stride, cpu++)
-		printf("%s%s", cpu ? ", " : "", format(dp, dp->value_type, val + off, m->value_size));
-	printf("]\n");
-}
-
 /* ---- the session ----------------------------------------------------------- */
 
 struct session {
@@ -385,7 +134,73 @@ struct session {
 	struct dumper dp;
 	uint8_t *buf;
 	bool exiting;           /* the agent said the target is exiting */
+	bool detached;          /* another bpfrt detached everything (trace --detach) */
+	struct shm_set *shm;    /* the object's maps in shared memory */
 };
+
+static void dispatch(struct session *s, const struct agent_msg *h);
+
+static void dispatch_cb(void *ctx, const struct agent_msg *h, uint8_t *buf)
+{
+	dispatch(ctx, h);
+}
+
+/* The object's maps mapped here; its ring buffers consumed here from now
+ * on. Without them (an old agent, no memory), everything still comes
+ * through the channel. */
+static void take_maps(struct session *s)
+{
+	s->shm = calloc(1, sizeof(*s->shm));
+	if (s->shm && shm_collect(s->sock, AGENT_MAPS_TAKE_RINGS, s->shm, s->buf, START_TIMEOUT_MS,
+				  dispatch_cb, s)) {
+		shm_release(s->shm);
+		free(s->shm);
+		s->shm = NULL;
+	}
+}
+
+static bool has_shared_rings(const struct session *s)
+{
+	for (int i = 0; s->shm && i < s->shm->cnt; i++)
+		if (s->shm->maps[i].base && s->shm->maps[i].d.layout == 2)
+			return true;
+	return false;
+}
+
+/* The target ended without its exit handlers (killed by a signal): what
+ * its shared maps held then is still in the mapping here. */
+static void dump_left_behind(struct session *s, const char *what)
+{
+	bool others = false;
+
+	if (!s->shm || s->dp.quiet)
+		return;
+	fprintf(stderr, "bpfrt trace: %s ended without its exit handlers: the maps in shared "
+		"memory as it left them\n", what);
+	fflush(stderr);
+	for (int i = 0; i < s->shm->cnt; i++) {
+		struct shm_map *m = &s->shm->maps[i];
+
+		if (m->base && m->d.layout == 1)
+			shm_dump(m, &s->dp);
+		else if (m->d.map.type != BPF_MAP_TYPE_RINGBUF &&
+			 m->d.map.type != BPF_MAP_TYPE_PROG_ARRAY)
+			others = true;
+	}
+	fflush(stdout);
+	if (others)
+		fprintf(stderr, "bpfrt trace: maps not in shared memory (hash maps...) are lost "
+			"with it\n");
+}
+
+static void session_free(struct session *s)
+{
+	if (s->shm) {
+		shm_release(s->shm);
+		free(s->shm);
+		s->shm = NULL;
+	}
+}
 
 /* Handles one message. Returns its type, 0 for one without effect here,
  * or -errno (-ENOTCONN: the agent is gone). */
@@ -402,6 +217,14 @@ static int handle(struct session *s, int timeout_ms)
 	err = agent_recv(s->sock, &h, s->buf, AGENT_MAX_PAYLOAD, NULL);
 	if (err)
 		return err;
+	dispatch(s, &h);
+	return (int)h.type;
+}
+
+static void dispatch(struct session *s, const struct agent_msg *hp)
+{
+	struct agent_msg h = *hp;
+
 	switch (h.type) {
 	case AGENT_PRINTK:
 		fwrite(s->buf, 1, h.len, stdout);
@@ -436,8 +259,10 @@ static int handle(struct session *s, int timeout_ms)
 	case AGENT_DONE:
 		fflush(stdout);
 		break;
+	case AGENT_DETACHED:
+		s->detached = true;
+		break;
 	}
-	return (int)h.type;
 }
 
 /* Waits for a message of type want, handling the others. */
@@ -541,12 +366,7 @@ static int run_trace(const struct trace_opts *o)
 		fprintf(stderr, "bpfrt trace: %s: %s\n", o->obj, strerror(errno));
 		return 1;
 	}
-	/* libbpf 1.x: NULL (and errno) on failure; without BTF, hex */
-	s.dp.btf = btf__parse_elf(o->obj, NULL);
-	if (s.dp.btf)
-		s.dp.d = btf_dump__new(s.dp.btf, dump_printf, &s.dp, NULL);
-	s.dp.quiet = o->no_dump;
-	s.dp.obj = o->obj;
+	dumper_open(&s.dp, o->obj, o->no_dump);
 	s.buf = malloc(AGENT_MAX_PAYLOAD);
 	if (!s.buf || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		fprintf(stderr, "bpfrt trace: %s\n", strerror(errno));
@@ -597,12 +417,15 @@ static int run_trace(const struct trace_opts *o)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	take_maps(&s);
 	agent_send(s.sock, AGENT_GO, 0, NULL, 0, NULL, 0, -1);
-	for (;;) {
+	for (int wait_ms = has_shared_rings(&s) ? 100 : 1000;;) {
 		if (interrupted) {
 			/* stop tracing: the maps as they are, then every
 			 * patched byte back; the command goes on untraced
 			 * (unless the same Ctrl-C reached it) */
+			if (s.shm)
+				shm_drain_rings(s.shm);
 			if (!agent_send(s.sock, AGENT_DUMP, 0, NULL, 0, NULL, 0, -1) &&
 			    !wait_for(&s, AGENT_DONE, 5000, NULL, NULL, 0) &&
 			    !agent_send(s.sock, AGENT_DETACH, 0, NULL, 0, NULL, 0, -1))
@@ -611,23 +434,27 @@ static int run_trace(const struct trace_opts *o)
 			s.sock = -1;
 			break;
 		}
-		err = handle(&s, 1000);
+		err = handle(&s, wait_ms);
+		/* records in the shared rings, after the messages before them */
+		if (s.shm)
+			shm_drain_rings(s.shm);
 		if (err == -ENOTCONN || err == -ECONNRESET)
 			break;
 	}
+	if (s.detached)
+		fprintf(stderr, "bpfrt trace: detached by another bpfrt (trace --detach); %s runs "
+			"on untraced\n", o->cmd[0]);
 	while (waitpid(s.child, &status, 0) < 0 && errno == EINTR)
 		;
 	rc = exit_status(status, o->cmd[0]);
-	if (!s.exiting && !interrupted && !o->no_dump)
-		fprintf(stderr, "bpfrt trace: %s ended without its exit handlers: no final dump\n",
-			o->cmd[0]);
+	if (!s.exiting && !interrupted && !s.detached)
+		dump_left_behind(&s, o->cmd[0]);
 out:
 	if (s.sock >= 0)
 		close(s.sock);
 	close(objfd);
-	btf_dump__free(s.dp.d);
-	btf__free(s.dp.btf);
-	free(s.dp.buf);
+	session_free(&s);
+	dumper_close(&s.dp);
 	free(s.buf);
 	return rc;
 }
@@ -706,12 +533,13 @@ static int run_attach(const struct trace_opts *o)
 		fprintf(stderr, "bpfrt trace: %s: %s\n", o->obj, strerror(errno));
 		return 1;
 	}
-	s.dp.btf = btf__parse_elf(o->obj, NULL);
-	if (s.dp.btf)
-		s.dp.d = btf_dump__new(s.dp.btf, dump_printf, &s.dp, NULL);
-	s.dp.quiet = o->no_dump;
-	s.dp.obj = o->obj;
+	dumper_open(&s.dp, o->obj, o->no_dump);
 	s.buf = malloc(AGENT_MAX_PAYLOAD);
+	/* an agent there already (another controller's): a session of our
+	 * own, no injection */
+	s.sock = agent_dial(o->pid);
+	if (s.sock >= 0)
+		goto connected;
 	n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, AGENT_SOCKET_FMT, (int)o->pid);
 	lsock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (!s.buf || lsock < 0 ||
@@ -736,6 +564,7 @@ static int run_attach(const struct trace_opts *o)
 		fprintf(stderr, "bpfrt trace: the agent in %d did not connect\n", (int)o->pid);
 		goto out;
 	}
+connected:;
 	struct { struct agent_load l; char name[256]; } load = {
 		.l = { .flags = o->interp ? AGENT_LOAD_INTERP : 0, .log_level = o->log_level },
 	};
@@ -760,9 +589,12 @@ static int run_attach(const struct trace_opts *o)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	take_maps(&s);
 	rc = 0;
-	for (;;) {
+	for (int wait_ms = has_shared_rings(&s) ? 100 : 1000;;) {
 		if (interrupted) {
+			if (s.shm)
+				shm_drain_rings(s.shm);
 			if (!agent_send(s.sock, AGENT_DUMP, 0, NULL, 0, NULL, 0, -1) &&
 			    !wait_for(&s, AGENT_DONE, 5000, NULL, NULL, 0) &&
 			    !agent_send(s.sock, AGENT_DETACH, 0, NULL, 0, NULL, 0, -1))
@@ -770,23 +602,29 @@ static int run_attach(const struct trace_opts *o)
 			fprintf(stderr, "bpfrt trace: detached from %d\n", (int)o->pid);
 			break;
 		}
-		err = handle(&s, 1000);
+		err = handle(&s, wait_ms);
+		if (s.shm)
+			shm_drain_rings(s.shm);
 		if (err == -ENOTCONN || err == -ECONNRESET) {
-			if (!s.exiting)
-				fprintf(stderr, "bpfrt trace: %d ended without its exit handlers\n",
-					(int)o->pid);
+			char what[32];
+
+			snprintf(what, sizeof(what), "%d", (int)o->pid);
+			if (s.detached)
+				fprintf(stderr, "bpfrt trace: detached from %d by another bpfrt (trace "
+					"--detach)\n", (int)o->pid);
+			else if (!s.exiting)
+				dump_left_behind(&s, what);
 			break;
 		}
 	}
 out:
+	session_free(&s);
 	if (s.sock >= 0)
 		close(s.sock);
 	if (lsock >= 0)
 		close(lsock);
 	close(objfd);
-	btf_dump__free(s.dp.d);
-	btf__free(s.dp.btf);
-	free(s.dp.buf);
+	dumper_close(&s.dp);
 	free(s.buf);
 	return rc;
 }
@@ -812,6 +650,14 @@ int cli_trace(int argc, char **argv)
 				fprintf(stderr, "bpfrt trace: bad pid '%s'\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--detach") && i + 1 < argc) {
+			pid_t pid = (pid_t)atoi(argv[++i]);
+
+			if (pid <= 0) {
+				fprintf(stderr, "bpfrt trace: bad pid '%s'\n", argv[i]);
+				return 2;
+			}
+			return cli_trace_detach(pid);
 		} else if (!strcmp(argv[i], "--agent") && i + 1 < argc) {
 			o.agent = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {

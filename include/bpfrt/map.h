@@ -63,8 +63,19 @@ struct bpfrt_map_create_opts {
 	 * max_entries unless it has BPF_F_INNER_MAP). Only its shape is kept:
 	 * the caller may free it after the call. */
 	struct bpfrt_map *inner_map;
+	/* bpfrt's own flags, BPFRT_MAP_F_* below (no Linux counterpart) */
+	uint64_t bpfrt_flags;
 };
-#define bpfrt_map_create_opts__last_field inner_map
+#define bpfrt_map_create_opts__last_field bpfrt_flags
+
+/* The map's storage is a memfd another process can map (bpfrt_map_shm):
+ * ARRAY, PERCPU_ARRAY and RINGBUF only (other kinds: -EOPNOTSUPP naming
+ * the kind; hash maps hold pointers, which mean nothing in another
+ * process). What is in it is exactly what programs and this process see:
+ * no lock guards it, so a process that dies while writing it leaves at
+ * worst one value partly written (as a concurrent update in Linux), never
+ * a lock held. */
+#define BPFRT_MAP_F_SHARED (1ull << 0)
 
 /* Creates a map. name may be NULL; it may hold [A-Za-z0-9_.] only and is
  * cut to BPFRT_NAME_LEN - 1 characters. Memory is allocated up front from
@@ -196,6 +207,46 @@ BPFRT_API int bpfrt_ringbuf_fd(const struct bpfrt_map *map);
  * consumes. Returns records consumed (0 on timeout) or a negative errno. */
 BPFRT_API int bpfrt_ringbuf_poll(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn fn, void *ctx,
 				 int timeout_ms);
+
+/* Where a BPFRT_MAP_F_SHARED map's storage lies in its memfd, for
+ * another process to mmap (MAP_SHARED, offset 0, size bytes) and read or
+ * write as programs do. An output struct of the options convention: set
+ * sz to sizeof(struct bpfrt_map_shm).
+ *  - BPFRT_MAP_SHM_ARRAY: element i of CPU c (c < nr_cpus; 1 for a plain
+ *    array) at data_off + c * cpu_stride + i * elem_size, value_size bytes
+ *    (elem_size is value_size rounded up to 8). Values are read and
+ *    written in place, 8-byte words atomic.
+ *  - BPFRT_MAP_SHM_RINGBUF: the u64 consumer and producer positions at
+ *    consumer_pos_off and producer_pos_off, data_size bytes of records at
+ *    data_off in Linux's format (8-byte header: u32 length with the BUSY
+ *    and DISCARD bits, u32 page offset). One consumer at a time: who
+ *    consumes from the mapping advances consumer_pos (release), and the
+ *    process that made the map must then not consume it itself.
+ * fd stays the map's: dup it to keep it (it is closed with the map).
+ * 0, or -EINVAL (a map made without BPFRT_MAP_F_SHARED, naming it). */
+enum bpfrt_map_shm_layout {
+	BPFRT_MAP_SHM_ARRAY = 1,
+	BPFRT_MAP_SHM_RINGBUF = 2,
+};
+
+struct bpfrt_map_shm {
+	size_t sz;
+	int fd;
+	uint32_t layout;            /* enum bpfrt_map_shm_layout */
+	uint64_t size;
+	uint64_t data_off;
+	uint64_t elem_size;         /* arrays */
+	uint64_t cpu_stride;
+	uint32_t nr_cpus;
+	uint32_t value_size;
+	uint64_t consumer_pos_off;  /* ring buffers */
+	uint64_t producer_pos_off;
+	uint64_t data_size;
+};
+#define bpfrt_map_shm__first_field fd
+#define bpfrt_map_shm__last_field data_size
+
+BPFRT_API int bpfrt_map_shm(const struct bpfrt_map *map, struct bpfrt_map_shm *out);
 
 #ifdef __cplusplus
 }

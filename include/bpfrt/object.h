@@ -61,8 +61,13 @@ struct bpfrt_object_load_opts {
 	/* Where the programs' helpers and kfuncs (__ksym names) are found
 	 * (bpfrt/env.h); NULL: the default environment. */
 	struct bpfrt_env *env;
+	/* BPFRT_MAP_F_* (bpfrt/map.h) for every map of a kind that takes
+	 * them: BPFRT_MAP_F_SHARED puts arrays, per-CPU arrays (global data
+	 * included) and ring buffers in shared memory another process can
+	 * map (bpfrt_map_shm); maps of the other kinds are made without. */
+	uint64_t map_bpfrt_flags;
 };
-#define bpfrt_object_load_opts__last_field env
+#define bpfrt_object_load_opts__last_field map_bpfrt_flags
 
 BPFRT_API int bpfrt_object_open(const char *path, const struct bpfrt_object_open_opts *opts,
 				struct bpfrt_object **obj);

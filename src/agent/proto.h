@@ -10,16 +10,43 @@
  *             fd attached. Reply: RESULT (err 0 or -errno; text: the
  *             messages and the verifier log, verbatim)
  *     GO      the target may run (the agent's constructor returns)
- *     DUMP    reply: MAP and ENTRY messages for every map, then DONE
- *     DETACH  every link destroyed (patched bytes restored); reply DONE
+ *     DUMP    reply: MAP and ENTRY messages for every map of this
+ *             controller's objects, then DONE
+ *     DETACH  this controller's links destroyed (patched bytes restored);
+ *             reply DONE
+ *     MAPS    payload struct agent_maps_req. Reply: for each object (of
+ *             this controller, or of all with AGENT_MAPS_ALL) an OBJECT
+ *             message (its name; its ELF file attached, for the BTF),
+ *             then one SHM message per map of it (struct agent_shm; the
+ *             map's memfd attached when it is in shared memory), then
+ *             DONE. With AGENT_MAPS_TAKE_RINGS the controller consumes
+ *             its ring buffers from the shared mapping from then on (the
+ *             agent no longer sends RINGBUF for them)
+ *     DUMP_MAP payload: object name, NUL, map name, NUL. Reply: MAP and
+ *             ENTRY messages of that map (any kind: hash maps are read
+ *             this way), then DONE (err -ENOENT: no such map)
+ *     UPDATE  payload struct agent_update, object and map name, key,
+ *             value (value_buf_size bytes). Reply DONE, err 0 or -errno
+ *             with the message as payload
+ *     DETACH_ALL every controller's links destroyed; each other
+ *             controller gets its final DUMP's messages and DETACHED, and
+ *             its session ends. Reply DONE (payload: what was detached)
  *   agent -> controller, unasked
  *     PRINTK  trace_printk lines, as they come
  *     RINGBUF a ring buffer record: the map's name (64 bytes), the record
  *     NOTE    a line for the user's stderr (a program left unattached)
  *     EXIT    the target is exiting; a final DUMP's messages precede it
+ *     DETACHED another controller detached everything (bpfrt trace
+ *             --detach); the agent closes this session
+ * Several controllers may hold sessions at once: the first is the one
+ * that started the command (or injected the agent), later ones connect
+ * to the agent's own abstract socket (AGENT_LISTEN_FMT). Each session's
+ * objects and links are its own: its DETACH, or its end, removes only
+ * them.
  * Either side closing the socket ends the session: the agent detaches
- * everything when its controller goes (nothing a dead side leaves behind
- * blocks the other: no lock is shared between the processes). */
+ * the session's links when its controller goes (nothing a dead side
+ * leaves behind blocks the other: no lock is shared between the
+ * processes; shared-memory maps are read and written lock-free). */
 #ifndef BPFRT_AGENT_PROTO_H
 #define BPFRT_AGENT_PROTO_H
 
@@ -43,6 +70,13 @@ enum agent_msg_type {
 	AGENT_DONE,
 	AGENT_EXIT,
 	AGENT_RINGBUF,
+	AGENT_MAPS,
+	AGENT_OBJECT,
+	AGENT_SHM,
+	AGENT_DUMP_MAP,
+	AGENT_UPDATE,
+	AGENT_DETACH_ALL,
+	AGENT_DETACHED,
 };
 
 struct agent_msg {
@@ -69,6 +103,39 @@ struct agent_map {
 	uint32_t skipped;       /* entries too large to send */
 	char name[64];
 };
+
+#define AGENT_MAPS_ALL        1u  /* every controller's objects, not only the asker's */
+#define AGENT_MAPS_TAKE_RINGS 2u  /* the asker consumes its rings from shared memory */
+
+struct agent_maps_req {
+	uint32_t flags;
+};
+
+/* A map of an object: where it lies in its memfd (layout 0: not in
+ * shared memory, read with DUMP_MAP), as struct bpfrt_map_shm says. */
+struct agent_shm {
+	struct agent_map map;
+	uint32_t layout;        /* enum bpfrt_map_shm_layout, 0: through the channel */
+	uint32_t nr_cpus;
+	uint64_t size;
+	uint64_t data_off;
+	uint64_t elem_size;
+	uint64_t cpu_stride;
+	uint64_t consumer_pos_off;
+	uint64_t producer_pos_off;
+	uint64_t data_size;
+};
+
+/* UPDATE's fixed part; object name, NUL, map name, NUL, key, value follow */
+struct agent_update {
+	uint32_t key_size;
+	uint32_t value_size;    /* bytes of value that follow (value_buf_size) */
+	uint64_t flags;         /* BPF_ANY, BPF_NOEXIST, BPF_EXIST */
+};
+
+/* The agent listens on this abstract socket name (with its pid) for
+ * controllers after the first: bpfrt trace -p, map dump -p, --detach. */
+#define AGENT_LISTEN_FMT "bpfrt-agent.%d"
 
 /* bpfrt trace -p: the controller listens on this abstract socket name
  * (with the target's pid) and the injected agent connects to it. */

@@ -71,3 +71,4 @@ NO_TAIL_PADDING(bpfrt_privstack_info);
 NO_TAIL_PADDING(bpfrt_privstack_stats);
 NO_TAIL_PADDING(bpfrt_execmem_stats);
 NO_TAIL_PADDING(bpfrt_helper_info);
+NO_TAIL_PADDING(bpfrt_map_shm);

@@ -150,12 +150,41 @@ static void unregister_thread(void *arg)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/* fork: the child has one thread, the one that forked, but the registry
+ * it inherits still lists every thread of the parent, one of which may
+ * have been inside a read section (a program running): a grace period in
+ * the child (detaching a link there) would wait for it forever. The
+ * registry is held across fork, so the child gets a consistent list, and
+ * the child keeps only its own thread's entry. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static void fork_child(void)
+{
+	struct bpfrt_rcu_reader *self = &bpfrt_rcu_self;
+
+	readers = self->registered ? self : NULL;
+	if (self->registered)
+		self->next = self->prev = NULL;
+	pthread_mutex_unlock(&registry_lock);
+}
+
 static void create_reader_key(void)
 {
 	if (pthread_key_create(&reader_key, unregister_thread)) {
 		fprintf(stderr, "bpfrt: rcu: cannot create the thread key\n");
 		abort();
 	}
+	/* fails only with ENOMEM: a fork child could then wait for a reader
+	 * of the parent's, as before this existed */
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 void bpfrt_rcu_register_thread(void)

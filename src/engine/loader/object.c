@@ -344,7 +344,7 @@ int bpfrt_object_open_mem(const void *buf, size_t size, const struct bpfrt_objec
 	return object_read_elf(obj, opts, out);
 }
 
-static int create_maps(struct bpfrt_object *obj)
+static int create_maps(struct bpfrt_object *obj, uint64_t bpfrt_flags)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		struct obj_map *m = &obj->maps[i];
@@ -364,12 +364,15 @@ static int create_maps(struct bpfrt_object *obj)
 				return obj_err_wrap(err, "%s: map %s: inner map template", obj->name,
 						    m->name);
 		}
+		/* the flags go to the kinds that take them (shared memory:
+		 * arrays and ring buffers), the others are made without */
 		err = bpfrt_map_create(m->type, m->name, m->key_size, m->value_size,
 				       m->max_entries,
 				       &(struct bpfrt_map_create_opts){ .sz = sizeof(struct bpfrt_map_create_opts),
 									.map_flags = m->map_flags,
 									.map_extra = m->map_extra,
-									.inner_map = tmpl },
+									.inner_map = tmpl,
+									.bpfrt_flags = bpfrt_map_type_shareable(m->type) ? bpfrt_flags : 0 },
 				       &m->map);
 		bpfrt_map_free(tmpl);
 		if (err)
@@ -411,7 +414,7 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 				 "attempt %s; open the object again to retry)", obj->name,
 				 __atomic_load_n(&obj->loaded, __ATOMIC_ACQUIRE) ? "succeeded"
 										 : "failed or is under way");
-	err = create_maps(obj);
+	err = create_maps(obj, OPTS_GET(opts, map_bpfrt_flags, 0));
 	if (!err)
 		err = obj_init_map_slots(obj);
 	for (size_t i = 0; !err && i < obj->prog_cnt; i++) {

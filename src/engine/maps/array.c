@@ -24,6 +24,7 @@ struct array_map {
 	size_t cpu_stride;    /* bytes between two CPUs' regions */
 	char *values;
 	size_t mapped;        /* values is an mmap of this many bytes, or 0 (calloc) */
+	int shm_fd;           /* BPFRT_MAP_F_SHARED: the memfd values maps, else -1 */
 };
 
 static struct array_map *to_array(struct bpfrt_map *map)
@@ -79,7 +80,7 @@ static int array_mem_size(const struct bpfrt_map *attr, uint64_t *bytes)
 				 BPFRT_ROUND_UP(attr->value_size, 8));
 	if (attr->type == BPF_MAP_TYPE_PERCPU_ARRAY)
 		region = BPFRT_ROUND_UP(region, 64) * (uint64_t)bpfrt_map_nr_cpus();
-	else if (storage_protectable(attr))
+	if (storage_protectable(attr) || (attr->bpfrt_flags & BPFRT_MAP_F_SHARED))
 		region = BPFRT_ROUND_UP(region, (uint64_t)sysconf(_SC_PAGESIZE));
 	*bytes = sizeof(struct array_map) + region;
 	return 0;
@@ -98,7 +99,21 @@ static int array_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 	array->elem_size = BPFRT_ROUND_UP(attr->value_size, 8);
 	array->nr_cpus = percpu ? bpfrt_map_nr_cpus() : 1;
 	array->cpu_stride = percpu ? BPFRT_ROUND_UP(region, 64) : region;
-	if (storage_protectable(attr)) {
+	array->shm_fd = -1;
+	if (attr->bpfrt_flags & BPFRT_MAP_F_SHARED) {
+		/* a memfd another process maps too (bpfrt_map_shm); zeroed,
+		 * and whole pages, so freezing can protect it as below */
+		size_t len = BPFRT_ROUND_UP(array->cpu_stride * (size_t)array->nr_cpus,
+					    (size_t)sysconf(_SC_PAGESIZE));
+		void *p;
+		int fd = bpfrt_map_shm_create(attr->name, len, &p);
+
+		if (fd >= 0) {
+			array->values = p;
+			array->mapped = len;
+			array->shm_fd = fd;
+		}
+	} else if (storage_protectable(attr)) {
 		/* Whole pages of their own, made read-only when frozen. */
 		size_t len = BPFRT_ROUND_UP(region, (size_t)sysconf(_SC_PAGESIZE));
 		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -128,7 +143,23 @@ static void array_free(struct bpfrt_map *map)
 		munmap(array->values, array->mapped);
 	else
 		free(array->values);
+	if (array->shm_fd >= 0)
+		close(array->shm_fd);
 	free(array);
+}
+
+static void array_shm(struct bpfrt_map *map, struct bpfrt_map_shm *out)
+{
+	struct array_map *array = to_array(map);
+
+	out->fd = array->shm_fd;
+	out->layout = BPFRT_MAP_SHM_ARRAY;
+	out->size = array->mapped;
+	out->data_off = 0;
+	out->elem_size = array->elem_size;
+	out->cpu_stride = array->cpu_stride;
+	out->nr_cpus = (uint32_t)array->nr_cpus;
+	out->value_size = map->value_size;
 }
 
 static int array_freeze(struct bpfrt_map *map)
@@ -297,6 +328,7 @@ const struct bpfrt_map_ops bpfrt_array_map_ops = {
 	.alloc = array_alloc,
 	.free = array_free,
 	.freeze = array_freeze,
+	.shm = array_shm,
 	.sys_lookup = array_sys_lookup,
 	.sys_update = array_sys_update,
 	.sys_delete = array_sys_delete,
@@ -311,6 +343,7 @@ const struct bpfrt_map_ops bpfrt_percpu_array_map_ops = {
 	.mem_size = array_mem_size,
 	.alloc = array_alloc,
 	.free = array_free,
+	.shm = array_shm,
 	.sys_lookup = array_sys_lookup,
 	.sys_update = array_sys_update,
 	.sys_delete = array_sys_delete,

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,64 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 bool bpfrt_map_type_supported(uint32_t type)
 {
 	return type < sizeof(map_ops) / sizeof(map_ops[0]) && map_ops[type];
+}
+
+bool bpfrt_map_type_shareable(uint32_t type)
+{
+	return bpfrt_map_type_supported(type) && map_ops[type]->shm;
+}
+
+/* ---- shared memory --------------------------------------------------------- */
+
+int bpfrt_map_shm_create(const char *name, size_t size, void **addr)
+{
+	char mname[BPFRT_NAME_LEN + 16];
+	int fd, err;
+	void *p;
+
+	snprintf(mname, sizeof(mname), "bpfrt-map:%s", name);
+	fd = memfd_create(mname, MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*addr = p;
+	return fd;
+}
+
+int bpfrt_map_shm(const struct bpfrt_map *map, struct bpfrt_map_shm *out)
+{
+	struct bpfrt_map_shm info = { .sz = sizeof(info), .fd = -1 };
+
+	if (!map)
+		return bpfrt_err(-EINVAL, "map shm: NULL map");
+	if (!OUT_VALID(out, bpfrt_map_shm))
+		return -EINVAL;
+	if (!(map->bpfrt_flags & BPFRT_MAP_F_SHARED) || !map->ops->shm)
+		return bpfrt_err(-EINVAL, "map '%s': not in shared memory (made without "
+				 "BPFRT_MAP_F_SHARED)", map->name);
+	map->ops->shm((struct bpfrt_map *)map, &info);
+	OUT_COPY(out, &info, fd);
+	OUT_COPY(out, &info, layout);
+	OUT_COPY(out, &info, size);
+	OUT_COPY(out, &info, data_off);
+	OUT_COPY(out, &info, elem_size);
+	OUT_COPY(out, &info, cpu_stride);
+	OUT_COPY(out, &info, nr_cpus);
+	OUT_COPY(out, &info, value_size);
+	OUT_COPY(out, &info, consumer_pos_off);
+	OUT_COPY(out, &info, producer_pos_off);
+	OUT_COPY(out, &info, data_size);
+	return 0;
 }
 
 /* ---- CPUs ------------------------------------------------------------- */
@@ -249,6 +308,17 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 		attr.numa_node = OPTS_GET(opts, numa_node, 0);
 	attr.map_extra = OPTS_GET(opts, map_extra, 0);
 	attr.inner_template = OPTS_GET(opts, inner_map, NULL);
+	attr.bpfrt_flags = OPTS_GET(opts, bpfrt_flags, 0);
+	if (attr.bpfrt_flags & ~BPFRT_MAP_F_SHARED)
+		return bpfrt_err(-EINVAL, "map '%s': unknown bpfrt_flags 0x%llx", name ? name : "",
+				 (unsigned long long)attr.bpfrt_flags);
+	if ((attr.bpfrt_flags & BPFRT_MAP_F_SHARED) && !ops->shm) {
+		const char *tn = bpfrt_linux_map_type_name((uint32_t)type);
+
+		return bpfrt_err(-EOPNOTSUPP, "map '%s': a %s cannot live in shared memory "
+				 "(BPFRT_MAP_F_SHARED: arrays, per-CPU arrays and ring buffers)",
+				 name ? name : "", tn ? tn : "map of this type");
+	}
 	if (attr.inner_template && !bpfrt_map_is_map_in_map(&attr))
 		return bpfrt_err(-EINVAL, "map '%s': inner_map is for map-in-map kinds only",
 				 name ? name : "");

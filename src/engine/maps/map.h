@@ -56,6 +56,10 @@ struct bpfrt_map_ops {
 	 * the command is -EOPNOTSUPP. */
 	int (*sys_lookup_and_delete)(struct bpfrt_map *map, const void *key, void *value,
 				     uint64_t flags);
+	/* Optional: the kinds that can live in shared memory
+	 * (BPFRT_MAP_F_SHARED) fill in where; called only for a map made
+	 * with the flag. */
+	void (*shm)(struct bpfrt_map *map, struct bpfrt_map_shm *out);
 };
 
 enum { BPFRT_MAP_UNFROZEN, BPFRT_MAP_FREEZING, BPFRT_MAP_FROZEN };
@@ -83,6 +87,9 @@ struct bpfrt_map {
 	/* Users: 1 for the creator (bpfrt_map_free drops it), 1 per
 	 * map-in-map slot holding the map. The last drop frees it. */
 	uint32_t refs;
+	/* BPFRT_MAP_F_* of the creation (BPFRT_MAP_F_SHARED: the kind's
+	 * alloc put the storage in a memfd it keeps open). */
+	uint64_t bpfrt_flags;
 	/* Creation only (map-in-map): the inner map template; NULL after. */
 	const struct bpfrt_map *inner_template;
 };
@@ -268,6 +275,13 @@ bool bpfrt_map_is_percpu(enum bpf_map_type type);
 /* Array checks and key iteration, shared with PROG_ARRAY. */
 int bpfrt_array_alloc_check(const struct bpfrt_map *attr);
 int bpfrt_array_get_next_key(struct bpfrt_map *map, const void *key, void *next_key);
+
+/* Whether a map of the type can be made with BPFRT_MAP_F_SHARED. */
+bool bpfrt_map_type_shareable(uint32_t type);
+
+/* A memfd of size bytes named after the map, mapped MAP_SHARED
+ * read-write at *addr: the storage of a shared map. The fd, or -errno. */
+int bpfrt_map_shm_create(const char *name, size_t size, void **addr);
 
 /* Whether bpfrt_map_create knows the map type (bpfrt features lists them). */
 bool bpfrt_map_type_supported(uint32_t type);

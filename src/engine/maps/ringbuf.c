@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@ struct ringbuf {
 	size_t mapping_size;
 	uint64_t mask;             /* data size - 1 */
 	int event_fd;
+	int shm_fd;                /* BPFRT_MAP_F_SHARED: the memfd of it all, else -1 */
 	pthread_mutex_t consumer_lock;
 	struct bpfrt_spinlock lock;
 	/* Own cache lines: the consumer writes one, producers the other. */
@@ -84,10 +86,13 @@ static int ringbuf_alloc_check(const struct bpfrt_map *attr)
 }
 
 /* Reserves address space, then maps the anonymous meta pages and the memfd
- * data pages twice into it. */
-static void *map_ring_memory(size_t meta, size_t data)
+ * data pages twice into it. shared (BPFRT_MAP_F_SHARED): the meta pages
+ * come first in the memfd too, so another process mapping it sees the
+ * positions, and the fd is kept in *shm_fd. */
+static void *map_ring_memory(size_t meta, size_t data, bool shared, int *shm_fd)
 {
 	size_t total = meta + 2 * data;
+	off_t data_off = shared ? (off_t)meta : 0;
 	char *base;
 	int fd;
 
@@ -95,19 +100,23 @@ static void *map_ring_memory(size_t meta, size_t data)
 	if (base == MAP_FAILED)
 		return NULL;
 	fd = memfd_create("bpfrt-ringbuf", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)data) ||
-	    mmap(base, meta, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0) == MAP_FAILED ||
+	if (fd < 0 || ftruncate(fd, data_off + (off_t)data) ||
+	    (shared ? mmap(base, meta, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED, fd, 0)
+		    : mmap(base, meta, PROT_READ | PROT_WRITE,
+			   MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED ||
 	    mmap(base + meta, data, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED,
-		 fd, 0) == MAP_FAILED ||
+		 fd, data_off) == MAP_FAILED ||
 	    mmap(base + meta + data, data, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED,
-		 fd, 0) == MAP_FAILED) {
+		 fd, data_off) == MAP_FAILED) {
 		if (fd >= 0)
 			close(fd);
 		munmap(base, total);
 		return NULL;
 	}
-	close(fd);  /* the mappings keep the pages */
+	if (shared)
+		*shm_fd = fd;
+	else
+		close(fd);  /* the mappings keep the pages */
 	return base;
 }
 
@@ -121,16 +130,21 @@ static int ringbuf_mem_size(const struct bpfrt_map *attr, uint64_t *bytes)
 static int ringbuf_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 {
 	size_t meta = BPFRT_ROUND_UP(sizeof(struct ringbuf), page_size());
-	struct ringbuf *rb = map_ring_memory(meta, attr->max_entries);
+	int shm_fd = -1;
+	struct ringbuf *rb = map_ring_memory(meta, attr->max_entries,
+					     attr->bpfrt_flags & BPFRT_MAP_F_SHARED, &shm_fd);
 
 	if (!rb)
 		return -ENOMEM;
 	rb->map = *attr;
+	rb->shm_fd = shm_fd;
 	rb->meta_size = meta;
 	rb->mapping_size = meta + 2 * (size_t)attr->max_entries;
 	rb->mask = attr->max_entries - 1;
 	rb->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (rb->event_fd < 0) {
+		if (shm_fd >= 0)
+			close(shm_fd);
 		munmap(rb, rb->mapping_size);
 		return -ENOMEM;
 	}
@@ -144,8 +158,23 @@ static void ringbuf_free(struct bpfrt_map *map)
 	struct ringbuf *rb = to_ringbuf(map);
 
 	close(rb->event_fd);
+	if (rb->shm_fd >= 0)
+		close(rb->shm_fd);
 	pthread_mutex_destroy(&rb->consumer_lock);
 	munmap(rb, rb->mapping_size);
+}
+
+static void ringbuf_shm(struct bpfrt_map *map, struct bpfrt_map_shm *out)
+{
+	struct ringbuf *rb = to_ringbuf(map);
+
+	out->fd = rb->shm_fd;
+	out->layout = BPFRT_MAP_SHM_RINGBUF;
+	out->size = rb->meta_size + rb->mask + 1;
+	out->data_off = rb->meta_size;
+	out->data_size = rb->mask + 1;
+	out->consumer_pos_off = offsetof(struct ringbuf, consumer_pos);
+	out->producer_pos_off = offsetof(struct ringbuf, producer_pos);
 }
 
 /* ---- producers ---------------------------------------------------------- */
@@ -404,6 +433,7 @@ const struct bpfrt_map_ops bpfrt_ringbuf_map_ops = {
 	.mem_size = ringbuf_mem_size,
 	.alloc = ringbuf_alloc,
 	.free = ringbuf_free,
+	.shm = ringbuf_shm,
 	.sys_lookup = ringbuf_sys_lookup,
 	.sys_update = ringbuf_sys_update,
 	.sys_delete = ringbuf_sys_delete,
