@@ -35,19 +35,20 @@ bg=
 
 # wait_for FILE REGEX [N]: until N (1) lines of FILE match (60 s at most)
 wait_for() {
-	i=0
-	while [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -lt "${3:-1}" ]; do
-		i=$((i + 1))
-		[ $i -gt 600 ] && return 1
+	wf_i=0
+	while :; do
+		wf_n=$(grep -c -- "$2" "$1" 2>/dev/null)
+		[ "${wf_n:-0}" -ge "${3:-1}" ] && return 0
+		wf_i=$((wf_i + 1))
+		[ $wf_i -gt 600 ] && return 1
 		sleep 0.1
 	done
-	return 0
 }
 # step CMD REGEX: one command to the target, then its answer (one more
 # line matching REGEX than before)
 step() {
-	k=$(grep -c -- "$2" "$tmp/out" 2>/dev/null)
-	echo "$1" >&3 && wait_for "$tmp/out" "$2" $((k + 1))
+	st_k=$(grep -c -- "$2" "$tmp/out" 2>/dev/null)
+	echo "$1" >&3 && wait_for "$tmp/out" "$2" $((${st_k:-0} + 1))
 }
 bss() { "$B/bpfrt" map dump -p "$pid" .bss 2>&1 | sed -n "s/^$1 = //p"; }
 
