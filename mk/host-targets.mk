@@ -73,3 +73,8 @@ $(BUILD)/tests/host/libsym_late.so: tests/host/sym_late.c
 	$(CC) -O2 -g -fPIC -shared $< -o $@
 $(BUILD)/tests/test_symbols: | $(BUILD)/tests/host/libsym_late.so
 $(BUILD)/tests/test_symbols.o: CFLAGS += -DSYM_LATE_LIB='"$(abspath $(BUILD))/tests/host/libsym_late.so"'
+
+# tests/host/stack_chain.c: a chain of calls with frame pointers, whose
+# stack test_stackmap walks from a kprobe on its leaf.
+$(BUILD)/tests/host/stack_chain.o: CFLAGS += -fno-omit-frame-pointer
+$(BUILD)/tests/test_stackmap: $(BUILD)/tests/host/stack_chain.o

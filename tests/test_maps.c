@@ -91,7 +91,7 @@ TEST(create_rejects_bad_attributes)
 	} big = { sizeof(big), 0, 0, 1 };
 
 	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0), 0);
-	CHECK_EQ(try_create(BPF_MAP_TYPE_STACK_TRACE, 4, 8, 16, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_SOCKMAP, 4, 4, 16, 0), -EINVAL);
 	CHECK_EQ(try_create((enum bpf_map_type)1000, 4, 8, 16, 0), -EINVAL);
 	/* array */
 	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 8, 8, 16, 0), -EINVAL);

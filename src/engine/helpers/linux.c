@@ -23,6 +23,7 @@
 #include "helpers/current.h"
 #include "helpers/for_each.h"
 #include "helpers/probe.h"
+#include "helpers/stack.h"
 #include "helpers/string.h"
 #include "helpers/trace.h"
 #include "maps/map.h"
@@ -397,6 +398,13 @@ static const struct bpfrt_helper_default defaults[] = {
 	  BPFRT_RET_INTEGER } },
 	{ BPF_FUNC_probe_write_user, { "probe_write_user", bpf_probe_write_user,
 	  BPFRT_RET_INTEGER, { A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE) } } },
+	{ BPF_FUNC_get_stackid, { "get_stackid", bpfrt_bpf_get_stackid, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(CONST_MAP_PTR), A(ANYTHING) } } },
+	{ BPF_FUNC_get_stack, { "get_stack", bpfrt_bpf_get_stack, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING) } } },
+	{ BPF_FUNC_map_lookup_percpu_elem, { "map_lookup_percpu_elem",
+	  bpfrt_bpf_map_lookup_percpu_elem, BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
+	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(ANYTHING) } } },
 	{ BPF_FUNC_for_each_map_elem, { "for_each_map_elem", bpfrt_bpf_for_each_map_elem,
 	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL),
 			       A(ANYTHING) } } },

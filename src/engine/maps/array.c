@@ -206,6 +206,17 @@ static void *percpu_array_lookup(struct bpfrt_map *map, const void *key)
 	return slot(array, bpfrt_map_this_cpu(), idx);
 }
 
+/* bpf_map_lookup_percpu_elem: cpu's slot (Linux: NULL past nr_cpu_ids). */
+static void *percpu_array_lookup_percpu(struct bpfrt_map *map, const void *key, uint32_t cpu)
+{
+	struct array_map *array = to_array(map);
+	uint32_t idx = key_index(key);
+
+	if (cpu >= (uint32_t)array->nr_cpus || idx >= map->max_entries)
+		return NULL;
+	return slot(array, (int)cpu, idx);
+}
+
 static long check_update(struct bpfrt_map *map, uint32_t idx, uint64_t flags)
 {
 	if (flags > BPF_EXIST)
@@ -349,6 +360,7 @@ const struct bpfrt_map_ops bpfrt_percpu_array_map_ops = {
 	.sys_delete = array_sys_delete,
 	.get_next_key = bpfrt_array_get_next_key,
 	.lookup = percpu_array_lookup,
+	.lookup_percpu = percpu_array_lookup_percpu,
 	.update = percpu_array_update,
 	.delete = array_delete,
 };

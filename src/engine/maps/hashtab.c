@@ -668,6 +668,24 @@ static void *htab_lookup(struct bpfrt_map *map, const void *key)
 	return elem_value(htab, e, htab->percpu ? bpfrt_map_this_cpu() : 0);
 }
 
+/* bpf_map_lookup_percpu_elem on the per-CPU kinds: cpu's value (an LRU
+ * element is marked referenced, as a lookup marks it); NULL past the
+ * possible CPUs, as Linux past nr_cpu_ids. */
+static void *htab_lookup_percpu(struct bpfrt_map *map, const void *key, uint32_t cpu)
+{
+	struct htab *htab = to_htab(map);
+	struct htab_elem *e;
+
+	if (!htab->percpu || cpu >= (uint32_t)htab->nr_cpus)
+		return NULL;
+	e = lookup_rcu(htab, htab_hash(htab, key), key);
+	if (!e)
+		return NULL;
+	if (htab->lru && !atomic_load_explicit(&e->ref, memory_order_relaxed))
+		atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+	return elem_value(htab, e, (int)cpu);
+}
+
 static long htab_update(struct bpfrt_map *map, const void *key, const void *value,
 			uint64_t flags)
 {
@@ -908,6 +926,7 @@ static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 	.sys_lookup_and_delete = htab_sys_lookup_and_delete,			\
 	.get_next_key = htab_get_next_key,					\
 	.lookup = htab_lookup,							\
+	.lookup_percpu = htab_lookup_percpu,					\
 	.update = htab_update,							\
 	.delete = htab_delete
 

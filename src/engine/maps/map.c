@@ -35,6 +35,7 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_HASH_OF_MAPS] = &bpfrt_hash_of_maps_ops,
 	[BPF_MAP_TYPE_PERF_EVENT_ARRAY] = &bpfrt_perf_event_array_map_ops,
 	[BPF_MAP_TYPE_CGROUP_ARRAY] = &bpfrt_cgroup_array_map_ops,
+	[BPF_MAP_TYPE_STACK_TRACE]  = &bpfrt_stack_trace_map_ops,
 };
 
 bool bpfrt_map_type_supported(uint32_t type)

@@ -42,6 +42,9 @@ struct bpfrt_map_ops {
 
 	/* Programs: pointer into the map (this CPU's slot), no messages. */
 	void *(*lookup)(struct bpfrt_map *map, const void *key);
+	/* Optional, per-CPU kinds (bpf_map_lookup_percpu_elem): cpu's slot,
+	 * NULL for a missing key or cpu >= the number of possible CPUs. */
+	void *(*lookup_percpu)(struct bpfrt_map *map, const void *key, uint32_t cpu);
 	long (*update)(struct bpfrt_map *map, const void *key, const void *value,
 		       uint64_t flags);
 	long (*delete)(struct bpfrt_map *map, const void *key);
@@ -123,6 +126,7 @@ extern const struct bpfrt_map_ops bpfrt_array_of_maps_ops;
 extern const struct bpfrt_map_ops bpfrt_hash_of_maps_ops;
 extern const struct bpfrt_map_ops bpfrt_perf_event_array_map_ops;
 extern const struct bpfrt_map_ops bpfrt_cgroup_array_map_ops;
+extern const struct bpfrt_map_ops bpfrt_stack_trace_map_ops;
 /* bpf_current_task_under_cgroup on a cgroup array, which lists no cgroup
  * in bpfrt (cgroup_array.c): 0, or -E2BIG past max_entries. */
 long bpfrt_cgroup_array_under(struct bpfrt_map *map, uint32_t idx);

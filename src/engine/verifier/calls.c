@@ -19,6 +19,7 @@ struct call_args {
 	int64_t alloc_size;     /* ringbuf_reserve's size, -1 if not constant */
 	uint32_t release_ref;   /* reference a PTR_TO_RINGBUF_MEM argument releases */
 	int func_regno;         /* register holding the callback */
+	uint64_t msize_max;     /* the largest size a memory argument's size may be */
 };
 
 static int check_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *max)
@@ -135,6 +136,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		err = check_size_arg(env, regno + 1, next == BPFRT_ARG_CONST_SIZE_OR_ZERO, &max);
 		if (err)
 			return err;
+		ca->msize_max = max;
 		if (vreg_is_zero(r) && max == 0)
 			return 0; /* (NULL, 0) */
 		return vcheck_helper_mem(env, regno, max, t == BPFRT_ARG_PTR_TO_UNINIT_MEM,
@@ -451,6 +453,20 @@ static void printk_derefs(struct venv *env, bool deref[3])
 
 static int tail_call_success(struct venv *env);
 
+/* A helper that returns the bytes it wrote into its buffer or -errno:
+ * r0 in [-MAX_ERRNO, the size's largest value] (Linux's
+ * do_refine_retval_range), so a program may use it as a length. */
+static void bound_by_size(struct vreg *r0, uint64_t msize_max)
+{
+	const int64_t max_errno = 4095;
+
+	r0->smin = -max_errno;
+	r0->smax = (int64_t)msize_max;
+	r0->s32min = -(int32_t)max_errno;
+	r0->s32max = (int32_t)msize_max;
+	vreg_bounds_sync(r0);
+}
+
 /* Returns 1 if the walk continues in a callback or, after a tail call, in
  * the caller (env->insn set), 2 if this path is done. */
 static int do_helper_call(struct venv *env, int32_t id)
@@ -527,6 +543,8 @@ static int do_helper_call(struct venv *env, int32_t id)
 		return err;
 	clobber_caller_saved(env);
 	set_helper_result(env, h, &ca, ref);
+	if (id == BPF_FUNC_get_stack)
+		bound_by_size(reg_at(env, BPF_R0), ca.msize_max);
 	if (h->fn == bpfrt_helper_tail_call && env->cur->curframe)
 		return tail_call_success(env);
 	return 0;

@@ -14,6 +14,8 @@
 #include "attach/run.h"
 #include "attach/trampoline.h"
 #include "helpers/helpers.h"
+#include "helpers/stack.h"
+#include "bpfrt/kprobe.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -87,6 +89,28 @@ static uint64_t bpf_get_attach_cookie(uint64_t ctx, uint64_t r2, uint64_t r3, ui
 	return bpfrt_attach_tls.cookie;
 }
 
+/* Where get_stackid/get_stack start for a probe's context: the probed
+ * instruction (its pt_regs say probed address + 1) or, for a kretprobe,
+ * the return address, with the probed code's frame and stack pointers. */
+static bool probe_stack_regs(uint64_t ctx, struct bpfrt_stack_regs *out)
+{
+#if defined(__x86_64__)
+	const struct bpfrt_pt_regs *regs = bpfrt_probe_frame.regs;
+
+	if (!regs || (uint64_t)(uintptr_t)regs != ctx)
+		return false;
+	*out = (struct bpfrt_stack_regs){
+		.ip = regs->ip == bpfrt_probe_frame.ip + 1 ? bpfrt_probe_frame.ip : regs->ip,
+		.fp = regs->bp,
+		.sp = regs->sp,
+		.at_entry = regs->ip == bpfrt_probe_frame.ip + 1 && bpfrt_probe_frame.at_entry,
+	};
+	return true;
+#else
+	return false;  /* kprobes are x86-64's only */
+#endif
+}
+
 static const struct bpfrt_helper_default tracing_helpers[] = {
 	{ BPF_FUNC_get_func_ip, { "get_func_ip", bpf_get_func_ip, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_CTX) } } },
@@ -105,4 +129,5 @@ __attribute__((constructor)) void bpfrt_tracing_helpers_init(void)
 	if (bpfrt_helpers_add_defaults(tracing_helpers,
 				       sizeof(tracing_helpers) / sizeof(tracing_helpers[0])))
 		abort(); /* only this file adds a set */
+	bpfrt_stack_set_regs_source(probe_stack_regs);
 }

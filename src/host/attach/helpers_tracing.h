@@ -3,6 +3,7 @@
 #ifndef BPFRT_HELPERS_TRACING_H
 #define BPFRT_HELPERS_TRACING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A constructor (before main): adds them with bpfrt_helpers_add_defaults.
@@ -18,6 +19,7 @@ void bpfrt_tracing_helpers_init(void);
 struct bpfrt_probe_frame {
 	const void *regs;
 	uint64_t ip;
+	bool at_entry;  /* the probe sits on a function's first instruction */
 };
 
 extern __thread struct bpfrt_probe_frame bpfrt_probe_frame

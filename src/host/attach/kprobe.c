@@ -780,7 +780,7 @@ static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
 	if (arr) {
 		struct bpfrt_probe_frame outer = bpfrt_probe_frame;
 
-		bpfrt_probe_frame = (struct bpfrt_probe_frame){ regs, s->addr };
+		bpfrt_probe_frame = (struct bpfrt_probe_frame){ regs, s->addr, s->entry };
 		bpfrt_prog_array_run(arr, regs);
 		bpfrt_probe_frame = outer;
 	}
