@@ -163,6 +163,13 @@ void vg_reset_maps(void)
 		while (!bpfrt_map_get_next_key(tmaps[m].map, NULL, &key))
 			bpfrt_map_delete_elem(tmaps[m].map, &key);
 	}
+	for (;;) {
+		uint32_t key;
+
+		if (bpfrt_map_get_next_key(tmaps[VM_STM].map, NULL, &key))
+			break;
+		bpfrt_map_delete_elem(tmaps[VM_STM].map, &key);
+	}
 	/* Records are not zeroed, and the next one starts where the last
 	 * ended: cover the whole ring with zeros (one record as large as the
 	 * ring allows, then one over the 8 bytes it leaves), so a run reads
@@ -839,7 +846,11 @@ static bool nondet_helper(uint32_t id)
 	       id == BPF_FUNC_get_smp_processor_id || id == BPF_FUNC_ktime_get_boot_ns ||
 	       id == BPF_FUNC_ringbuf_query || id == BPF_FUNC_jiffies64 ||
 	       id == BPF_FUNC_ktime_get_coarse_ns || id == BPF_FUNC_get_numa_node_id ||
-	       id == BPF_FUNC_ktime_get_tai_ns;
+	       id == BPF_FUNC_ktime_get_tai_ns ||
+	       /* the stack differs between engines; the per-CPU values
+	        * between the CPUs the runs happen to run on */
+	       id == BPF_FUNC_get_stackid || id == BPF_FUNC_get_stack ||
+	       id == BPF_FUNC_map_lookup_percpu_elem;
 }
 
 static int map_for(uint32_t id)
@@ -860,6 +871,10 @@ static int map_for(uint32_t id)
 		return fz(8) ? VM_CGA : (int)fz(3);
 	if (id == BPF_FUNC_perf_event_output)
 		return fz(8) ? VM_PEA : (int)fz(3);
+	if (id == BPF_FUNC_get_stackid)
+		return fz(8) ? VM_STM : (int)fz(3);
+	if (id == BPF_FUNC_map_lookup_percpu_elem)
+		return fz(8) ? (fz(2) ? VM_PCPU : VM_LRU_PCPU) : (int)fz(3);
 	/* a lookup on a map-in-map gives an inner map, not memory */
 	if (id == BPF_FUNC_map_lookup_elem && fz(12) == 0)
 		return fz(2) ? VM_AOM : VM_HOM;

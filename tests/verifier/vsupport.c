@@ -38,6 +38,8 @@ struct tmap tmaps[] = {
 	{ "hom", BPF_MAP_TYPE_HASH_OF_MAPS, 4, 4, 4, NULL, -1, 0, false, NULL, 1 + 1 },
 	{ "pea", BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 4, NULL, -1 },
 	{ "cga", BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4, NULL, -1 },
+	{ "stm", BPF_MAP_TYPE_STACK_TRACE, 4, 32, 4, NULL, -1 },
+	{ "pcpu", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4, NULL, -1 },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";

@@ -31,7 +31,8 @@ struct tmap {
 };
 
 /* hash, array, big, rb, progs, rodata, ro, frozen, ro4, rodata_rw, rohash,
- * wo, wohash, xdp_progs, queue, stack, bloom, lru_pcpu, roqueue, lpm, aom, hom, pea, cga: see
+ * wo, wohash, xdp_progs, queue, stack, bloom, lru_pcpu, roqueue, lpm, aom, hom, pea, cga,
+ * stm, pcpu: see
  * tests/verifier/corpus_asm.inc */
 extern struct tmap tmaps[];
 extern const size_t tmap_cnt;
