@@ -295,9 +295,12 @@ static void note_tramp(const char *label, const struct bpfrt_tramp_desc *d, uint
 static uint64_t fake_enter(struct bpfrt_tramp_frame *f, void *md) { return 0; }
 
 /* Where the run-path state is, pinned: the code must not change with the
- * host's structure layouts or the TLS layout of a build. */
+ * host's structure layouts or the TLS layout of a build. The TLS offsets
+ * are above the thread pointer, where x86-64 keeps no TLS block: a fake
+ * offset below it could land on a real TLS variable as the static TLS
+ * grows, and the listing would name it. */
 static const struct bpfrt_tramp_layout fake_layout = {
-	.tls_depth = -0x2000, .tls_active = -0x1ff8,
+	.tls_depth = 0x2000, .tls_active = 0x2008,
 	.arr_cnt = 0, .arr_items = 24, .item_shift = 5,
 	.item_prog = 0, .item_cookie = 8, .item_flags = 20,
 	.prog_jit_func = 0x98,
