@@ -127,6 +127,24 @@ TEST(user_side_on_empty_map)
 	close(fd);
 }
 
+/* What every engine answers to the flags, whatever the stack holds. */
+static void check_flag_answers(const long *rc)
+{
+	CHECK_EQ(rc[0], -EFAULT, "kernel stack");
+	CHECK_EQ(rc[1], -EINVAL, "unknown flag");
+	CHECK_EQ(rc[2], -EFAULT, "skip 200");
+	CHECK_EQ(rc[3], -EINVAL, "USER_BUILD_ID for get_stackid");
+	CHECK_EQ(rc[10], -EINVAL, "get_stack size 12");
+	CHECK_EQ(rc[11], 0, "get_stack kernel stack");
+	CHECK_EQ(rc[12], 0, "get_stack kernel stack zeroes the buffer");
+	CHECK_EQ(rc[13], -EINVAL, "get_stack USER_BUILD_ID");
+	CHECK_EQ(rc[14], 0, "get_stack error zeroes the buffer");
+	CHECK_EQ(rc[15], -EFAULT, "get_stack skip 200");
+	CHECK_EQ(rc[16], -EFAULT, "get_stack kernel stack, skip 1");
+	CHECK_EQ(rc[18], 0, "get_stack size 0");
+	CHECK_EQ(rc[19], -EINVAL, "get_stackid unknown flag 13");
+}
+
 /* ---- the kprobe on the chain's leaf ---------------------------------------------- */
 
 #if defined(__x86_64__)
@@ -167,24 +185,6 @@ static const char *func_at(uint64_t addr)
 	const struct bpfrt_sym *s;
 
 	return bpfrt_sym_at((uintptr_t)addr, &s) ? "?" : s->name;
-}
-
-/* What every engine answers to the flags, whatever the stack holds. */
-static void check_flag_answers(const long *rc)
-{
-	CHECK_EQ(rc[0], -EFAULT, "kernel stack");
-	CHECK_EQ(rc[1], -EINVAL, "unknown flag");
-	CHECK_EQ(rc[2], -EFAULT, "skip 200");
-	CHECK_EQ(rc[3], -EINVAL, "USER_BUILD_ID for get_stackid");
-	CHECK_EQ(rc[10], -EINVAL, "get_stack size 12");
-	CHECK_EQ(rc[11], 0, "get_stack kernel stack");
-	CHECK_EQ(rc[12], 0, "get_stack kernel stack zeroes the buffer");
-	CHECK_EQ(rc[13], -EINVAL, "get_stack USER_BUILD_ID");
-	CHECK_EQ(rc[14], 0, "get_stack error zeroes the buffer");
-	CHECK_EQ(rc[15], -EFAULT, "get_stack skip 200");
-	CHECK_EQ(rc[16], -EFAULT, "get_stack kernel stack, skip 1");
-	CHECK_EQ(rc[18], 0, "get_stack size 0");
-	CHECK_EQ(rc[19], -EINVAL, "get_stackid unknown flag 13");
 }
 
 /* mode: where the probe runs its programs: int3 (a SIGTRAP handler, on

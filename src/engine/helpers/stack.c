@@ -25,13 +25,13 @@
  * does for Linux's perf; DWARF unwinding (libunwind's unw_init_local2 on
  * the probe's registers) is left for later (docs/MAPS.md).
  *
- * The walk never faults: a frame record inside the thread's own stack,
- * above the starting stack pointer (mapped: the stack in use), is read
+ * The walk never faults: a frame record inside the mapping that holds the
+ * starting stack pointer, above it (the stack in use: mapped), is read
  * directly; any other address goes through the fault-safe probe read (a
- * system call; an unreadable record ends the walk). The thread's stack
- * bounds come from pthread_getattr_np once per thread, not in a signal
- * handler (it allocates): a walk on the alternate signal stack reads every
- * record through the probe read and asks again at the next walk. */
+ * system call; an unreadable record ends the walk). The mapping is learnt
+ * once per thread and stack from /proc/self/maps, with system calls only
+ * (pthread_getattr_np would allocate, and walks run in signal handlers
+ * and in probes on malloc), so later walks need no system call at all. */
 #define _GNU_SOURCE
 #include "helpers/stack.h"
 #include "helpers/probe.h"
@@ -39,9 +39,9 @@
 #include "maps/stackmap.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PTR(x) ((void *)(uintptr_t)(x))
 
@@ -52,39 +52,102 @@ void bpfrt_stack_set_regs_source(bpfrt_stack_regs_fn fn)
 	__atomic_store_n(&regs_source, fn, __ATOMIC_RELEASE);
 }
 
-/* ---- the thread's stack ----------------------------------------------------------- */
+/* ---- the thread's stacks ---------------------------------------------------------- */
 
-enum { BOUNDS_UNKNOWN, BOUNDS_KNOWN };
+/* The mappings this thread's walks started in (its stack, a nest stack),
+ * each learnt once from /proc/self/maps: the one mapping that holds the
+ * starting stack pointer, read with plain system calls (open, read,
+ * close: no allocation, async-signal-safe, so a walk may learn it inside
+ * a signal handler or a probe on malloc). A thread's stack stays mapped
+ * while the thread lives. initial-exec TLS: a first access in a signal
+ * handler must not allocate. */
+#define KNOWN_STACKS 2
 
-/* initial-exec: a first access in a signal handler must not allocate */
-static __thread struct {
+static __thread struct known_stack {
 	uintptr_t lo, hi;
-	int state;
-} thread_stack __attribute__((tls_model("initial-exec")));
+} known_stacks[KNOWN_STACKS] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t known_next __attribute__((tls_model("initial-exec")));
 
-static bool on_signal_stack(void)
+static bool parse_hex(const char **p, const char *end, uintptr_t *v)
 {
-	stack_t ss;
+	const char *s = *p;
+	uintptr_t x = 0;
 
-	return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+	while (s < end) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+
+		if (d < 0)
+			break;
+		x = x << 4 | (uintptr_t)d;
+		s++;
+	}
+	if (s == *p)
+		return false;
+	*p = s;
+	*v = x;
+	return true;
 }
 
-static void learn_thread_stack(void)
+/* The mapping of /proc/self/maps holding addr, or false. */
+static bool mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
+	char buf[4096];
+	size_t have = 0;
+	bool found = false;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
-	if (thread_stack.state == BOUNDS_KNOWN || on_signal_stack())
-		return;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			thread_stack.lo = (uintptr_t)addr;
-			thread_stack.hi = (uintptr_t)addr + size;
+	if (fd < 0)
+		return false;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - have);
+		const char *line = buf, *end, *nl;
+
+		if (got <= 0)
+			break;
+		end = buf + have + got;
+		while (!found && (nl = memchr(line, '\n', (size_t)(end - line)))) {
+			const char *p = line;
+			uintptr_t a, b;
+
+			if (parse_hex(&p, nl, &a) && p < nl && *p++ == '-' && parse_hex(&p, nl, &b) &&
+			    addr >= a && addr < b) {
+				*lo = a;
+				*hi = b;
+				found = true;
+			}
+			line = nl + 1;
 		}
-		pthread_attr_destroy(&attr);
+		if (found)
+			break;
+		have = (size_t)(end - line);
+		if (have == sizeof(buf))  /* no line is that long */
+			break;
+		memmove(buf, line, have);
 	}
-	thread_stack.state = BOUNDS_KNOWN;
+	close(fd);
+	return found;
+}
+
+/* The known stack mapping holding sp, learnt now if need be; false if
+ * none does (then every record goes through the probe read). */
+static bool stack_window(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+	struct known_stack *k;
+
+	for (int i = 0; i < KNOWN_STACKS; i++)
+		if (known_stacks[i].hi && sp >= known_stacks[i].lo && sp < known_stacks[i].hi) {
+			*lo = known_stacks[i].lo;
+			*hi = known_stacks[i].hi;
+			return true;
+		}
+	k = &known_stacks[known_next++ % KNOWN_STACKS];
+	if (!mapping_of(sp, &k->lo, &k->hi)) {
+		k->lo = k->hi = 0;
+		return false;
+	}
+	*lo = k->lo;
+	*hi = k->hi;
+	return true;
 }
 
 /* ---- frame records ---------------------------------------------------------------- */
@@ -122,11 +185,8 @@ uint32_t bpfrt_stack_walk(const struct bpfrt_stack_regs *regs, uint64_t *ips, ui
 
 	if (!max)
 		return 0;
-	learn_thread_stack();
-	if (thread_stack.hi && regs->sp >= thread_stack.lo && regs->sp < thread_stack.hi) {
-		w.lo = regs->sp;
-		w.hi = thread_stack.hi;
-	}
+	if (regs->sp && stack_window(regs->sp, &w.lo, &w.hi))
+		w.lo = regs->sp;  /* the stack in use: above the stack pointer */
 	if (regs->ip)
 		ips[n++] = regs->ip;
 	if (regs->at_entry && n < max && read_words(&w, regs->sp, rec, 1) && rec[0])
