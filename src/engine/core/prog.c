@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/opts.h"
 #include "core/stack_abi.h"
+#include "core/extable.h"
 #include "helpers/helpers.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
@@ -107,6 +108,9 @@ void bpfrt_prog_unprepare(struct bpfrt_prog *prog)
 	__atomic_store_n(&prog->loaded, false, __ATOMIC_RELEASE);
 	if (bpfrt_stack_host)
 		bpfrt_stack_host->prog_fini(prog);
+	/* no fault may be looked up in the image once it is gone */
+	bpfrt_extable_free(prog->jit_extable);
+	prog->jit_extable = NULL;
 	bpfrt_execmem_free(prog->jit_mem);
 	free(prog->jit_insn_off);
 	free(prog->insn_subprog);

@@ -11,6 +11,8 @@ struct bpfrt_env;
 struct bpfrt_execmem;
 struct bpfrt_object;
 struct bpfrt_map;
+struct btf;
+struct bpfrt_extable;
 
 /* A map or global-data reference the loader resolved into an lddw
  * immediate (kept for the verifier and for listings). */
@@ -87,6 +89,10 @@ struct bpfrt_prog {
 	 * if a path reaches one */
 	struct bpfrt_core_poison *core_poisons;
 	uint32_t core_poison_cnt;
+	/* the target BTF of typed arguments the loader found (the object's
+	 * btf_custom_path; borrowed, cleared when the object closes), else
+	 * NULL: the verifier asks the host (verifier/btf_access.c) */
+	const struct btf *attach_btf;
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
 	/* line info sorted by insn, NULL/0 without BTF; pool holds the text */
@@ -113,6 +119,7 @@ struct bpfrt_prog {
 	struct bpfrt_execmem *jit_mem;
 	size_t jit_len;
 	uint32_t *jit_insn_off; /* insn index -> byte offset in the image (insn_cnt+1 entries) */
+	struct bpfrt_extable *jit_extable; /* its fault-safe loads (core/extable.h), or NULL */
 
 	/* attach/run.c: attached runs skipped by the recursion guard, and
 	 * attached runs that aborted. */

@@ -13,6 +13,7 @@
 #include "core/rcu.h"
 #include "core/run.h"
 #include "core/stack_abi.h"
+#include "core/extable.h"
 #include "helpers/callback.h"
 #include "isa/isa.h"
 #include "maps/map.h"

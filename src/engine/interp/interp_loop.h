@@ -94,6 +94,15 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 		[BPF_LDX | BPF_MEMSX | BPF_B] = &&ldxsx_b,
 		[BPF_LDX | BPF_MEMSX | BPF_H] = &&ldxsx_h,
 		[BPF_LDX | BPF_MEMSX | BPF_W] = &&ldxsx_w,
+		/* fault-safe loads (the verifier's rewrite of loads through
+		 * typed host pointers): 0 where the address faults */
+		[BPF_LDX | BPFRT_PROBE_MEM | BPF_B] = &&ldx_probe_b,
+		[BPF_LDX | BPFRT_PROBE_MEM | BPF_H] = &&ldx_probe_h,
+		[BPF_LDX | BPFRT_PROBE_MEM | BPF_W] = &&ldx_probe_w,
+		[BPF_LDX | BPFRT_PROBE_MEM | BPF_DW] = &&ldx_probe_dw,
+		[BPF_LDX | BPFRT_PROBE_MEMSX | BPF_B] = &&ldxsx_probe_b,
+		[BPF_LDX | BPFRT_PROBE_MEMSX | BPF_H] = &&ldxsx_probe_h,
+		[BPF_LDX | BPFRT_PROBE_MEMSX | BPF_W] = &&ldxsx_probe_w,
 		[BPF_STX | BPF_ATOMIC | BPF_W] = &&atomic_w,
 		[BPF_STX | BPF_ATOMIC | BPF_DW] = &&atomic_dw,
 		[BPF_LD | BPF_IMM | BPF_DW] = &&ld_imm64,
@@ -350,6 +359,26 @@ ldxsx_h:
 ldxsx_w:
 	CHECK_MEM(SRC + (int64_t)OFF, 4, BPFRT_CHECK_READ);
 	DST = (uint64_t)(int64_t)MEM_LOAD(int32_t, SRC + (int64_t)OFF); NEXT();
+
+	/* host memory through a typed argument: never a region of the run
+	 * (the checking interpreter has nothing to check), never a fault */
+ldx_probe_b:
+	DST = bpfrt_probe_load((uintptr_t)(SRC + (int64_t)OFF), 1); NEXT();
+ldx_probe_h:
+	DST = bpfrt_probe_load((uintptr_t)(SRC + (int64_t)OFF), 2); NEXT();
+ldx_probe_w:
+	DST = bpfrt_probe_load((uintptr_t)(SRC + (int64_t)OFF), 4); NEXT();
+ldx_probe_dw:
+	DST = bpfrt_probe_load((uintptr_t)(SRC + (int64_t)OFF), 8); NEXT();
+ldxsx_probe_b:
+	DST = (uint64_t)(int64_t)(int8_t)bpfrt_probe_load((uintptr_t)(SRC + (int64_t)OFF), 1);
+	NEXT();
+ldxsx_probe_h:
+	DST = (uint64_t)(int64_t)(int16_t)bpfrt_probe_load((uintptr_t)(SRC + (int64_t)OFF), 2);
+	NEXT();
+ldxsx_probe_w:
+	DST = (uint64_t)(int64_t)(int32_t)bpfrt_probe_load((uintptr_t)(SRC + (int64_t)OFF), 4);
+	NEXT();
 
 ld_imm64:
 	/* The loader turns map references into plain constants; a

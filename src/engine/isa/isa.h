@@ -11,6 +11,13 @@
 #ifndef BPF_MEMSX
 #define BPF_MEMSX 0x80 /* sign-extending load (cpu v4) */
 #endif
+/* Fault-safe loads (Linux's internal BPF_PROBE_MEM / BPF_PROBE_MEMSX, the
+ * LDX modes UAPI leaves unused): the verifier rewrites a load through a
+ * PTR_TO_BTF_ID (host memory a typed argument points into, maybe NULL or
+ * stale) to one of these; every engine then reads 0 where the address
+ * faults. Never accepted from a program (the validator refuses them). */
+#define BPFRT_PROBE_MEM   0x20
+#define BPFRT_PROBE_MEMSX 0x40
 #ifndef BPF_JCOND
 #define BPF_JCOND 0xe0
 #endif
@@ -28,6 +35,19 @@ static inline uint8_t insn_op(const struct bpf_insn *i) { return BPF_OP(i->code)
 static inline uint8_t insn_src(const struct bpf_insn *i) { return BPF_SRC(i->code); }
 static inline uint8_t insn_mode(const struct bpf_insn *i) { return BPF_MODE(i->code); }
 static inline uint8_t insn_size(const struct bpf_insn *i) { return BPF_SIZE(i->code); }
+
+static inline bool insn_is_probe_load(const struct bpf_insn *i)
+{
+	return BPF_CLASS(i->code) == BPF_LDX &&
+	       (BPF_MODE(i->code) == BPFRT_PROBE_MEM || BPF_MODE(i->code) == BPFRT_PROBE_MEMSX);
+}
+
+/* A sign-extending load, plain or fault-safe. */
+static inline bool insn_is_ldx_sext(const struct bpf_insn *i)
+{
+	return BPF_CLASS(i->code) == BPF_LDX &&
+	       (BPF_MODE(i->code) == BPF_MEMSX || BPF_MODE(i->code) == BPFRT_PROBE_MEMSX);
+}
 
 /* Bytes accessed by a load/store of the given BPF_SIZE. */
 static inline unsigned bpf_size_bytes(uint8_t size)

@@ -3,6 +3,7 @@
 #include "jit/passes.h"
 
 #include "core/error.h"
+#include "core/extable.h"
 #include "core/run.h"
 #include "core/stack_abi.h"
 #include "isa/isa.h"
@@ -75,6 +76,8 @@ void bpfrt_jit_passes_free(struct bpfrt_jit_passes *jp)
 	free(jp->callback);
 	free(jp->frames);
 	free(jp->marks);
+	free(jp->probes);
+	jp->probes = NULL;
 	jp->callback = NULL;
 	jp->frames = NULL;
 	jp->marks = NULL;
@@ -159,6 +162,7 @@ static int emit_pass(struct bpfrt_jit_passes *jp)
 	int err;
 
 	*jp->len = 0;
+	jp->probe_cnt = 0;
 	if ((err = emit_head_pad(jp)))
 		return err;
 	jp->cur.abort_off = 0;
@@ -182,6 +186,18 @@ static int emit_pass(struct bpfrt_jit_passes *jp)
 		}
 	}
 	jp->cur.start[prog->insn_cnt] = (uint32_t)*jp->len;
+	/* the fixups of fault-safe loads, cold, after every function */
+	for (uint32_t i = 0; i < jp->probe_cnt; i++) {
+		if (!arch->emit_probe_fixup)
+			return bpfrt_err(-EOPNOTSUPP, "jit: %s: this backend has no fault-safe loads",
+					 prog->name);
+		if ((err = reserve(jp, arch->max_insn_code)))
+			return err;
+		jp->probes[i].fixup_off = (uint32_t)*jp->len;
+		arch->emit_probe_fixup(jp, &jp->probes[i]);
+		if (jp->err)
+			return jp->err;
+	}
 	jp->cur.len = *jp->len;
 	if (*jp->len > UINT32_MAX / 2)
 		return bpfrt_err(-E2BIG, "jit: native image too large");
@@ -304,6 +320,60 @@ static int place(struct bpfrt_jit_passes *jp, struct bpfrt_execmem **memp)
 	}
 }
 
+void bpfrt_jit_probe_load(struct bpfrt_jit_passes *jp, uint32_t insn_off, uint32_t resume_off,
+			  uint32_t reg)
+{
+	if (jp->probe_cnt == jp->probe_cap) {
+		uint32_t cap = jp->probe_cap ? 2 * jp->probe_cap : 16;
+		struct bpfrt_jit_probe *p = realloc(jp->probes, cap * sizeof(*p));
+
+		if (!p) {
+			bpfrt_jit_fail(jp, -ENOMEM, "out of memory");
+			return;
+		}
+		jp->probes = p;
+		jp->probe_cap = cap;
+	}
+	jp->probes[jp->probe_cnt++] = (struct bpfrt_jit_probe){
+		.insn_off = insn_off, .resume_off = resume_off, .reg = reg,
+	};
+}
+
+/* The exception table of the image's fault-safe loads (core/extable.h),
+ * registered now that the code is in place; the program owns it. */
+static int publish_extable(struct bpfrt_jit_passes *jp)
+{
+	struct bpfrt_extable *tab;
+	int err;
+
+	if (!jp->probe_cnt)
+		return 0;
+	if (!bpfrt_extable_ready())
+		return bpfrt_err(-EOPNOTSUPP, "jit: %s: fault-safe loads need the host's fault "
+				 "handler (host/signal/probe_fault.c), which is not installed",
+				 jp->prog->name);
+	tab = calloc(1, sizeof(*tab));
+	if (tab)
+		tab->entries = calloc(jp->probe_cnt, sizeof(*tab->entries));
+	if (!tab || !tab->entries) {
+		free(tab);
+		return bpfrt_err(-ENOMEM, "jit: out of memory");
+	}
+	for (uint32_t i = 0; i < jp->probe_cnt; i++)
+		tab->entries[i] = (struct bpfrt_extable_entry){
+			.insn_off = jp->probes[i].insn_off, .fixup_off = jp->probes[i].fixup_off,
+		};
+	tab->cnt = jp->probe_cnt;
+	tab->start = (uintptr_t)jp->base;
+	tab->len = jp->prev.len;
+	if ((err = bpfrt_extable_register(tab))) {
+		bpfrt_extable_free(tab);
+		return bpfrt_err(err, "jit: out of memory");
+	}
+	jp->prog->jit_extable = tab;
+	return 0;
+}
+
 int bpfrt_jit_build(struct bpfrt_jit_passes *jp)
 {
 	struct bpfrt_prog *prog = jp->prog;
@@ -319,6 +389,8 @@ int bpfrt_jit_build(struct bpfrt_jit_passes *jp)
 		goto fail;
 	}
 	if ((err = record_offsets(jp)))
+		goto fail;
+	if ((err = publish_extable(jp)))
 		goto fail;
 	prog->jit_mem = mem;
 	prog->jit_len = jp->prev.len - jp->head_pad;

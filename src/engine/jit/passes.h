@@ -34,6 +34,15 @@ struct bpfrt_jit_offsets {
 
 struct bpfrt_jit_passes;
 
+/* A fault-safe load of the pass (BPFRT_PROBE_MEM): where its instruction
+ * starts and the code after it, the backend's word for it (the native
+ * destination register) and, once the driver emitted it after every
+ * function, its fixup (zero that register, resume). */
+struct bpfrt_jit_probe {
+	uint32_t insn_off, resume_off, fixup_off;
+	uint32_t reg;
+};
+
 struct bpfrt_jit_arch {
 	size_t max_insn_code;   /* buffer room one instruction's code may take */
 	uint32_t seed_insn_code; /* first estimate of one instruction's code */
@@ -57,6 +66,11 @@ struct bpfrt_jit_arch {
 	/* Instructions consumed: 1, or 2 for lddw or a fused pair. */
 	int (*emit_insn)(struct bpfrt_jit_passes *jp, uint32_t pc);
 	void (*emit_abort_stub)(struct bpfrt_jit_passes *jp);
+	/* Optional: the fixup of a fault-safe load at *jp->len, the same
+	 * size in every pass (jp->prev_pos for the resume branch is not
+	 * needed: p->resume_off is of this pass). Without it a program with
+	 * fault-safe loads is refused. */
+	void (*emit_probe_fixup)(struct bpfrt_jit_passes *jp, const struct bpfrt_jit_probe *p);
 	/* Optional: the image grew when emitted at its address; make the
 	 * next try smaller. Without it such growth is an error. */
 	void (*shrink)(struct bpfrt_jit_passes *jp);
@@ -85,6 +99,9 @@ struct bpfrt_jit_passes {
 	 * bits above them are the backend's */
 	uint8_t *marks;
 	intptr_t tp_off;        /* bpfrt_run_state from the thread pointer */
+	/* the pass's fault-safe loads, in image order (bpfrt_jit_probe_load) */
+	struct bpfrt_jit_probe *probes;
+	uint32_t probe_cnt, probe_cap;
 	/* from bpfrt_jit_prescan() */
 	bool has_callx;
 	bool *callback;         /* per subprogram: lddw BPF_PSEUDO_FUNC names it */
@@ -117,6 +134,12 @@ int bpfrt_jit_compile(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
  * the host's fault handler resumes). jp->base and jp->prev stay valid until
  * bpfrt_jit_passes_free(). Returns 0 or -errno with bpfrt_last_error(). */
 int bpfrt_jit_build(struct bpfrt_jit_passes *jp);
+
+/* The backend emitted a fault-safe load at [insn_off, resume_off) of the
+ * pass buffer whose destination is native register reg: the driver gives
+ * it an exception table entry and a fixup (arch->emit_probe_fixup). */
+void bpfrt_jit_probe_load(struct bpfrt_jit_passes *jp, uint32_t insn_off, uint32_t resume_off,
+			  uint32_t reg);
 
 /* Records the first error of a pass, "jit: insn PC: ..." for jp->pc. */
 void bpfrt_jit_fail(struct bpfrt_jit_passes *jp, int err, const char *fmt, ...)

@@ -442,6 +442,8 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 				.env = OPTS_GET(opts, env, NULL),
 			};
 
+			/* the target BTF of typed arguments, as of CO-RE */
+			prog->attach_btf = obj->core_btf;
 			err = bpfrt_prog_prepare_unpublished(prog, insns, cnt, &how);
 			if (err)
 				err = obj_err_wrap(err, "%s: program %s (section %s)", obj->name,
@@ -511,8 +513,12 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 			bpfrt_prog_array_clear(obj->maps[i].map);
 	/* A program still attached or in another object's slot lives on
 	 * (bpfrt_prog_free) and keeps the maps with it. */
-	for (size_t i = 0; i < obj->prog_cnt; i++)
+	for (size_t i = 0; i < obj->prog_cnt; i++) {
+		/* the BTF goes with the object; a program living on is
+		 * verified again (bpfrt_prog_verify) against the host's */
+		obj->progs[i].prog->attach_btf = NULL;
 		bpfrt_prog_free(obj->progs[i].prog);
+	}
 	free(obj->progs);
 	obj->progs = NULL;
 	obj->prog_cnt = 0;

@@ -169,6 +169,8 @@ int vdo_alu(struct venv *env, const struct bpf_insn *insn)
 		return verr(env, "invalid shift %d", insn->imm);
 	if (dst->type == SCALAR && src.type == SCALAR)
 		return vscalar_alu(env, insn, dst, &src, is64);
+	if (vbtf_alu_demote(insn, dst, &src, is64))
+		return vscalar_alu(env, insn, dst, &src, is64);
 
 	/* at least one pointer */
 	if (!is64)
@@ -323,9 +325,11 @@ int vdo_cond_jmp(struct venv *env, const struct bpf_insn *insn, uint32_t *next)
 	if (dst->type == SCALAR && src.type == SCALAR)
 		taken = vscalar_branch_taken(dst, &src, op, is32);
 	else if (!is32 && (op == BPF_JEQ || op == BPF_JNE) &&
-		 ((is_ptr(dst) && !(dst->flags & PTR_MAYBE_NULL) && vreg_is_zero(&src)) ||
-		  (is_ptr(&src) && !(src.flags & PTR_MAYBE_NULL) && vreg_is_zero(dst))))
-		taken = op == BPF_JNE; /* a valid pointer is never NULL */
+		 ((is_ptr(dst) && !(dst->flags & PTR_MAYBE_NULL) && vreg_is_zero(&src) &&
+		   dst->type != PTR_TO_BTF_ID) ||
+		  (is_ptr(&src) && !(src.flags & PTR_MAYBE_NULL) && vreg_is_zero(dst) &&
+		   src.type != PTR_TO_BTF_ID)))
+		taken = op == BPF_JNE; /* a valid pointer is never NULL (a typed argument may be) */
 
 	if (taken == 1) {
 		*next = target;

@@ -28,7 +28,7 @@ const char *const vreg_type_names[VREG_TYPE_CNT] = {
 	[PTR_TO_STACK] = "fp", [CONST_PTR_TO_MAP] = "map_ptr",
 	[PTR_TO_MAP_VALUE] = "map_value", [PTR_TO_MAP_KEY] = "map_key",
 	[PTR_TO_MEM] = "mem", [PTR_TO_PACKET] = "pkt", [PTR_TO_PACKET_END] = "pkt_end",
-	[PTR_TO_FUNC] = "func",
+	[PTR_TO_FUNC] = "func", [PTR_TO_BTF_ID] = "ptr_",
 };
 
 const char *vreg_type_str(const struct vreg *r)

@@ -34,7 +34,8 @@ int vcheck_ptr_leak(struct venv *env, const struct vreg *val, const char *fmt, .
 	va_list ap;
 	size_t n;
 
-	if (!is_ptr(val) || ptr_leaks_allowed(env))
+	/* a typed argument is the number the host passed (btf_access.c) */
+	if (!is_ptr(val) || val->type == PTR_TO_BTF_ID || ptr_leaks_allowed(env))
 		return 0;
 	va_start(ap, fmt);
 	vsnprintf(env->msg, sizeof(env->msg), fmt, ap);
@@ -321,6 +322,8 @@ static int ctx_field(struct venv *env, int32_t off, uint32_t size, struct vreg *
 		mark_ptr(dst, f->end ? PTR_TO_PACKET_END : PTR_TO_PACKET);
 		return 0;
 	}
+	if (vbtf_ctx_arg(env, off, size, sext, dst))
+		return 0;
 	mark_loaded(dst, size, sext);
 	return 0;
 }
@@ -450,6 +453,8 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 		break;
 	case PTR_TO_CTX:
 		return check_ctx_access(env, regno, &reg, off, size, write, dst, sext);
+	case PTR_TO_BTF_ID:
+		return vbtf_check_access(env, regno, &reg, off, size, write, dst, sext);
 	case PTR_TO_PACKET:
 		/* Linux's per-kind direct packet access (may_access_direct_pkt_data) */
 		if (write && bpfrt_prog_kind_packet_rdonly(env->kind, env->prog->kind_variant))
@@ -458,6 +463,9 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 		err = check_packet_access(env, regno, &reg, off, size);
 		break;
 	case SCALAR:
+		if (vbtf_scalar_note(env))
+			return verr(env, "R%d invalid mem access 'scalar' (%s arguments are numbers: "
+				    "%s)", regno, env->kind->short_name, vbtf_scalar_note(env));
 		return verr(env, "R%d invalid mem access 'scalar'", regno);
 	default:
 		return verr(env, "R%d invalid mem access '%s'", regno, vreg_type_str(&reg));
@@ -477,7 +485,7 @@ int vdo_ldx(struct venv *env, const struct bpf_insn *insn)
 	if ((err = vcheck_reg_init(env, insn->src_reg)))
 		return err;
 	err = check_mem_access(env, insn->src_reg, insn->off, bpf_size_bytes(insn_size(insn)),
-			       false, NULL, &val, insn_mode(insn) == BPF_MEMSX);
+			       false, NULL, &val, insn_is_ldx_sext(insn));
 	if (err)
 		return err;
 	*reg_at(env, insn->dst_reg) = val;

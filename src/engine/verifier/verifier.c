@@ -182,6 +182,7 @@ static void env_free(struct venv *env)
 	free(env->stack);
 	free(env->aux);
 	free(env->max_stack);
+	free(env->probe_loads);
 }
 
 static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts)
@@ -200,6 +201,8 @@ static int env_init(struct venv *env, struct bpfrt_prog *prog, struct bpfrt_veri
 	}
 	/* the kind first: the facts depend on it (what the exit's r0 must be) */
 	setup_ctx(env, OPTS_GET(opts, ctx_size, 0));
+	if (vbtf_setup_args(env))
+		return -ENOMEM;
 	if (!env->aux) { /* a restart keeps the facts (and no_join) */
 		env->aux = calloc(env->n, sizeof(*env->aux));
 		if (!env->aux || vcompute_insn_facts(env))
@@ -265,6 +268,7 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 			prog->max_ctx_access = env.max_ctx_access;
 			prog->ctx_size = env.ctx_size;
 			prog->verified = true;
+			vbtf_rewrite_probe_loads(&env);
 		}
 	}
 	if (opts) {

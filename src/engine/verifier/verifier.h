@@ -23,4 +23,15 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
  * programs may only read it. */
 uint32_t bpfrt_verify_ctx_size(const struct bpfrt_prog *prog, uint32_t ctx_size, bool *rdonly);
 
+/* The host's target BTF for typed arguments (verifier/btf_access.c),
+ * registered once before main (sym/target_btf.c): the BTF that describes
+ * the traced function target (fentry's FUNC or LIB:FUNC; tracepoint: the
+ * tp_btf name), kept for the life of the process, or NULL with why
+ * written (a sentence naming what is missing). May lock and read files:
+ * called at verification only. */
+struct btf;
+typedef const struct btf *(*bpfrt_target_btf_fn)(const char *target, bool tracepoint, char *why,
+						  size_t why_len);
+void bpfrt_verifier_set_target_btf(bpfrt_target_btf_fn fn);
+
 #endif

@@ -31,10 +31,17 @@ enum vreg_type {
 	PTR_TO_PACKET,
 	PTR_TO_PACKET_END,
 	PTR_TO_FUNC,
+	PTR_TO_BTF_ID,     /* host struct a typed argument points to (btf_access.c) */
 	VREG_TYPE_CNT,
 };
 
 #define PTR_MAYBE_NULL 0x1 /* flags: may be NULL until checked */
+
+/* Context slots whose arguments may be typed: 12 tracepoint arguments,
+ * or six registers and fexit's return value. */
+#define BPFRT_BTF_ARG_SLOTS 13
+
+struct btf;
 
 /* One register. Scalars use var_off and the bounds for their value;
  * pointers use them for the variable part of their offset, off for the
@@ -51,7 +58,8 @@ struct vreg {
 	uint32_t u32min, u32max;
 	uint32_t id;            /* null-check / packet-range / scalar-copy group */
 	uint32_t ref_obj_id;    /* acquired reference it belongs to */
-	uint32_t mem_size;      /* PTR_TO_MEM: bytes; PTR_TO_FUNC: subprog */
+	uint32_t mem_size;      /* PTR_TO_MEM: bytes; PTR_TO_FUNC: subprog;
+				 * PTR_TO_BTF_ID: the struct's id in env->btf */
 	int32_t range;          /* PTR_TO_PACKET: bytes known inside the packet */
 	struct bpfrt_map *map;  /* CONST_PTR_TO_MAP, PTR_TO_MAP_VALUE/KEY */
 };
@@ -212,6 +220,14 @@ struct venv {
 	/* states kept for pruning (explored lists, evicted ones still
 	 * parents, callback entries) and their memory, now and at the peak */
 	uint64_t kept_states, kept_bytes, peak_bytes;
+	/* btf_access.c: the target BTF of the typed arguments, the struct
+	 * each context slot's pointer points to (0: a number), why there
+	 * are none (empty: the kind has none, or they are typed), and the
+	 * loads through PTR_TO_BTF_ID (n bytes, allocated on the first) */
+	const struct btf *btf;
+	uint32_t arg_btf_id[BPFRT_BTF_ARG_SLOTS];
+	char btf_why[256];
+	uint8_t *probe_loads;
 	char msg[512];            /* the rejection */
 };
 
@@ -305,6 +321,24 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 int vdo_ldx(struct venv *env, const struct bpf_insn *insn);
 int vdo_store(struct venv *env, const struct bpf_insn *insn);
 int vdo_atomic(struct venv *env, const struct bpf_insn *insn);
+
+/* btf_access.c */
+/* Types the context slots of the program's target (env->btf, arg_btf_id,
+ * btf_why); 0 or -ENOMEM. */
+int vbtf_setup_args(struct venv *env);
+/* A context load at off that gives a typed argument: dst set, true. */
+bool vbtf_ctx_arg(struct venv *env, int32_t off, uint32_t size, bool sext, struct vreg *dst);
+/* Why the kind's arguments are numbers (no BTF), or NULL. */
+const char *vbtf_scalar_note(const struct venv *env);
+/* A load (or refused store) through the PTR_TO_BTF_ID reg. */
+int vbtf_check_access(struct venv *env, int regno, const struct vreg *reg, int32_t off,
+		      uint32_t size, bool write, struct vreg *dst, bool sext);
+/* ALU on a typed pointer that is no step within its struct: its operands
+ * made numbers again; true if both are now scalars. */
+bool vbtf_alu_demote(const struct bpf_insn *insn, struct vreg *dst, struct vreg *src, bool is64);
+/* After a successful verification: its loads through typed pointers
+ * become fault-safe (BPFRT_PROBE_MEM). */
+void vbtf_rewrite_probe_loads(struct venv *env);
 
 /* alu.c */
 int vdo_alu(struct venv *env, const struct bpf_insn *insn);

@@ -799,6 +799,14 @@ static const struct bpfrt_stack_host privstack_host = {
  * and early, so the pthread key gets a low index (see the top of the
  * file). This object is in every program that runs programs: the run
  * paths (bpfrt_prog_run, attached runs) call bpfrt_nest_stack_run. */
+/* Links the constructors of the fault handler of fault-safe loads and of
+ * the host's target BTF wherever programs run (a static archive takes
+ * only the objects something refers to). */
+void bpfrt_probe_fault_init(void);
+void bpfrt_target_btf_init(void);
+__attribute__((used)) static void (*const link_probe_fault)(void) = bpfrt_probe_fault_init;
+__attribute__((used)) static void (*const link_target_btf)(void) = bpfrt_target_btf_init;
+
 __attribute__((constructor)) static void ps_ctor(void)
 {
 	ps_init();

@@ -441,6 +441,18 @@ static bool dwarf_lookup(struct dbg_module *d, uintptr_t pc, const char *name,
 
 /* ---- the lookup ------------------------------------------------------------- */
 
+const struct btf *bpfrt_module_btf(const struct bpfrt_sym_module *m)
+{
+	struct dbg_module *d;
+	const struct btf *btf;
+
+	pthread_mutex_lock(&dbg_lock);
+	d = dbg_module_get(m);
+	btf = d ? d->btf : NULL;
+	pthread_mutex_unlock(&dbg_lock);
+	return btf;
+}
+
 int bpfrt_func_proto_get(const struct bpfrt_sym_module *m, uintptr_t addr, const char *name,
 			 struct bpfrt_func_proto *proto)
 {

@@ -36,4 +36,9 @@ struct bpfrt_sym_module;
 int bpfrt_func_proto_get(const struct bpfrt_sym_module *m, uintptr_t addr, const char *name,
 			 struct bpfrt_func_proto *proto);
 
+/* Module m's .BTF (pahole -J), parsed once and kept for the life of the
+ * process, or NULL if it has none. */
+struct btf;
+const struct btf *bpfrt_module_btf(const struct bpfrt_sym_module *m);
+
 #endif

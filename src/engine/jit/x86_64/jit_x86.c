@@ -1232,7 +1232,8 @@ static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
 {
 	struct x86_buf *b = &c->b;
 	int dst = R(insn->dst_reg), base = R(insn->src_reg);
-	bool sx = insn_mode(insn) == BPF_MEMSX;
+	bool sx = insn_is_ldx_sext(insn);
+	uint32_t at = (uint32_t)b->len;
 
 	switch (insn_size(insn)) {
 	case BPF_B:
@@ -1247,6 +1248,20 @@ static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
 	default:
 		emit_rm(b, false, true, 0x8b, dst, base, insn->off, false);
 	}
+	/* fault-safe: the same load, plus an exception table entry whose
+	 * fixup (emit_probe_fixup) zeroes dst and resumes after it */
+	if (insn_is_probe_load(insn))
+		bpfrt_jit_probe_load(&c->jp, at, (uint32_t)b->len, (uint32_t)dst);
+}
+
+/* A fault-safe load faulted: xor dst, dst; jmp back after the load
+ * (rel32 always, so every pass has the same size). */
+static void emit_probe_fixup(struct bpfrt_jit_passes *jp, const struct bpfrt_jit_probe *p)
+{
+	struct x86_buf *b = &CTX(jp)->b;
+
+	emit_alu_rr(b, false, ALU_XOR, (int)p->reg, (int)p->reg);
+	emit_jmp_rel32(b, (int32_t)((int64_t)p->resume_off - (int64_t)(b->len + 5)));
 }
 
 static void translate_st(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1798,6 +1813,7 @@ static const struct bpfrt_jit_arch x86_arch = {
 	.pad_insn = x86_pad_insn,
 	.emit_insn = translate_insn,
 	.emit_abort_stub = emit_abort_stub,
+	.emit_probe_fixup = emit_probe_fixup,
 	.shrink = x86_shrink,
 };
 
