@@ -31,3 +31,18 @@ $(BUILD)/tests/core/%.o: tests/core/%.c
 	$(CC) $(CFLAGS) -g -c $< -o $@
 	$(if $(PAHOLE),$(PAHOLE) --btf_encode_detached=$(@:.o=.btf) $@,@echo "no pahole: $(@:.o=.btf) not made")
 $(BUILD)/tests/test_core: $(CORE_HOSTS)
+
+# Typed arguments (tests/test_btf_args.c, the verifier corpus's
+# vbtfargs.bpf.c): host functions built with -g whose pahole BTF is both
+# in the object (.BTF: the host's own lookup) and beside it
+# (btfargs_host.btf: btf_custom_path). x86-64 builds them with clang and a
+# nop5 entry, so fentry attaches for real; elsewhere test runs only.
+# Without pahole neither exists and the tests skip, saying so.
+BTFARGS_HOST := $(BUILD)/tests/host/btfargs_host.o
+BTFARGS_ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+$(BTFARGS_HOST): tests/host/btfargs_host.c
+	@mkdir -p $(dir $@)
+	$(if $(filter x86_64,$(BTFARGS_ARCH)),$(HOST_CLANG) $(HOST_OPT) -fPIC $(BPFRT_HOST_CLANG_CFLAGS),$(CC) $(CFLAGS) -g) -c $< -o $@
+	$(if $(PAHOLE),$(PAHOLE) --btf_encode_detached=$(@:.o=.btf) $@ && $(PAHOLE) -J $@,@echo "no pahole: $@ has no BTF")
+$(BUILD)/tests/test_btf_args $(BUILD)/tests/test_verifier: $(BTFARGS_HOST)
+$(BUILD)/tests/test_btf_args.o $(BUILD)/tests/test_verifier.o: CFLAGS += $(if $(PAHOLE),-DBTFARGS_BTF_ENCODED=1)

@@ -233,6 +233,11 @@ static int verify_objects_in(const char *dir, int *cnt)
 		 * trusted) */
 		if (!strcmp(e->d_name, "nested_tree.bpf.o"))
 			continue;
+#ifndef BTFARGS_BTF_ENCODED
+		/* its typed arguments need the host function's BTF */
+		if (!strcmp(e->d_name, "btf_args.bpf.o"))
+			continue;
+#endif
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (bpfrt_object_open(path, NULL, &obj) ||
 		    bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
@@ -920,7 +925,30 @@ static void c_run_accepted(struct bpfrt_prog *p, const char *name, enum bpfrt_ex
 /* Our verdict for one program of an object (bpfrt_prog_verify on a
  * trusted load, so one file holds accepts and rejects side by side), and
  * for accepted ones a run under the interpreter and the JIT. */
-static void c_check(const char *obj_path, const struct cexpect *e)
+/* The program alone, loaded verified, run: for programs whose verified
+ * load changes what runs (loads through typed arguments become
+ * fault-safe only then; a trusted load runs them as written). */
+static void c_run_verified(const char *obj_path, const char *name, bool jit)
+{
+	struct bpfrt_object *obj = NULL;
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit);
+	struct bpfrt_prog *p;
+
+	if (bpfrt_object_open(obj_path, NULL, &obj)) {
+		tl_fail(__FILE__, __LINE__, "%s: %s", obj_path, bpfrt_last_error());
+		return;
+	}
+	for (p = NULL; (p = bpfrt_object_next_prog(obj, p));)
+		bpfrt_prog_set_autoload(p, !strcmp(bpfrt_prog_name(p), name));
+	if (bpfrt_object_load(obj, &lo))
+		tl_fail(__FILE__, __LINE__, "%s: verified load: %s", name, bpfrt_last_error());
+	else
+		c_run_accepted(bpfrt_object_find_prog(obj, name), name,
+			       jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP);
+	bpfrt_object_close(obj);
+}
+
+static void c_check(const char *obj_path, const struct cexpect *e, bool verified_runs)
 {
 	static char log[1 << 16];
 
@@ -958,6 +986,8 @@ static void c_check(const char *obj_path, const struct cexpect *e)
 		if (err)
 			tl_fail(__FILE__, __LINE__, "%s: rejected: %s\n%s", e->name,
 				bpfrt_last_error(), log);
+		else if (verified_runs)
+			c_run_verified(obj_path, e->name, jit);
 		else
 			c_run_accepted(p, e->name, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP);
 		bpfrt_object_close(obj);
@@ -1012,7 +1042,12 @@ TEST(c_corpus_verdicts_runs_and_linux)
 	static const char *const files[] = { "vmaps", "vringbuf", "vstack", "vctx", "vpacket",
 					     "vhelpers", "vloops", "vcallbacks",
 					     "vsext", "vleak", "vmapflags",
-					     "vtailcall" };
+					     "vtailcall",
+#ifdef BTFARGS_BTF_ENCODED
+					     /* its target's BTF is in this executable */
+					     "vbtfargs",
+#endif
+	};
 	/* under qemu-user the guest's bpf(2) calls do not reach the kernel as
 	 * written: Linux's verdicts come from the native runs */
 	bool root = geteuid() == 0 && !getenv("BPFRT_CROSS_QEMU");
@@ -1036,7 +1071,7 @@ TEST(c_corpus_verdicts_runs_and_linux)
 			char why[256] = "";
 			int lx;
 
-			c_check(obj, &ex[i]);
+			c_check(obj, &ex[i], !strcmp(files[f], "vbtfargs"));
 			checked++;
 			rejects += !ours;
 			if (!strcmp(ex[i].lx, "skip") || !root) {

@@ -199,10 +199,12 @@ int bpfrt_disasm_kernel(const struct bpf_insn *insns, size_t remaining, uint32_t
 		ok = print_alu(&o, insn);
 		break;
 	case BPF_LDX:
-		ok = insn_mode(insn) == BPF_MEM || insn_mode(insn) == BPF_MEMSX;
+		/* fault-safe loads print as the loads they were */
+		ok = insn_mode(insn) == BPF_MEM || insn_mode(insn) == BPF_MEMSX ||
+		     insn_is_probe_load(insn);
 		if (ok)
 			put(&o, "r%u = *(%s *)(r%u %+d)", insn->dst_reg,
-			    mem_type(insn, insn_mode(insn) == BPF_MEMSX), insn->src_reg, insn->off);
+			    mem_type(insn, insn_is_ldx_sext(insn)), insn->src_reg, insn->off);
 		break;
 	case BPF_ST:
 		ok = insn_mode(insn) == BPF_MEM;

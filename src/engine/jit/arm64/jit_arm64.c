@@ -747,10 +747,29 @@ static enum a64_size a64_size_of(const struct bpf_insn *insn)
 
 static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
 {
-	bool sx = insn_mode(insn) == BPF_MEMSX && insn_size(insn) != BPF_DW;
+	bool sx = insn_is_ldx_sext(insn) && insn_size(insn) != BPF_DW;
 
 	emit_ldst(c, a64_size_of(insn), sx ? A64_LOAD_SX64 : A64_LOAD, R(insn->dst_reg),
 		  R(insn->src_reg), insn->off);
+	/* fault-safe: the load is emit_ldst's last instruction; its
+	 * exception table entry's fixup (emit_probe_fixup) zeroes rt and
+	 * resumes after it */
+	if (insn_is_probe_load(insn))
+		bpfrt_jit_probe_load(&c->jp, (uint32_t)c->len - 4, (uint32_t)c->len,
+				     (uint32_t)R(insn->dst_reg));
+}
+
+/* A fault-safe load faulted: mov xt, xzr; b back after the load. */
+static void emit_probe_fixup(struct bpfrt_jit_passes *jp, const struct bpfrt_jit_probe *p)
+{
+	struct jit_ctx *c = CTX(jp);
+	int64_t d;
+
+	emit(c, a64_mov_reg(true, (int)p->reg, A64_ZR));
+	d = ((int64_t)p->resume_off - (int64_t)c->len) / 4;
+	if (!a64_fits_signed(d, 26))
+		bpfrt_jit_fail(jp, -E2BIG, "fault-safe load's fixup beyond 128 MiB");
+	emit(c, a64_b((int32_t)d));
 }
 
 static void translate_st(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1139,6 +1158,7 @@ static const struct bpfrt_jit_arch arm64_arch = {
 	.emit_prologue = emit_prologue,
 	.emit_insn = translate_insn,
 	.emit_abort_stub = emit_abort_stub,
+	.emit_probe_fixup = emit_probe_fixup,
 };
 
 static int arm64_compile(struct bpfrt_prog *prog)

@@ -760,12 +760,30 @@ static const uint8_t store_f3[4] = {
 
 static void translate_ldx(struct jit_ctx *c, const struct bpf_insn *insn)
 {
-	bool sx = insn_mode(insn) == BPF_MEMSX;
+	bool sx = insn_is_ldx_sext(insn);
 	unsigned sz = insn_size(insn) >> 3;
 	int32_t disp;
 	int base = mem_operand(c, R(insn->src_reg), insn->off, &disp);
+	uint32_t at = (uint32_t)c->b.len;
 
 	emit_load(&c->b, sx ? load_sx_f3[sz] : load_f3[sz], R(insn->dst_reg), base, disp);
+	/* fault-safe: the same load with an exception table entry whose
+	 * fixup (emit_probe_fixup) zeroes rd and resumes after it */
+	if (insn_is_probe_load(insn))
+		bpfrt_jit_probe_load(&c->jp, at, (uint32_t)c->b.len, (uint32_t)R(insn->dst_reg));
+}
+
+/* A fault-safe load faulted: li rd, 0; j back after the load. */
+static void emit_probe_fixup(struct bpfrt_jit_passes *jp, const struct bpfrt_jit_probe *p)
+{
+	struct rv_buf *b = &CTX(jp)->b;
+	int64_t d;
+
+	emit_addi(b, (int)p->reg, RV_ZERO, 0);
+	d = (int64_t)p->resume_off - (int64_t)b->len;
+	if (d < -(1 << 20))
+		bpfrt_jit_fail(jp, -E2BIG, "fault-safe load's fixup beyond 1 MiB");
+	emit_jal(b, RV_ZERO, (int32_t)d);
 }
 
 static void translate_st(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1099,6 +1117,7 @@ static const struct bpfrt_jit_arch rv_arch = {
 	.emit_prologue = emit_prologue,
 	.emit_insn = translate_insn,
 	.emit_abort_stub = emit_abort_stub,
+	.emit_probe_fixup = emit_probe_fixup,
 };
 
 static int rv_compile(struct bpfrt_prog *prog)
