@@ -134,11 +134,9 @@ static bool format_ldx(struct line *l, const struct bpf_insn *insn)
 
 	if (insn->imm)
 		return false;
-	/* a fault-safe load (the verifier's rewrite) prints as the load it
-	 * was, as bpftool prints Linux's BPF_PROBE_MEM */
-	if (insn_mode(insn) == BPF_MEM || insn_mode(insn) == BPFRT_PROBE_MEM)
+	if (insn_mode(insn) == BPF_MEM)
 		sx = "";
-	else if (insn_is_ldx_sext(insn) && size != BPF_DW)
+	else if (insn_mode(insn) == BPF_MEMSX && size != BPF_DW)
 		sx = "s";
 	else
 		return false;
