@@ -172,6 +172,43 @@ out=$(cat "$tmp/out" "$tmp/err")
 check "forks while programs run on another thread: 20 children, each with clean code" \
 	'[ $frc -eq 0 ] && [ $rc -eq 0 ] && [ "$(grep -c "^child 3003 $plain_code$" "$tmp/out")" -eq 20 ]'
 
+# --follow-fork: children keep the programs until the controller goes
+"$B/bpfrt" trace --follow-fork "$P/trace_live.bpf.o" -- "$T/stepper" <"$tmp/in" >"$tmp/out" \
+	2>"$tmp/err" &
+a=$!
+bg="$a"
+exec 3>"$tmp/in"
+wait_for "$tmp/out" '^pid '
+pid=$(sed -n 's/^pid //p' "$tmp/out")
+step 'fork 2' '^forked 2$'
+step 'work 3' '^did 3 '
+out=$("$B/bpfrt" map dump -p "$pid" calls 2>&1)
+check "--follow-fork: the children's calls count in the shared array (2 x 3, then 3)" \
+	'has "^calls\[0\] = 9$" && [ "$(grep -c "^child 3003 $plain_code$" "$tmp/out")" -eq 0 ]'
+step hold '^holding '
+child=$(sed -n 's/^holding //p' "$tmp/out")
+bg="$bg $child"
+wait_for "$tmp/out" "^held $child "
+held_code=$(sed -n "s/^held $child //p" "$tmp/out" | tail -1)
+out=$("$B/bpfrt" trace --detach "$pid" 2>&1); rc=$?
+wait_for "$tmp/err" 'detached by another bpfrt'
+# the child detaches when the controller's socket hangs up: ask it
+# until it shows the original code (bounded)
+k=1
+while [ "$(sed -n "s/^held $child //p" "$tmp/out" | tail -1)" != "$plain_code" ] && [ $k -lt 300 ]; do
+	kill -USR1 "$child"
+	k=$((k + 1))
+	wait_for "$tmp/out" "^held $child " $k
+done
+check "--follow-fork: a child's probes stay while traced, go with the controller's detach" \
+	'[ $rc -eq 0 ] && [ "$held_code" != "$plain_code" ] &&
+	 [ "$(sed -n "s/^held $child //p" "$tmp/out" | tail -1)" = "$plain_code" ]'
+kill -TERM "$child"
+step quit '^done$'
+exec 3>&-
+wait $a
+bg=
+
 # the target killed by a signal: the shared maps' last values remain
 mkfifo "$tmp/in2"
 "$B/bpfrt" trace "$P/trace_live.bpf.o" -- "$T/stepper" <"$tmp/in2" >"$tmp/out" 2>"$tmp/err" &

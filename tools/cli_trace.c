@@ -38,7 +38,7 @@ struct trace_opts {
 	const char *agent;
 	char **cmd;
 	pid_t pid;              /* -p: a running process, else 0 */
-	bool no_dump, interp;
+	bool no_dump, interp, follow_fork;
 	uint32_t log_level;
 };
 
@@ -52,12 +52,13 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bpfrt trace [--no-dump] [--interp] [--log-level 1|2] [--agent LIB] OBJ -- CMD [ARGS...]\n"
+		"usage: bpfrt trace [--no-dump] [--interp] [--follow-fork] [--log-level 1|2] [--agent LIB] OBJ -- CMD [ARGS...]\n"
 		"       bpfrt trace [OPTIONS] OBJ -p PID   (a running process; Ctrl-C detaches)\n"
 		"       bpfrt trace --detach PID           (every bpfrt trace of PID detached)\n"
 		"  runs CMD with the bpfrt agent inside it, attaches the programs of OBJ there,\n"
 		"  prints trace_printk lines as they come and the maps and globals at the end;\n"
-		"  exits with CMD's status\n");
+		"  exits with CMD's status. --follow-fork: fork children keep the programs (their\n"
+		"  counts add to the shared maps'; their hash maps and trace_printk lines are their own)\n");
 }
 
 /* ---- finding things -------------------------------------------------------- */
@@ -381,7 +382,8 @@ static int run_trace(const struct trace_opts *o)
 		goto out;
 	}
 	struct { struct agent_load l; char name[256]; } load = {
-		.l = { .flags = o->interp ? AGENT_LOAD_INTERP : 0, .log_level = o->log_level },
+		.l = { .flags = (o->interp ? AGENT_LOAD_INTERP : 0) |
+		       (o->follow_fork ? AGENT_LOAD_FOLLOW_FORK : 0), .log_level = o->log_level },
 	};
 	snprintf(load.name, sizeof(load.name), "%s", name);
 	err = agent_send(s.sock, AGENT_LOAD, 0, &load, sizeof(load.l) + strlen(load.name) + 1,
@@ -438,8 +440,15 @@ static int run_trace(const struct trace_opts *o)
 		/* records in the shared rings, after the messages before them */
 		if (s.shm)
 			shm_drain_rings(s.shm);
-		if (err == -ENOTCONN || err == -ECONNRESET)
+		/* nothing follows EXIT or DETACHED (the socket may stay open
+		 * longer: --follow-fork children hold it) */
+		if (err == -ENOTCONN || err == -ECONNRESET || s.exiting || s.detached)
 			break;
+	}
+	/* the hang-up that tells --follow-fork children to detach too */
+	if (s.sock >= 0) {
+		close(s.sock);
+		s.sock = -1;
 	}
 	if (s.detached)
 		fprintf(stderr, "bpfrt trace: detached by another bpfrt (trace --detach); %s runs "
@@ -566,7 +575,8 @@ static int run_attach(const struct trace_opts *o)
 	}
 connected:;
 	struct { struct agent_load l; char name[256]; } load = {
-		.l = { .flags = o->interp ? AGENT_LOAD_INTERP : 0, .log_level = o->log_level },
+		.l = { .flags = (o->interp ? AGENT_LOAD_INTERP : 0) |
+		       (o->follow_fork ? AGENT_LOAD_FOLLOW_FORK : 0), .log_level = o->log_level },
 	};
 	snprintf(load.name, sizeof(load.name), "%s", name);
 	err = agent_send(s.sock, AGENT_LOAD, 0, &load, sizeof(load.l) + strlen(load.name) + 1,
@@ -605,7 +615,7 @@ connected:;
 		err = handle(&s, wait_ms);
 		if (s.shm)
 			shm_drain_rings(s.shm);
-		if (err == -ENOTCONN || err == -ECONNRESET) {
+		if (err == -ENOTCONN || err == -ECONNRESET || s.exiting || s.detached) {
 			char what[32];
 
 			snprintf(what, sizeof(what), "%d", (int)o->pid);
@@ -642,6 +652,8 @@ int cli_trace(int argc, char **argv)
 			o.no_dump = true;
 		} else if (!strcmp(argv[i], "--interp")) {
 			o.interp = true;
+		} else if (!strcmp(argv[i], "--follow-fork")) {
+			o.follow_fork = true;
 		} else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
 			o.log_level = (uint32_t)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {

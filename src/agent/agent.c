@@ -30,7 +30,9 @@
  *
  * Fork: a child gets the parent's patched code; the atfork child handler
  * detaches every link there (the code is the original again) and drops
- * the sockets, so only the process the controller started reports. */
+ * the sockets, so only the process the controller started reports. A
+ * --follow-fork session's links stay in the child until its controller's
+ * socket hangs up (child_watch). */
 #define _GNU_SOURCE
 #include "proto.h"
 #include "bpfrt/bpfrt.h"
@@ -67,6 +69,7 @@
 struct session {
 	int sock;
 	bool rings_taken;       /* its controller consumes its ring buffers */
+	bool follow_fork;       /* fork children keep its links (AGENT_LOAD_FOLLOW_FORK) */
 	int obj_cnt;
 	struct bpfrt_object *objs[MAX_OBJECTS];
 	int obj_fds[MAX_OBJECTS];
@@ -233,6 +236,8 @@ static void do_load(struct session *s, const struct agent_load *req, const char 
 	} else {
 		s->obj_fds[s->obj_cnt] = fd;
 		s->objs[s->obj_cnt++] = obj;
+		if (req->flags & AGENT_LOAD_FOLLOW_FORK)
+			s->follow_fork = true;
 	}
 	pthread_mutex_unlock(&state_lock);
 	/* the message, then the log as the verifier wrote it (a failed load
@@ -699,18 +704,65 @@ static void at_exit(void)
 	pthread_mutex_unlock(&state_lock);
 }
 
+/* A fork child's watcher (--follow-fork): the sessions whose programs the
+ * child kept, until their controller's socket hangs up (its controller
+ * closed it or died; the parent's agent closing its own copy is not a
+ * hang-up). The child never reads the socket: what comes on it is the
+ * parent's. Then the child's copies of the links go, as the parent's. */
+static void *child_watch(void *arg)
+{
+	for (;;) {
+		struct pollfd p[MAX_SESSIONS];
+		struct session *who[MAX_SESSIONS];
+		int n = 0;
+
+		pthread_mutex_lock(&state_lock);
+		for (int i = 0; i < MAX_SESSIONS; i++)
+			if (sessions[i].sock >= 0) {
+				p[n] = (struct pollfd){ .fd = sessions[i].sock, .events = 0 };
+				who[n++] = &sessions[i];
+			}
+		pthread_mutex_unlock(&state_lock);
+		if (!n)
+			return NULL;
+		if (poll(p, (nfds_t)n, -1) < 0)
+			continue;
+		pthread_mutex_lock(&state_lock);
+		for (int i = 0; i < n; i++)
+			if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+				session_end_locked(who[i]);
+		pthread_mutex_unlock(&state_lock);
+	}
+}
+
 static void in_child(void)
 {
 	/* the child runs the original code and says nothing to the
-	 * controllers; the fork copied the links and the descriptors */
+	 * controllers; the fork copied the links and the descriptors. A
+	 * --follow-fork session's links stay (its programs run in the child
+	 * too, its shared maps are the parent's: counts add up), watched
+	 * until its controller goes. */
+	bool watch = false;
+
 	if (!traced)
 		return;
-	traced = false;
+	/* the child's only thread is this one: a lock another thread of the
+	 * parent held at fork would never be released here (taking them
+	 * across fork instead would order them against the engine's own
+	 * fork handlers) */
+	pthread_mutex_init(&state_lock, NULL);
+	pthread_mutex_init(&send_lock, NULL);
+	pthread_mutex_init(&ring_lock, NULL);
+	pthread_mutex_init(&printk_lock, NULL);
 	for (int i = 0; i < MAX_SESSIONS; i++) {
 		struct session *s = &sessions[i];
 
 		if (s->sock < 0)
 			continue;
+		if (s->follow_fork && s->link_cnt) {
+			watch = true;
+			continue;
+		}
 		while (s->link_cnt > 0)
 			bpfrt_link_destroy(s->links[--s->link_cnt]);
 		close(s->sock);
@@ -719,6 +771,13 @@ static void in_child(void)
 	if (listener >= 0)
 		close(listener);
 	listener = -1;
+	traced = watch;
+	if (watch) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, child_watch, NULL) == 0)
+			pthread_detach(t);
+	}
 }
 
 /* The abstract socket later controllers connect to (bound once; a

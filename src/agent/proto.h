@@ -87,6 +87,10 @@ struct agent_msg {
 };
 
 #define AGENT_LOAD_INTERP 1u    /* run the programs in the interpreter */
+/* fork children keep this session's programs (bpfrt trace --follow-fork):
+ * the child's copies of its links stay until this controller's socket
+ * closes (the child watches it for the hang-up, never reads it) */
+#define AGENT_LOAD_FOLLOW_FORK 2u
 
 struct agent_load {
 	uint32_t flags;

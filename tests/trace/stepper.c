@@ -6,10 +6,14 @@
  *            for i < 3 and printing "child SUM CODE"; then "forked N"
  *   code     prints "code CODE": work()'s first 16 bytes as this process
  *            sees them (a probe placed there changes them)
+ *   hold     a child that stays: prints "holding PID" here, and in the
+ *            child, now and at every SIGUSR1, calls work(1, 0) and prints
+ *            "held PID CODE"; SIGTERM ends it
  *   quit     prints "done", exits 0
  * argv[1] "spin": a thread calls work(9, i) all along (programs running
  * on another thread while the main one forks). */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +73,29 @@ int main(int argc, char **argv)
 				waitpid(pid, NULL, 0);
 			}
 			printf("forked %ld\n", n);
+		} else if (!strncmp(line, "hold", 4)) {
+			sigset_t set, old;
+			pid_t pid;
+
+			/* blocked before the fork: a signal never finds the
+			 * child without its wait in place */
+			sigemptyset(&set);
+			sigaddset(&set, SIGUSR1);
+			sigaddset(&set, SIGTERM);
+			pthread_sigmask(SIG_BLOCK, &set, &old);
+			pid = fork();
+			if (pid == 0) {
+				for (;;) {
+					int sig;
+
+					work(1, 0);
+					printf("held %d %s\n", (int)getpid(), code(hex));
+					if (sigwait(&set, &sig) || sig == SIGTERM)
+						_exit(0);
+				}
+			}
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			printf("holding %d\n", (int)pid);
 		} else if (!strncmp(line, "code", 4)) {
 			printf("code %s\n", code(hex));
 		} else if (!strncmp(line, "quit", 4)) {
