@@ -166,9 +166,13 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+static void worker_after_fork(void);
+
 static void fork_child(void)
 {
 	struct bpfrt_rcu_reader *self = &bpfrt_rcu_self;
+
+	worker_after_fork();
 
 	readers = self->registered ? self : NULL;
 	if (self->registered)
@@ -384,6 +388,22 @@ static struct {
 	.reclaim_lock = PTHREAD_MUTEX_INITIALIZER,
 	.once = PTHREAD_ONCE_INIT,
 };
+
+/* fork: the reclaimer is not in the child, and its locks may have been
+ * held by it: a fresh, not yet started worker (callbacks still queued
+ * run in the child's, or in a barrier there; a batch the parent's worker
+ * had taken is the child's only leak). */
+static void worker_after_fork(void)
+{
+	pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_mutex_init(&worker.lock, NULL);
+	pthread_cond_init(&worker.cond, NULL);
+	pthread_mutex_init(&worker.reclaim_lock, NULL);
+	worker.once = once;
+	worker.running = false;
+	atomic_store(&worker.gp_requested, false);
+}
 
 /* Runs a batch oldest first (the stack gave it newest first). */
 static void run_callbacks(struct bpfrt_rcu_head *batch)
