@@ -263,6 +263,33 @@ static void leaf_stack(bool jit, enum bpfrt_kprobe_mode mode)
 	bpfrt_object_close(r.obj);
 }
 
+/* A kretprobe's: the return address into c, then b's and a's. */
+static void leaf_ret_stack(bool jit)
+{
+	BPFRT_OPTS(bpfrt_kprobe_opts, o, .retprobe = true);
+	struct bpfrt_link *l = NULL;
+	struct leaf_run r;
+	uint64_t *buf;
+	long *len;
+
+	if (!open_leaf(&r, jit))
+		return;
+	buf = bpfrt_object_global(r.obj, "ret_buf", &(size_t){ 0 });
+	len = bpfrt_object_global(r.obj, "ret_len", &(size_t){ 0 });
+	REQUIRE(buf && len);
+	REQUIRE(!bpfrt_kprobe_attach(bpfrt_object_find_prog(r.obj, "on_leaf_ret"), "stack_chain_leaf",
+				     0, &o, &l), "%s", bpfrt_last_error());
+	CHECK_EQ(stack_chain_a(1), 15);
+	bpfrt_link_destroy(l);
+	CHECK_EQ(*len, 24);
+	CHECK_STR_EQ(func_at(buf[0] - 1), "stack_chain_c");
+	CHECK_STR_EQ(func_at(buf[1] - 1), "stack_chain_b");
+	CHECK_STR_EQ(func_at(buf[2] - 1), "stack_chain_a");
+	bpfrt_object_close(r.obj);
+}
+
+TEST(kretprobe_stack_interp) { leaf_ret_stack(false); }
+TEST(kretprobe_stack_jit) { leaf_ret_stack(true); }
 TEST(kprobe_stack_interp) { leaf_stack(false, BPFRT_KPROBE_AUTO); }
 TEST(kprobe_stack_jit) { leaf_stack(true, BPFRT_KPROBE_AUTO); }
 TEST(kprobe_int3_stack_interp) { leaf_stack(false, BPFRT_KPROBE_INT3); }

@@ -134,3 +134,14 @@ int percpu(void *ctx)
 	past_end[2] = bpf_map_lookup_percpu_elem(&pcpu_lru, &key, nr_cpus) != 0;
 	return 0;
 }
+
+/* A kretprobe's stack starts at its return address, in the caller. */
+__u64 ret_buf[3];
+long ret_len;
+
+SEC("kretprobe/stack_chain_leaf")
+int on_leaf_ret(struct pt_regs *ctx)
+{
+	ret_len = bpf_get_stack(ctx, ret_buf, sizeof(ret_buf), BPF_F_USER_STACK);
+	return 0;
+}
