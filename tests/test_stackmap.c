@@ -29,6 +29,28 @@ long stack_chain_a(long x);
 long stack_chain_b(long x);
 long stack_chain_c(long x);
 long stack_chain_leaf(long x);
+long stack_walk_a(long x);
+extern uint64_t stack_walk_ips[3];
+extern uint32_t stack_walk_nr;
+
+/* The function containing addr (a return address: the call before it). */
+static const char *func_at(uint64_t addr)
+{
+	const struct bpfrt_sym *s;
+
+	return bpfrt_sym_at((uintptr_t)addr, &s) ? "?" : s->name;
+}
+
+/* The frame-pointer walk from a C frame, on every architecture (each has
+ * its own frame record layout): the callers' return addresses in order. */
+TEST(walk_from_a_frame)
+{
+	CHECK_EQ(stack_walk_a(1), 6);
+	REQUIRE(stack_walk_nr == 3, "%u frames", stack_walk_nr);
+	CHECK_STR_EQ(func_at(stack_walk_ips[0] - 1), "stack_walk_b");
+	CHECK_STR_EQ(func_at(stack_walk_ips[1] - 1), "stack_walk_a");
+	CHECK_STR_EQ(func_at(stack_walk_ips[2] - 1), "walk_from_a_frame");
+}
 
 static int try_create(uint32_t key, uint32_t value, uint32_t max, uint32_t flags)
 {
@@ -179,13 +201,6 @@ static bool open_leaf(struct leaf_run *r, bool jit)
 	return !tl_failed();
 }
 
-/* The function containing addr (a return address: the call before it). */
-static const char *func_at(uint64_t addr)
-{
-	const struct bpfrt_sym *s;
-
-	return bpfrt_sym_at((uintptr_t)addr, &s) ? "?" : s->name;
-}
 
 /* mode: where the probe runs its programs: int3 (a SIGTRAP handler, on
  * the alternate signal stack) or auto (jmp, on the thread's stack) */
