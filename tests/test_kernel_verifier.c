@@ -901,6 +901,12 @@ static void update_table(void)
 		if (!differs(c))
 			continue;
 		key = classify(c, &note);
+		/* the automatic keys follow the message: a program that no
+		 * longer fails for another program's sake, or one nobody has
+		 * filed yet, is filed anew */
+		if (keep && (!strcmp(e->key, "other-program-in-file") || !strcmp(e->key, "unreviewed")) &&
+		    strcmp(key, e->key))
+			keep = false;
 		if (keep) {
 			key = e->key;
 			note = e->note;

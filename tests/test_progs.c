@@ -653,6 +653,82 @@ ALL_ENGINES(tail_call_limit_is_33)
 	bpfrt_object_close(obj);
 }
 
+/* ---- prog_array_values.bpf.c --------------------------------------------- */
+
+/* Opens the file with autoload off for the programs named in `off`. */
+static struct bpfrt_object *open_values(const char *const *off, size_t n)
+{
+	struct bpfrt_object *obj = open_obj("prog_array_values.bpf.o");
+
+	for (size_t i = 0; obj && i < n; i++) {
+		struct bpfrt_prog *p = bpfrt_object_find_prog(obj, off[i]);
+
+		if (!p || bpfrt_prog_set_autoload(p, false)) {
+			tl_fail(__FILE__, __LINE__, "%s: %s", off[i], bpfrt_last_error());
+			bpfrt_object_close(obj);
+			return NULL;
+		}
+	}
+	return obj;
+}
+
+/* The object's .values fill the prog array at load, as libbpf's; a map
+ * of a type bpfrt lacks is left out when no loaded program uses it. */
+ALL_ENGINES(prog_array_values_fill_slots_at_load)
+{
+	static const char *const off[] = { "uses_sk_store" };
+	struct bpfrt_object *obj = open_values(off, 1);
+	struct bpfrt_map *m;
+	uint64_t args[12] = { 0 };
+	uint64_t r0;
+	int maps = 0;
+
+	REQUIRE(obj);
+	REQUIRE(load_obj(obj, jit) == 0);
+	r0 = run_ctx(obj, "entry", jit, args, sizeof(args));
+	CHECK_EQ(r0, 42, "entry returned %llu: slot 1 not filled", (unsigned long long)r0);
+	m = find_map(obj, "jmp_init");
+	REQUIRE(m);
+	CHECK(bpfrt_map_delete_prog(m, 1) == 0, "slot 1 held no program");
+	CHECK_EQ(run_ctx(obj, "entry", jit, args, sizeof(args)), 1000);
+	/* the map left out: none to find, and the reason */
+	CHECK(bpfrt_object_find_map(obj, "sk_store") == NULL);
+	CHECK(strstr(bpfrt_last_error(), "BPF_MAP_TYPE_SK_STORAGE is not supported"), "%s",
+	      bpfrt_last_error());
+	for (m = bpfrt_object_next_map(obj, NULL); m; m = bpfrt_object_next_map(obj, m))
+		maps++;
+	CHECK_EQ(maps, 1, "maps listed: %d (jmp_init only)", maps);
+	bpfrt_object_close(obj);
+}
+
+/* A program that uses the map bpfrt cannot create fails the load, naming
+ * itself and the map; a slot naming a program the load leaves out fails
+ * it too (as libbpf, which cannot put a program it did not load in a
+ * slot). */
+TEST(prog_array_values_refusals)
+{
+	static const char *const no_target[] = { "target", "uses_sk_store" };
+	struct bpfrt_object *obj = open_values(NULL, 0);
+	int err;
+
+	REQUIRE(obj);
+	err = bpfrt_object_load(obj, NULL);
+	CHECK_EQ(err, -EOPNOTSUPP, "%s", bpfrt_last_error());
+	CHECK(strstr(bpfrt_last_error(), "program uses_sk_store") &&
+	      strstr(bpfrt_last_error(), "map sk_store") &&
+	      strstr(bpfrt_last_error(), "BPF_MAP_TYPE_SK_STORAGE is not supported"), "%s",
+	      bpfrt_last_error());
+	bpfrt_object_close(obj);
+
+	obj = open_values(no_target, 2);
+	REQUIRE(obj);
+	err = bpfrt_object_load(obj, NULL);
+	CHECK_EQ(err, -EINVAL, "%s", bpfrt_last_error());
+	CHECK(strstr(bpfrt_last_error(), "map jmp_init: initial value [1] is program target") &&
+	      strstr(bpfrt_last_error(), "autoload off"), "%s", bpfrt_last_error());
+	bpfrt_object_close(obj);
+}
+
 /* ---- tailcall_count.bpf.c ------------------------------------------------ */
 
 /* 33 tail calls per run, counted as the JIT counts them: one count for

@@ -187,6 +187,10 @@ static int reloc_lddw(struct linker *l, size_t at, const GElf_Sym *sym, const ch
 
 			if (m->sec_idx != sym->st_shndx || m->sec_off != sym->st_value)
 				continue;
+			if (!m->map)
+				return bpfrt_err(m->unusable_err ? m->unusable_err : -EINVAL,
+						 "%s: %s: map %s: %s", obj->name, what,
+						 m->name, m->unusable ? m->unusable : "no map");
 			set_imm64(insn, (uintptr_t)m->map);
 			insn->src_reg = 0;
 			return add_ref(l, at, BPF_PSEUDO_MAP_FD, m->map, 0);

@@ -3,6 +3,7 @@
  * one array map per global-data section. */
 #include "loader/object.h"
 #include "core/error.h"
+#include "maps/map.h"
 
 #include <bpf/btf.h>
 #include <errno.h>
@@ -48,6 +49,29 @@ static int member_uint(const struct btf *btf, const struct btf_member *m, uint32
 	return 0;
 }
 
+/* __ulong(name, N) is an anonymous one-value enum `enum { x = N } name`
+ * (libbpf's 64-bit fields: map_extra); __uint works there too. */
+static int member_u64(const struct btf *btf, const struct btf_member *m, uint64_t *val)
+{
+	bool loops = false;
+	const struct btf_type *t = skip_mods(btf, m->type, &loops);
+	uint32_t v32;
+	int err;
+
+	if (t && btf_is_enum(t) && btf_vlen(t) == 1) {
+		*val = (uint32_t)btf_enum(t)->val;
+		return 0;
+	}
+	if (t && btf_is_enum64(t) && btf_vlen(t) == 1) {
+		*val = btf_enum64_value(btf_enum64(t));
+		return 0;
+	}
+	err = member_uint(btf, m, &v32);
+	if (!err)
+		*val = v32;
+	return err;
+}
+
 /* __type(name, T) is `T *name`: the size of T. */
 static int member_type_size(const struct btf *btf, const struct btf_member *m, uint32_t *size)
 {
@@ -71,8 +95,10 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			 struct obj_map *m);
 
 /* __array(values, struct inner) is `struct inner *values[]`: the inner
- * map's definition is a template, parsed as a map of its own. (A prog
- * array's `__array(values, int ())` is not supported.) */
+ * map's definition is a template, parsed as a map of its own. A prog
+ * array's `__array(values, void (void))` is an array of function
+ * pointers: its initial slots name programs (.values = { [i] = &prog }),
+ * filled once the programs are loaded (obj_init_prog_slots). */
 static int member_values(struct bpfrt_object *obj, const char *name,
 			 const struct btf_member *mem, struct obj_map *m)
 {
@@ -88,9 +114,15 @@ static int member_values(struct bpfrt_object *obj, const char *name,
 	def = skip_mods(obj->btf, ptr->type, &loops);
 	if (!def)
 		return loops ? -ELOOP : -EINVAL;
+	if (btf_is_func_proto(def)) {
+		if (m->prog_values || m->inner)
+			return -EINVAL;
+		m->prog_values = true;
+		return 0;
+	}
 	if (!btf_is_struct(def))
 		return -EOPNOTSUPP;
-	if (m->inner)
+	if (m->inner || m->prog_values)
 		return -EINVAL;
 	m->inner = calloc(1, sizeof(*m->inner));
 	snprintf(inner_name, sizeof(inner_name), "%.11s.inner", name);
@@ -130,19 +162,17 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			err = member_uint(obj->btf, mem, &m->key_size);
 		else if (!strcmp(mn, "value_size"))
 			err = member_uint(obj->btf, mem, &m->value_size);
-		else if (!strcmp(mn, "map_extra")) {
-			uint32_t extra = 0;
-
-			err = member_uint(obj->btf, mem, &extra);
-			m->map_extra = extra;
-		} else if (!strcmp(mn, "key"))
+		else if (!strcmp(mn, "map_extra"))
+			err = member_u64(obj->btf, mem, &m->map_extra);
+		else if (!strcmp(mn, "key"))
 			err = member_type_size(obj->btf, mem, &m->key_size);
 		else if (!strcmp(mn, "value"))
 			err = member_type_size(obj->btf, mem, &m->value_size);
 		else if (!strcmp(mn, "values")) {
 			err = member_values(obj, name, mem, m);
 			m->values_off = btf_member_bit_offset(t, (uint32_t)i) / 8;
-			/* libbpf: a map-in-map's value is the inner map's fd */
+			/* libbpf: a map-in-map's (and a prog array's) value is
+			 * the inner map's (program's) fd */
 			if (!err && !m->value_size)
 				m->value_size = 4;
 		} else if (!strcmp(mn, "pinning"))
@@ -179,6 +209,10 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 	if (m->pinning > 1)
 		return bpfrt_err(-EINVAL, "%s: map %s: unknown pinning value %u (0: none, "
 				 "1: by name)", obj->name, name, m->pinning);
+	/* libbpf: function pointers are a prog array's values only */
+	if (m->prog_values && m->type != BPF_MAP_TYPE_PROG_ARRAY)
+		return bpfrt_err(-EINVAL, "%s: map %s: values of function type are for prog "
+				 "arrays only", obj->name, name);
 	return 0;
 }
 
@@ -246,8 +280,19 @@ static int collect_btf_maps(struct bpfrt_object *obj, size_t sec_idx)
 			return bpfrt_err(-ENOMEM, "%s: out of memory", obj->name);
 		m->sec_idx = sec_idx;
 		err = map_sym_offset(obj, sec_idx, m->name, &m->sec_off);
-		if (!err)
-			err = parse_btf_map(obj, m->name, var->type, m);
+		if (err)
+			return err;
+		err = parse_btf_map(obj, m->name, var->type, m);
+		/* a definition bpfrt does not support yet keeps only this map
+		 * out: a program that uses it fails to load, naming it, and the
+		 * object's other programs load without it */
+		if (err == -EOPNOTSUPP) {
+			err = obj_map_set_unusable(obj, m, err);
+			bpfrt_err_clear();
+			if (err)
+				return bpfrt_err(err, "%s: out of memory", obj->name);
+			continue;
+		}
 		if (err)
 			return err;
 	}
@@ -310,12 +355,70 @@ static struct obj_map *map_at(struct bpfrt_object *obj, size_t sec_idx, size_t o
 	return NULL;
 }
 
-/* One .rel.maps entry: slot (r_offset - values) / 8 of the map-in-map
- * whose values array it falls in gets the map its symbol names. */
-static int init_slot(struct bpfrt_object *obj, size_t sec_idx, const GElf_Rel *rel)
+/* The program whose code starts at symbol sym, or NULL. */
+static struct obj_prog *prog_at(struct bpfrt_object *obj, const GElf_Sym *sym)
+{
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_value % 8)
+		return NULL;
+	for (size_t i = 0; i < obj->prog_cnt; i++)
+		if (obj->progs[i].sec == sym->st_shndx && obj->progs[i].off == sym->st_value / 8)
+			return &obj->progs[i];
+	return NULL;
+}
+
+/* A map-in-map slot: the map the symbol names. */
+static int init_map_slot(struct bpfrt_object *obj, struct obj_map *m, uint32_t slot,
+			 size_t sec_idx, const GElf_Sym *sym)
+{
+	struct obj_map *target = sym->st_shndx == sec_idx ? map_at(obj, sec_idx, sym->st_value) : NULL;
+	int err;
+
+	if (!target || target->inner || target->prog_values)
+		return bpfrt_err(-EINVAL, "%s: map %s: initial value [%u] is '%s', not a map "
+				 "of .maps", obj->name, m->name, slot, obj_sym_name(obj, sym));
+	if (!target->map)
+		return bpfrt_err(target->unusable_err ? target->unusable_err : -EINVAL,
+				 "%s: map %s: initial value [%u] is map %s, which is not created "
+				 "here: %s", obj->name, m->name, slot, target->name,
+				 target->unusable ? target->unusable : "not created");
+	err = bpfrt_map_update_inner(m->map, &slot, target->map, BPF_ANY);
+	if (err)
+		return obj_err_wrap(err, "%s: map %s: initial value [%u] = %s", obj->name,
+				    m->name, slot, target->name);
+	return 0;
+}
+
+/* A prog array slot: the program the symbol names, which must be one the
+ * load includes (libbpf refuses a slot whose program it does not load). */
+static int init_prog_slot(struct bpfrt_object *obj, struct obj_map *m, uint32_t slot,
+			  const GElf_Sym *sym, enum obj_slots pass)
+{
+	struct obj_prog *target = prog_at(obj, sym);
+	int err;
+
+	if (!target)
+		return bpfrt_err(-EINVAL, "%s: map %s: initial value [%u] is '%s', not a program "
+				 "of this object", obj->name, m->name, slot, obj_sym_name(obj, sym));
+	if (!target->prog->autoload)
+		return bpfrt_err(-EINVAL, "%s: map %s: initial value [%u] is program %s, which "
+				 "this load leaves out (autoload off)", obj->name, m->name, slot,
+				 target->prog->name);
+	if (pass == OBJ_SLOTS_PROGS_CHECK)
+		return 0;
+	err = bpfrt_prog_array_init_slot(m->map, slot, target->prog);
+	if (err)
+		return obj_err_wrap(err, "%s: map %s: initial value [%u] = %s", obj->name,
+				    m->name, slot, target->prog->name);
+	return 0;
+}
+
+/* One .rel.maps entry: slot (r_offset - values) / 8 of the map-in-map or
+ * prog array whose values array it falls in gets the map or program its
+ * symbol names, in the pass for its kind. */
+static int init_slot(struct bpfrt_object *obj, size_t sec_idx, const GElf_Rel *rel,
+		     enum obj_slots pass)
 {
 	GElf_Sym sym;
-	struct obj_map *target;
 
 	if (obj_sym(obj, GELF_R_SYM(rel->r_info), &sym))
 		return bpfrt_err(-EINVAL, "%s: .maps relocation at %llu: bad symbol", obj->name,
@@ -324,28 +427,26 @@ static int init_slot(struct bpfrt_object *obj, size_t sec_idx, const GElf_Rel *r
 		struct obj_map *m = &obj->maps[i];
 		size_t start = m->sec_off + m->values_off;
 		uint32_t slot;
-		int err;
 
-		if (!m->inner || m->sec_idx != sec_idx || rel->r_offset < start ||
+		if (!(m->inner || m->prog_values) || m->sec_idx != sec_idx || rel->r_offset < start ||
 		    rel->r_offset >= start + 8ull * m->max_entries)
 			continue;
 		slot = (uint32_t)((rel->r_offset - start) / 8);
-		target = sym.st_shndx == sec_idx ? map_at(obj, sec_idx, sym.st_value) : NULL;
-		if (!target || !target->map)
-			return bpfrt_err(-EINVAL, "%s: map %s: initial value [%u] is '%s', not a map "
-					 "of .maps", obj->name, m->name, slot, obj_sym_name(obj, &sym));
-		err = bpfrt_map_update_inner(m->map, &slot, target->map, BPF_ANY);
-		if (err)
-			return obj_err_wrap(err, "%s: map %s: initial value [%u] = %s", obj->name,
-					    m->name, slot, target->name);
-		return 0;
+		/* a map this load does not create has no slots to fill */
+		if (!m->map && pass != OBJ_SLOTS_PROGS_CHECK)
+			return 0;
+		if (m->inner)
+			return pass == OBJ_SLOTS_MAPS ? init_map_slot(obj, m, slot, sec_idx, &sym) : 0;
+		if (m->unusable)
+			return 0;
+		return pass == OBJ_SLOTS_MAPS ? 0 : init_prog_slot(obj, m, slot, &sym, pass);
 	}
 	return bpfrt_err(-EINVAL, "%s: .maps relocation at offset %llu (symbol %s) is in no "
-			 "map-in-map's values", obj->name, (unsigned long long)rel->r_offset,
-			 obj_sym_name(obj, &sym));
+			 "map-in-map's or prog array's values", obj->name,
+			 (unsigned long long)rel->r_offset, obj_sym_name(obj, &sym));
 }
 
-int obj_init_map_slots(struct bpfrt_object *obj)
+int obj_init_map_slots(struct bpfrt_object *obj, enum obj_slots pass)
 {
 	for (size_t s = 0; s < obj->sec_cnt; s++) {
 		const struct obj_sec *rs = &obj->secs[s];
@@ -362,10 +463,27 @@ int obj_init_map_slots(struct bpfrt_object *obj)
 			if (!gelf_getrel(rs->data, (int)i, &rel))
 				return bpfrt_err(-EINVAL, "%s: %s: bad relocation %zu", obj->name,
 						 rs->name, i);
-			if ((err = init_slot(obj, rs->shdr.sh_info, &rel)))
+			if ((err = init_slot(obj, rs->shdr.sh_info, &rel, pass)))
 				return err;
 		}
 	}
+	return 0;
+}
+
+int obj_map_set_unusable(const struct bpfrt_object *obj, struct obj_map *m, int err)
+{
+	const char *why = bpfrt_last_error();
+	size_t n = strlen(obj->name);
+
+	/* the reason without the "OBJECT: map NAME: " a message starts with */
+	if (!strncmp(why, obj->name, n) && !strncmp(why + n, ": map ", 6) &&
+	    !strncmp(why + n + 6, m->name, strlen(m->name)) &&
+	    !strncmp(why + n + 6 + strlen(m->name), ": ", 2))
+		why += n + 6 + strlen(m->name) + 2;
+	if (!m->unusable && !(m->unusable = strdup(why)))
+		return -ENOMEM;
+	if (!m->unusable_err)
+		m->unusable_err = err;
 	return 0;
 }
 

@@ -344,6 +344,15 @@ int bpfrt_object_open_mem(const void *buf, size_t size, const struct bpfrt_objec
 	return object_read_elf(obj, opts, out);
 }
 
+/* A map of a type Linux has and bpfrt does not implement (yet): left out
+ * of the load, as a definition bpfrt cannot read (maps_def.c), so that
+ * only the programs using it fail. A number no Linux map type has is bad
+ * input and fails the load. */
+static bool type_left_out(uint32_t type)
+{
+	return !bpfrt_map_type_supported(type) && bpfrt_linux_map_type_name(type);
+}
+
 static int create_maps(struct bpfrt_object *obj, uint64_t bpfrt_flags)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
@@ -351,6 +360,19 @@ static int create_maps(struct bpfrt_object *obj, uint64_t bpfrt_flags)
 		struct bpfrt_map *tmpl = NULL;
 		int err;
 
+		if (m->unusable)
+			continue;
+		if (type_left_out(m->type) || (m->inner && type_left_out(m->inner->type))) {
+			uint32_t type = type_left_out(m->type) ? m->type : m->inner->type;
+
+			bpfrt_err(-EOPNOTSUPP, "%smap type %s is not supported",
+				  type == m->type ? "" : "its inner map's ", bpfrt_linux_map_type_name(type));
+			err = obj_map_set_unusable(obj, m, -EOPNOTSUPP);
+			bpfrt_err_clear();
+			if (err)
+				return bpfrt_err(err, "%s: out of memory", obj->name);
+			continue;
+		}
 		/* a map-in-map's template: only its shape outlives the outer's creation */
 		if (m->inner) {
 			err = bpfrt_map_create(m->inner->type, m->inner->name, m->inner->key_size,
@@ -416,7 +438,9 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 										 : "failed or is under way");
 	err = create_maps(obj, OPTS_GET(opts, map_bpfrt_flags, 0));
 	if (!err)
-		err = obj_init_map_slots(obj);
+		err = obj_init_map_slots(obj, OBJ_SLOTS_MAPS);
+	if (!err)
+		err = obj_init_map_slots(obj, OBJ_SLOTS_PROGS_CHECK);
 	for (size_t i = 0; !err && i < obj->prog_cnt; i++) {
 		struct bpfrt_prog *prog = obj->progs[i].prog;
 		struct bpf_insn *insns = NULL;
@@ -426,6 +450,9 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 			continue;
 		err = obj_link_prog(obj, i, OPTS_GET(opts, env, NULL), &insns, &cnt,
 				    &prog->map_refs, &prog->map_ref_cnt);
+		if (err)
+			err = obj_err_wrap(err, "program %s (section %s)", prog->name,
+					   prog->sec_name);
 		if (!err)
 			err = bpfrt_prog_set_flags(prog, prog->load_flags |
 						   OPTS_GET(opts, prog_flags, 0));
@@ -451,6 +478,9 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 		}
 		free(insns);
 	}
+	/* tail-call slots last: a program goes into a slot prepared */
+	if (!err)
+		err = obj_init_map_slots(obj, OBJ_SLOTS_PROGS);
 	if (err) {
 		/* Nothing half-loaded survives: drop programs' code and maps. */
 		for (size_t i = 0; i < obj->prog_cnt; i++)
@@ -477,6 +507,7 @@ static void object_free(struct bpfrt_object *obj)
 		bpfrt_map_free(obj->maps[i].map);
 		free(obj->maps[i].name);
 		free(obj->maps[i].init);
+		free(obj->maps[i].unusable);
 		if (obj->maps[i].inner) {
 			free(obj->maps[i].inner->name);
 			free(obj->maps[i].inner);
@@ -618,6 +649,9 @@ struct bpfrt_map *bpfrt_object_next_map(const struct bpfrt_object *obj,
 			i++;
 		i++;
 	}
+	/* maps the load left out (type_left_out) have none */
+	while (i < obj->map_cnt && !obj->maps[i].map)
+		i++;
 	return i < obj->map_cnt ? obj->maps[i].map : NULL;
 }
 
@@ -625,7 +659,10 @@ struct bpfrt_map *bpfrt_object_find_map(const struct bpfrt_object *obj, const ch
 {
 	for (size_t i = 0; i < obj->map_cnt; i++)
 		if (!strcmp(obj->maps[i].name, name)) {
-			if (!obj->maps[i].map)
+			if (!obj->maps[i].map && obj->maps[i].unusable)
+				bpfrt_err(obj->maps[i].unusable_err, "%s: map %s is not created: %s",
+					  obj->name, name, obj->maps[i].unusable);
+			else if (!obj->maps[i].map)
 				bpfrt_err(-EAGAIN, "%s: map %s exists after load", obj->name, name);
 			return obj->maps[i].map;
 		}

@@ -41,6 +41,13 @@ struct obj_map {
 	 * initial slots (.values = { [i] = &m }) */
 	struct obj_map *inner;
 	size_t values_off;
+	bool prog_values;    /* a prog array's __array(values, void (void)): its
+			      * .values name programs, filled at load */
+	/* why bpfrt cannot make this map (a definition or map type it does
+	 * not support), or NULL: such a map is left out of the load, and a
+	 * program that references it fails with this message and errno */
+	char *unusable;
+	int unusable_err;
 	uint32_t pinning;    /* LIBBPF_PIN_NONE or _BY_NAME: accepted, no effect (maps_def.c) */
 	size_t sec_idx;      /* section of the definition */
 	size_t sec_off;      /* offset of the definition (or 0 for data maps) */
@@ -110,9 +117,15 @@ struct obj_range {
 
 /* Maps from BTF (.maps) and legacy (maps) sections; loader/maps_def.c. */
 int obj_collect_map_defs(struct bpfrt_object *obj);
-/* Fills map-in-map slots from .values initialisers (after every map is
- * created); loader/maps_def.c. */
-int obj_init_map_slots(struct bpfrt_object *obj);
+/* Fills slots from .values initialisers (loader/maps_def.c), in passes:
+ * map-in-map slots once every map is created; a check that each prog
+ * array slot's program is loaded, before the programs are prepared; the
+ * prog array slots once they are, before they are published. */
+enum obj_slots { OBJ_SLOTS_MAPS, OBJ_SLOTS_PROGS_CHECK, OBJ_SLOTS_PROGS };
+int obj_init_map_slots(struct bpfrt_object *obj, enum obj_slots pass);
+/* Marks m as one this load leaves out, with the current error message
+ * (bpfrt_last_error) as the reason; 0 or -ENOMEM. */
+int obj_map_set_unusable(const struct bpfrt_object *obj, struct obj_map *m, int err);
 /* __kconfig and __ksym externs (and the ".kconfig" map); kconfig: the
  * open's config lines or NULL. loader/externs.c. */
 int obj_collect_externs(struct bpfrt_object *obj, const char *kconfig);

@@ -188,6 +188,10 @@ int bpfrt_prog_array_use(struct bpfrt_map *map, struct bpfrt_prog *caller);
  * reference goes: slots are what can make programs and objects hold each
  * other alive. */
 void bpfrt_prog_array_clear(struct bpfrt_map *map);
+/* The loader's .values initialiser of a PROG_ARRAY slot: as
+ * bpfrt_map_update_prog, for a program of the object being loaded that is
+ * prepared but not yet published (loaded), which the update refuses. */
+int bpfrt_prog_array_init_slot(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog);
 
 /* Address of element idx's value in a BPF_MAP_TYPE_ARRAY (global data:
  * the loader fills it and relocates lddw against it), or NULL. Stable for

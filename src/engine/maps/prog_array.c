@@ -261,6 +261,22 @@ int bpfrt_map_update_prog(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog
 	return err;
 }
 
+int bpfrt_prog_array_init_slot(struct bpfrt_map *map, uint32_t idx, struct bpfrt_prog *prog)
+{
+	struct bpfrt_prog *old;
+	int err = check_prog_array(map, "prog array initial value");
+
+	if (err)
+		return err;
+	if (idx >= map->max_entries)
+		return bpfrt_err(-E2BIG, "prog array '%s': index %u out of range (max_entries %u)",
+				 map->name, idx, map->max_entries);
+	err = check_target(to_prog_array(map), prog, idx);
+	if (!err)
+		err = prog_array_swap(map, idx, prog, &old);
+	return err;
+}
+
 static int prog_array_delete_slot(struct bpfrt_map *map, uint32_t idx)
 {
 	struct bpfrt_prog *old;

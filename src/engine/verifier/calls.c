@@ -506,7 +506,15 @@ static int do_helper_call(struct venv *env, int32_t id)
 	if (ca.release_ref) {
 		if (!vrelease_ref_state(env->cur, ca.release_ref))
 			return verr(env, "R1 is an unacquired reference");
-		/* vrelease_reference below also invalidates every copy */
+		/* as Linux's mark_reg_invalid: a privileged program (pointer
+		 * leaks allowed) keeps the copies as unknown numbers, the
+		 * address they held; otherwise vrelease_reference below makes
+		 * every copy unreadable */
+		if (env->prog->load_flags & BPFRT_F_ALLOW_PTR_LEAKS)
+			for (uint32_t f = 0; f <= env->cur->curframe; f++)
+				for (int i = 0; i < BPF_NREGS; i++)
+					if (env->cur->frames[f]->regs[i].ref_obj_id == ca.release_ref)
+						vreg_mark_unknown(&env->cur->frames[f]->regs[i]);
 		vrelease_reference(env->cur, ca.release_ref);
 	}
 	if (ca.func_regno >= 0) {
