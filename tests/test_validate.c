@@ -815,6 +815,8 @@ TEST(successors)
 
 /* ---- uninitialized registers --------------------------------------------- */
 
+/* A program that runs unverified (trusted): the validator refuses a read
+ * that no path writes first, the only check it gets. */
 TEST(rejects_uninitialized_reads)
 {
 	static const struct bpfrt_helper two_args = {
@@ -880,6 +882,118 @@ TEST(accepts_registers_set_on_some_path)
 	ACCEPT(args_in_subprog);
 	ACCEPT(main_args);
 	ACCEPT(fetch_defines_src);
+}
+
+
+/* A program the verifier walks: the validator leaves them to the walk,
+ * which refuses each on the path that reads it, naming the instruction and
+ * register, and accepts a read on a path it proves dead. */
+static void expect_verify_reject_at(const struct bpf_insn *insns, size_t n, unsigned pc,
+				    const char *word, int line)
+{
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "t", .verify = true);
+	struct bpfrt_prog *p = NULL;
+	char where[32];
+	int rc = bpfrt_prog_load(insns, n, &opts, &p);
+	const char *msg = bpfrt_last_error();
+
+	snprintf(where, sizeof(where), "insn %u:", pc);
+	if (rc != -EACCES && rc != -EINVAL)
+		tl_fail(__FILE__, line, "verify: expected a refusal, got %d (%s)", rc, msg);
+	else if (!strstr(msg, where) || !strstr(msg, word))
+		tl_fail(__FILE__, line, "message lacks \"%s\" or \"%s\": %s", where, word, msg);
+	if (p)
+		bpfrt_prog_free(p);
+}
+
+#undef REJECT
+#define REJECT(arr, pc, word) expect_verify_reject_at(arr, ARRAY_LEN(arr), pc, word, __LINE__)
+
+TEST(verifier_rejects_uninitialized_reads_on_their_path)
+{
+	static const struct bpfrt_helper two_args = {
+		.name = "two_args", .fn = dummy_helper,
+		.args = { BPFRT_ARG_ANYTHING, BPFRT_ARG_ANYTHING },
+	};
+	const struct bpf_insn exit_only[] = { EXIT() };
+	const struct bpf_insn r3[] = { MOV64_REG(0, 3), EXIT() };
+	const struct bpf_insn clobbered[] = { CALL_HELPER(HELPER_ID), MOV64_REG(0, 1), EXIT() };
+	const struct bpf_insn helper_arg[] = {
+		CALL_HELPER(HELPER_ID), MOV64_IMM(1, 0), CALL_HELPER(HELPER_ID + 1), EXIT(),
+	};
+	const struct bpf_insn cmpxchg[] = { ATOMIC(BPF_DW, BPF_CMPXCHG, 1, 2, 0), EXIT() };
+	const struct bpf_insn callee_r6[] = {
+		MOV64_IMM(6, 1), CALL_LOCAL(1), EXIT(),
+		MOV64_REG(0, 6), EXIT(),
+	};
+	const struct bpf_insn after_local_call[] = {
+		CALL_LOCAL(2), MOV64_REG(0, 2), EXIT(),
+		MOV64_IMM(0, 0), EXIT(),
+	};
+	const struct bpf_insn store_uninit[] = { STX(BPF_DW, BPF_R10, 4, -8), MOV64_IMM(0, 0), EXIT() };
+
+	const struct bpf_insn callee_arg_unset[] = {
+		MOV64_IMM(3, 1), CALL_LOCAL(1), EXIT(),
+		MOV64_REG(0, 5), ALU64_REG(BPF_ADD, 0, 1), EXIT(),
+	};
+
+	REQUIRE(bpfrt_helper_register(HELPER_ID + 1, &two_args) == 0);
+	REJECT(exit_only, 0, "R0 !read_ok (uninitialized register");
+	REJECT(r3, 0, "R3 !read_ok");
+	REJECT(clobbered, 1, "R1 !read_ok");
+	REJECT(helper_arg, 2, "R2 !read_ok");
+	REJECT(cmpxchg, 0, "R0 !read_ok");
+	REJECT(callee_r6, 3, "R6 !read_ok");
+	REJECT(after_local_call, 1, "R2 !read_ok");
+	REJECT(store_uninit, 0, "R4 !read_ok");
+	/* r5 is no argument the caller set (only r3, and r1 from the entry) */
+	REJECT(callee_arg_unset, 3, "R5 !read_ok");
+	bpfrt_helper_unregister(HELPER_ID + 1);
+}
+#undef REJECT
+#define REJECT(arr, pc, word) expect_reject_at(arr, ARRAY_LEN(arr), -EINVAL, pc, word, __LINE__)
+
+/* Loads, and the verifier's walk accepts: every path reads what it set. */
+static void expect_verified_at(const struct bpf_insn *insns, size_t n, int line)
+{
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "t", .verify = true);
+	struct bpfrt_prog *p = NULL;
+
+	if (bpfrt_prog_load(insns, n, &opts, &p))
+		tl_fail(__FILE__, line, "verifier refused it: %s", bpfrt_last_error());
+	else
+		bpfrt_prog_free(p);
+}
+#define ACCEPT_VERIFIED(arr) expect_verified_at(arr, ARRAY_LEN(arr), __LINE__)
+
+TEST(verifier_accepts_reads_on_dead_paths)
+{
+	/* r0 set on one branch only: the path-sensitive verifier's call */
+	const struct bpf_insn one_branch[] = {
+		JMP_IMM(BPF_JEQ, 1, 0, 1), MOV64_IMM(0, 1), EXIT(),
+	};
+	/* set later in a loop body, read at the loop head */
+	const struct bpf_insn loop[] = {
+		MOV64_IMM(3, 3),
+		JMP_IMM(BPF_JEQ, 3, 0, 3),   /* 1: head */
+		MOV64_REG(0, 3),
+		ALU64_IMM(BPF_SUB, 3, 1),
+		JA(-4),
+		EXIT(),                      /* 5: r0 unset when r3 starts at 0 */
+	};
+	/* the only read of r3 sits on a branch the verifier proves dead */
+	const struct bpf_insn dead_read[] = {
+		MOV64_IMM(0, 0), JMP_IMM(BPF_JEQ, 0, 0, 1), MOV64_REG(0, 3), EXIT(),
+	};
+	const struct bpf_insn fetch_defines_src[] = {
+		ST(BPF_DW, BPF_R10, -8, 0), MOV64_IMM(3, 1),
+		ATOMIC(BPF_DW, BPF_ADD | BPF_FETCH, BPF_R10, 3, -8), MOV64_REG(0, 3), EXIT(),
+	};
+
+	ACCEPT_VERIFIED(one_branch);
+	ACCEPT_VERIFIED(loop);
+	ACCEPT_VERIFIED(dead_read);
+	ACCEPT_VERIFIED(fetch_defines_src);
 }
 
 /* ---- scale ---------------------------------------------------------------- */

@@ -62,7 +62,7 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 	prog->insn_cnt = (uint32_t)insn_cnt;
 	err = bpfrt_env_snapshot(prog->env, prog);
 	if (!err)
-		err = bpfrt_validate(prog);
+		err = how->verify ? bpfrt_validate_for_verifier(prog) : bpfrt_validate(prog);
 	prog->verified = false;
 	prog->max_ctx_access = 0;
 	prog->ctx_size = 0;

@@ -6,7 +6,10 @@
  *   3. per subprogram: jump targets, the last instruction, frame size;
  *   4. reachability over the CFG, subprograms pulled in by their callers;
  *   5. call graph: recursion, call depth, chained stack depth;
- *   6. registers read that no path has written (r0 at exit included).
+ *   6. registers read that no path has written (r0 at exit included), for
+ *      programs that run unverified only: the verifier's walk refuses
+ *      them on the paths a program can take (walk.c's check_reads), as
+ *      Linux does, where this pass would refuse a read on a dead path too.
  *
  * Frame sizes are the deepest r10-relative access rounded up to 8 bytes
  * (not 16): backends that want more alignment round up themselves. Any use
@@ -809,10 +812,11 @@ static int check_call_graph(struct vctx *v)
 
 /* May-analysis: a register is possibly set at pc if some CFG path from the
  * subprogram entry writes it. Reading one that no path writes is always an
- * uninitialized read; paths the CFG allows but execution cannot take are
- * the path-sensitive verifier's business, so this never rejects a program
- * Linux would accept. Masks only grow (11 bits), so each instruction is
- * revisited at most 11 times. */
+ * uninitialized read, even on a path execution cannot take: for programs
+ * that run unverified (trusted) this is the only check. A program the
+ * verifier walks skips it: the walk refuses every read on a path it takes
+ * (walk.c's check_reads) and none on a dead one, as Linux. Masks only grow
+ * (11 bits), so each instruction is revisited at most 11 times. */
 static int check_uninit_regs(struct vctx *v)
 {
 	struct bpfrt_prog *prog = v->prog;
@@ -881,7 +885,7 @@ out:
 
 /* ---- entry --------------------------------------------------------------- */
 
-static int validate(struct vctx *v)
+static int validate(struct vctx *v, bool uninit_regs)
 {
 	uint32_t cnt = 0;
 	int err;
@@ -893,13 +897,13 @@ static int validate(struct vctx *v)
 		if ((err = check_subprog(v, s)))
 			return err;
 	if ((err = check_reachable(v)) || (err = check_call_graph(v)) ||
-	    (err = check_uninit_regs(v)))
+	    (uninit_regs && (err = check_uninit_regs(v))))
 		return err;
 	v->prog->stack_depth = v->prog->subprogs[0].chain_depth;
 	return 0;
 }
 
-int bpfrt_validate(struct bpfrt_prog *prog)
+static int validate_prog(struct bpfrt_prog *prog, bool uninit_regs)
 {
 	struct vctx v = { .prog = prog, .insns = prog->insns, .n = prog->insn_cnt };
 	int err;
@@ -916,7 +920,7 @@ int bpfrt_validate(struct bpfrt_prog *prog)
 	v.flags = calloc(v.n, 1);
 	if (!v.flags)
 		return bpfrt_err(-ENOMEM, "validate: out of memory");
-	err = validate(&v);
+	err = validate(&v, uninit_regs);
 	free(v.flags);
 	if (err) {
 		free(prog->subprogs);
@@ -926,4 +930,14 @@ int bpfrt_validate(struct bpfrt_prog *prog)
 		prog->subprog_cnt = 0;
 	}
 	return err;
+}
+
+int bpfrt_validate(struct bpfrt_prog *prog)
+{
+	return validate_prog(prog, true);
+}
+
+int bpfrt_validate_for_verifier(struct bpfrt_prog *prog)
+{
+	return validate_prog(prog, false);
 }

@@ -25,6 +25,10 @@
  * subprogram that uses r10 as a value (mov, alu, stx source, comparison,
  * callx) gets the full 512 bytes. */
 int bpfrt_validate(struct bpfrt_prog *prog);
+/* The same without pass 6 (registers read that no path writes), for a
+ * program the verifier walks next: the walk refuses each read on a path
+ * the program can take, and none on a dead one (walk.c's check_reads). */
+int bpfrt_validate_for_verifier(struct bpfrt_prog *prog);
 
 /* Subprogram index targeted by the local call or BPF_PSEUDO_FUNC lddw at
  * pc of a validated program, or -1 if pc is neither. */

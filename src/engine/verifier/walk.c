@@ -1,6 +1,7 @@
 /* The walk: one instruction at a time along the current path, branches
  * pushed on a stack and popped when a path ends, checkpoints at prune
  * points, the 1M processed-insn budget. */
+#include "isa/liveness.h"
 #include "verifier/vstate.h"
 #include "verifier/validate.h"
 #include "core/env.h"
@@ -77,14 +78,34 @@ static int do_ld_imm64(struct venv *env, const struct bpf_insn *insn)
 	return 0;
 }
 
+/* Every register the instruction reads must hold a value on this path
+ * (Linux's check_reg_arg for source operands). Checked here, on the paths
+ * the walk takes, rather than by the structural validator, which could
+ * only refuse a read that no CFG path initialises, even a dead one: this
+ * refuses every reachable uninitialised read and nothing else. */
+static int check_reads(struct venv *env, const struct bpf_insn *insn)
+{
+	const struct vframe *fr = env->cur->frames[env->cur->curframe];
+	struct bpfrt_reg_use u;
+
+	bpfrt_insn_reg_use(env->prog, insn, &u);
+	for (int r = 0; r < BPF_NREGS; r++)
+		if ((u.use & (1u << r)) && fr->regs[r].type == NOT_INIT)
+			return verr(env, "R%d !read_ok (uninitialized register: no write on this path)",
+				    r);
+	return 0;
+}
+
 /* One instruction of the current state. Returns <0 error, 0 go on at
  * env->insn (already advanced), 1 path done. */
 static int step(struct venv *env)
 {
 	const struct bpf_insn *insn = &env->insns[env->insn];
 	uint32_t next = env->insn + 1;
-	int err = 0;
+	int err = check_reads(env, insn);
 
+	if (err)
+		return err;
 	switch (insn_class(insn)) {
 	case BPF_ALU:
 	case BPF_ALU64:
