@@ -68,6 +68,7 @@ struct kcase {
 	char flags[96];          /* __flag values, space-separated */
 	char why[320];           /* bpfrt's message (reject, noload) */
 	char retval[32];         /* __retval of this mode, "" if none */
+	char btf_path[64];       /* __btf_path: the CO-RE target's object, "" if none */
 	double ms;               /* bpfrt's verification time */
 	int entry;               /* its differences.txt entry, -1 if none */
 };
@@ -82,6 +83,7 @@ struct spec {
 	char msg[NMODES][160];
 	char flags[96];
 	char retval[NMODES][32]; /* __retval text, "" if none */
+	char btf_path[64];       /* __btf_path */
 };
 
 struct reason {
@@ -360,6 +362,8 @@ static void read_spec(const struct btf *btf, int func_id, struct spec *sp)
 		} else if (has_pfx(s, "comment:test_expect_xlated=", NULL) ||
 			   has_pfx(s, "comment:test_jited=", NULL)) {
 			sp->mode[PRIV] = true;
+		} else if (has_pfx(s, "comment:test_btf_path=", &v)) {
+			snprintf(sp->btf_path, sizeof(sp->btf_path), "%s", v);
 		} else if (has_pfx(s, "comment:test_prog_flags=", &v)) {
 			add_flag(sp, v);
 		} else if (has_pfx(s, "comment:test_arch=", &v)) {
@@ -527,6 +531,7 @@ static int collect_cases(const char *path, const char *file)
 				snprintf(c->msg, sizeof(c->msg), "%s", sp.msg[m]);
 				snprintf(c->flags, sizeof(c->flags), "%s", sp.flags);
 				snprintf(c->retval, sizeof(c->retval), "%s", sp.retval[m]);
+				snprintf(c->btf_path, sizeof(c->btf_path), "%s", sp.btf_path);
 			}
 		}
 	}
@@ -599,15 +604,25 @@ static void init_maps_as_the_runner(struct bpfrt_object *obj, const char *path)
  * and helper resolution, the structural validator, the verifier), the
  * file with only `only` and the auxiliary programs autoloaded, as the
  * kernel's harness loads each test; log: the level-2 log, or NULL. */
-static int load_object(const char *path, enum mode mode, const char *only, char *log,
-		       struct bpfrt_object **obj)
+static int load_object(const char *path, enum mode mode, const char *only, const char *btf_path,
+		       char *log, struct bpfrt_object **obj)
 {
+	char btf[PATH_MAX + 80];
+	const char *dir = strrchr(path, '/');
+	struct bpfrt_object_open_opts oo = { .sz = sizeof(oo) };
 	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo),
 					     .prog_flags = mode == PRIV ? BPFRT_F_ALLOW_PTR_LEAKS : 0,
 					     .log_buf = log, .log_size = log ? 1 << 20 : 0,
 					     .log_level = log ? 2 : 0 };
-	int err = bpfrt_object_open(path, NULL, obj);
+	int err;
 
+	/* __btf_path: the object objects.sh built into ../btf, as the
+	 * kernel's harness hands it to libbpf (btf_custom_path) */
+	if (btf_path[0] && dir) {
+		snprintf(btf, sizeof(btf), "%.*s/../btf/%s", (int)(dir - path), path, btf_path);
+		oo.btf_custom_path = btf;
+	}
+	err = bpfrt_object_open(path, &oo, obj);
 	if (err)
 		return err;
 	for (struct bpfrt_prog *p = bpfrt_object_next_prog(*obj, NULL); p;
@@ -736,7 +751,8 @@ static void verify_mode(const char *path, const char *objdir, int first, int las
 			continue;
 		log[0] = '\0';
 		t0 = now_ms();
-		err = load_object(path, mode, strchr(cases[i].id, '/') + 1, show ? log : NULL, &obj);
+		err = load_object(path, mode, strchr(cases[i].id, '/') + 1, cases[i].btf_path,
+				  show ? log : NULL, &obj);
 		verify_case(&cases[i], obj, err, objdir, show ? log : NULL, now_ms() - t0);
 		bpfrt_object_close(obj);
 	}

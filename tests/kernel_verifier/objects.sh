@@ -10,6 +10,8 @@
 # OUT/gen    generated headers: bpf_helper_defs.h (from the uapi bpf.h, with
 #            the kernel's own script) and vmlinux.h (bpftool, from the running
 #            kernel's /sys/kernel/btf/vmlinux)
+# OUT/btf    the objects whose BTF a test names as its CO-RE target
+#            (__btf_path("btf__NAME.bpf.o"), built from progs/btf__NAME.c)
 # OUT/obj    verifier_NAME.bpf.o, rebuilt only when missing (OUT/stamp names
 #            the tarball and this script: another one starts over, as does
 #            `rm -r OUT`); NAME.skip says why a file is not built (its first
@@ -34,7 +36,7 @@ SB=$S/tools/testing/selftests/bpf
 # (a new Debian kernel package, changed flags) starts it over.
 stamp="$(ls -l --time-style=+%s "$TAR" | awk '{print $5, $6}') $(cksum <"$0")"
 if [ "$(cat "$OUT/stamp" 2>/dev/null)" != "$stamp" ]; then
-	rm -rf "$OUT/src" "$OUT/gen" "$OUT/obj" && mkdir -p "$OUT/obj" "$OUT/gen" || exit 1
+	rm -rf "$OUT/src" "$OUT/gen" "$OUT/obj" "$OUT/btf" && mkdir -p "$OUT/obj" "$OUT/gen" || exit 1
 	echo "$stamp" >"$OUT/stamp"
 fi
 
@@ -93,4 +95,13 @@ ls "$SB"/progs/verifier_*.c | xargs -P2 -n1 sh -c '
 		grep -m1 "error:" "$OUT/obj/$b.err" >"$OUT/obj/$b.skip" || echo "clang failed" >"$OUT/obj/$b.skip"
 	fi
 	rm -f "$OUT/obj/$b.err"' sh
+# the CO-RE targets tests name with __btf_path (test_loader's btf_custom_path)
+mkdir -p "$OUT/btf" || exit 1
+for b in $(sed -n 's/.*__btf_path("\([^"]*\)\.bpf\.o").*/\1/p' "$SB"/progs/verifier_*.c | sort -u); do
+	[ -f "$OUT/btf/$b.bpf.o" ] && continue
+	[ -f "$SB/progs/$b.c" ] || continue
+	nice $CLANG $CFLAGS -c "$SB/progs/$b.c" -o "$OUT/btf/$b.bpf.o.tmp" 2>/dev/null &&
+		mv "$OUT/btf/$b.bpf.o.tmp" "$OUT/btf/$b.bpf.o"
+	rm -f "$OUT/btf/$b.bpf.o.tmp"
+done
 echo "built $(ls "$OUT"/obj/*.bpf.o 2>/dev/null | wc -l), skipped $(ls "$OUT"/obj/*.skip 2>/dev/null | wc -l)"
