@@ -127,12 +127,16 @@ TEST(dump_jited_shows_private_stack_code)
 	/* the frame top from the thread's slot, the claim, the give-back,
 	 * and BPF stack accesses through the private frame */
 #if defined(__x86_64__)
-	CHECK(strstr(text, "mov      rbp, qword ptr fs:["), "%s", text);
-	CHECK(strstr(text, "mov      qword ptr fs:[") && strstr(text, "], 0"), "%s", text);
-	CHECK(strstr(text, "mov      qword ptr fs:[") && strstr(text, "], rbp"), "%s", text);
+	/* the slot array through its TLS pointer, at entry and at exit */
+	CHECK(strstr(text, "mov      rax, qword ptr fs:["), "%s", text);
+	CHECK(strstr(text, "mov      rbp, qword ptr [rax"), "%s", text);
+	CHECK(strstr(text, "mov      qword ptr [rax") && strstr(text, "], 0"), "%s", text);
+	CHECK(strstr(text, "mov      rdx, qword ptr fs:["), "%s", text);
+	CHECK(strstr(text, "mov      qword ptr [rdx") && strstr(text, "], rbp"), "%s", text);
 	CHECK(strstr(text, "qword ptr [rbp - 8]"), "%s", text);
 #elif defined(__aarch64__)
 	CHECK(strstr(text, "mrs      x9, tpidr_el0"), "%s", text);
+	CHECK(strstr(text, "ldr      x9, [x9]"), "%s", text);  /* the slot array */
 	CHECK(strstr(text, "ldr      x25, [x9]"), "%s", text);
 	CHECK(strstr(text, "str      xzr, [x9]"), "%s", text);
 	CHECK(strstr(text, "str      x25, [x9]"), "%s", text);

@@ -319,7 +319,7 @@ TEST(atomics_from_threads)
 /* This thread's frame top of prog's private stack, 0 while in use. */
 static uintptr_t slot_of(const struct bpfrt_prog *p)
 {
-	return (uintptr_t)bpfrt_privstack_slot[p->privstack_id];
+	return (uintptr_t)bpfrt_privstack_slots[p->privstack_id];
 }
 
 /* main -> sub1 -> sub2, then bpf_loop(3, cb) where cb calls sub2 too. r1 = out: out[0] main's r10, out[1] sub1's, out[2]
@@ -539,7 +539,7 @@ TEST(private_stack_callx_abort)
 	bpfrt_prog_free(p);
 }
 
-/* The slot of a program id whose offset from tp does not fit a 12-bit
+/* The slot of a program id whose offset in the slot array does not fit a 12-bit
  * displacement is reached through a register: load programs until both
  * kinds ran (ids are handed out lowest first). */
 TEST(private_stack_far_slot)
@@ -564,12 +564,12 @@ TEST(private_stack_far_slot)
 		if (!p)
 			break; /* ids used up by this process */
 		progs[n++] = p;
-		off = bpfrt_privstack_slot_tp_offset(p->privstack_id);
-		far = off < -2048 || off > 2047;
+		off = (intptr_t)(p->privstack_id * sizeof(void *));
+		far = off > 2047;
 		if (seen[far])
 			continue;
 		seen[far] = true;
-		printf("# id %u: slot at tp%+ld\n", p->privstack_id, (long)off);
+		printf("# id %u: slot at slots%+ld\n", p->privstack_id, (long)off);
 		for (uint64_t run = 0; run < 2; run++) {
 			CHECK(bpfrt_prog_run(p, BPFRT_EXEC_JIT, 41 + run, 0, &r0) == 0 &&
 			      r0 == 42 + run, "id %u: %s", p->privstack_id, bpfrt_last_error());

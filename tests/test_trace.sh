@@ -85,11 +85,16 @@ out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -- /no/such/command 2>&1
 check "a missing command: 127" '[ $rc -eq 127 ] && has "not found"'
 
 # -p: a running process, its output compared with an untraced run's. The
-# agent's static TLS (bpfrt's per-thread run state, private-stack slots)
-# is more than glibc keeps spare for dlopen, so the target is started
-# with the tunable that raises it; without it the refusal says so.
+# agent's initial-exec TLS (bpfrt's per-thread run state and pointers to
+# larger per-thread memory) must fit the static TLS glibc keeps spare for
+# dlopen (512 bytes of optional surplus by default), so a target started
+# without tunables can be traced.
+tls=$(readelf -lW "$B/libbpfrt-agent.so" | awk '$1 == "TLS" { print $6 }')
+tls=$((${tls:-0}))
+check "the agent's static TLS fits glibc's spare 512 bytes (${tls:-?} bytes)" \
+	'[ "$tls" -gt 0 ] && [ "$tls" -le 512 ]'
 "$T/ticker" 150 >"$tmp/plain.txt"
-GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 "$T/ticker" 150 >"$tmp/traced.txt" &
+"$T/ticker" 150 >"$tmp/traced.txt" &
 tpid=$!
 sleep 0.3
 timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -p $tpid >"$tmp/cli.txt" 2>&1 &
@@ -107,7 +112,8 @@ check "-p PID: the target ran on and its output is what an untraced run prints" 
 	'[ $trc -eq 0 ] && cmp -s "$tmp/plain.txt" "$tmp/traced.txt"'
 echo "# attach to a running process took ${ms:-?} ms"
 
-"$T/ticker" 150 >"$tmp/refused.txt" &
+# a target whose loader keeps (almost) no spare static TLS
+GLIBC_TUNABLES=glibc.rtld.nns=1:glibc.rtld.optional_static_tls=0 "$T/ticker" 150 >"$tmp/refused.txt" &
 tpid=$!
 sleep 0.3
 out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -p $tpid 2>&1); rc=$?

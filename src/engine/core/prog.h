@@ -132,7 +132,7 @@ struct bpfrt_prog {
 	uint32_t load_flags;          /* BPFRT_F_* */
 	bool privstack;               /* JIT code and interpreter runs use one */
 	bool privstack_has_id;
-	uint32_t privstack_id;        /* slot in bpfrt_privstack_slot[] */
+	uint32_t privstack_id;        /* slot in bpfrt_privstack_slots[] */
 	uint32_t privstack_size;      /* usable bytes per thread */
 	uintptr_t privstack_abort;    /* JIT: abort stub that unwinds a fault */
 	struct bpfrt_privstack *privstack_list; /* one per thread, under its lock */

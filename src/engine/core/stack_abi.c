@@ -6,8 +6,10 @@
 
 #include <errno.h>
 
-__thread void *bpfrt_privstack_slot[BPFRT_PRIVSTACK_MAX_IDS]
-	__attribute__((tls_model("initial-exec")));
+void *const bpfrt_privstack_no_slots[BPFRT_PRIVSTACK_MAX_IDS];
+
+__thread void **bpfrt_privstack_slots __attribute__((tls_model("initial-exec"))) =
+	(void **)bpfrt_privstack_no_slots;
 
 __thread struct bpfrt_privstack_interp_run *bpfrt_privstack_interp_top
 	__attribute__((tls_model("initial-exec")));
@@ -17,9 +19,9 @@ __thread struct bpfrt_privstack_interp_run *bpfrt_privstack_interp_top
  * interpreter's private-stack runs. */
 const struct bpfrt_stack_host *bpfrt_stack_host;
 
-intptr_t bpfrt_privstack_slot_tp_offset(uint32_t id)
+intptr_t bpfrt_privstack_slots_tp_offset(void)
 {
-	return (intptr_t)((char *)&bpfrt_privstack_slot[id] - (char *)__builtin_thread_pointer());
+	return (intptr_t)((char *)&bpfrt_privstack_slots - (char *)__builtin_thread_pointer());
 }
 
 int bpfrt_stack_host_register(const struct bpfrt_stack_host *host)

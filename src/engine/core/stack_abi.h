@@ -4,15 +4,23 @@
  * array and calls two slow paths; everything that allocates, frees or
  * handles a fault is the host's, behind a hook registered once.
  *
- * Per thread, an initial-exec TLS array indexed by a small program id
- * (bpfrt_privstack_slot) holds the frame top of every private stack the
- * thread has that is not in use now; 0 means "none yet" or "in use". A run
+ * Per thread, an array indexed by a small program id holds the frame top
+ * of every private stack the thread has that is not in use now; 0 means
+ * "none yet" or "in use". An initial-exec TLS pointer
+ * (bpfrt_privstack_slots) reaches it: a thread that never ran such a
+ * program points at bpfrt_privstack_no_slots, read-only zeros, and the
+ * host's first-run slow path points it at the thread's own array. The
+ * array is not in TLS itself so that the library's static TLS stays small
+ * enough to be loaded into a running process (dlopen can place only a few
+ * hundred bytes of initial-exec TLS: the injected tracing agent). A run
  * claims its stack by reading the slot and storing 0, and gives it back
  * by storing the top again: so the fast path of native code is one
- * fs:-relative load, one test and one store at entry, one store at exit,
- * and a second activation of the same program on the thread finds 0,
- * takes the slow path and is refused (a private stack is never shared by
- * two live activations).
+ * thread-pointer-relative load of the array, one load, one test and one
+ * store at entry, the array load and one store at exit, and a second
+ * activation of the same program on the thread finds 0, takes the slow
+ * path and is refused (a private stack is never shared by two live
+ * activations). Only a slot that held a top is ever written, so the
+ * read-only array of zeros is never written (a write would fault).
  *
  * Layout of one stack (the host maps it):
  *	[guard page][usable pages                  ][guard page]
@@ -26,9 +34,9 @@
  * What a backend does when prog->privstack is set (x86-64: rbp, arm64: x25,
  * riscv64: s5; the shared decisions are in jit/passes.c, which hands the
  * backend the slot offset and the two slow paths' addresses):
- *	- main prologue: save the host's frame register, load the slot at
- *	  thread pointer + bpfrt_privstack_slot_tp_offset(prog->privstack_id)
- *	  into the register that holds BPF r10 (callee-saved, so helper,
+ *	- main prologue: save the host's frame register, load the array
+ *	  pointer at thread pointer + bpfrt_privstack_slots_tp_offset(), then
+ *	  the slot at array + 8 * prog->privstack_id into the register that holds BPF r10 (callee-saved, so helper,
  *	  kfunc and local calls need no save/restore), and if it is 0 call
  *	  the host's claim_slow(prog) (args preserved): a non-NULL result is
  *	  the frame top (already claimed), NULL means "skip this run" (return
@@ -39,7 +47,8 @@
  *	  host's fault handler where the stub is); main saves every
  *	  callee-saved register when the program has subprograms (the unwind
  *	  skips their epilogues);
- *	- main epilogue: store r10 back to the slot (release); the abort stub
+ *	- main epilogue: load the array pointer again (the slow path may have
+ *	  replaced it) and store r10 back to the slot (release); the abort stub
  *	  calls release_aborted(prog) instead;
  *	- local calls: r10 -= caller's own frame before the call, += after
  *	  (the callee's frame lies below the caller's);
@@ -82,11 +91,11 @@ struct bpfrt_prog;
 #define BPFRT_NEST_STACK_SIZE (256u << 10)
 #define BPFRT_NEST_STACK_LEVELS 256
 
-extern __thread void *bpfrt_privstack_slot[BPFRT_PRIVSTACK_MAX_IDS]
-	__attribute__((tls_model("initial-exec")));
+extern __thread void **bpfrt_privstack_slots __attribute__((tls_model("initial-exec")));
+extern void *const bpfrt_privstack_no_slots[BPFRT_PRIVSTACK_MAX_IDS];
 
-/* Offset of bpfrt_privstack_slot[id] from the thread pointer. */
-intptr_t bpfrt_privstack_slot_tp_offset(uint32_t id);
+/* Offset of bpfrt_privstack_slots from the thread pointer. */
+intptr_t bpfrt_privstack_slots_tp_offset(void);
 
 /* What the engine gets from the host that owns the stacks. Registered
  * once (the host does it before main: stack/privstack.c); without it no
@@ -124,10 +133,11 @@ int bpfrt_stack_host_register(const struct bpfrt_stack_host *host);
  * prog->privstack_id of a program that has one. */
 static inline void *bpfrt_privstack_enter(struct bpfrt_prog *prog, uint32_t id)
 {
-	void *const top = bpfrt_privstack_slot[id];
+	void **const slots = bpfrt_privstack_slots;
+	void *const top = slots[id];
 
 	if (__builtin_expect(top != NULL, 1)) {
-		bpfrt_privstack_slot[id] = NULL;
+		slots[id] = NULL;
 		return top;
 	}
 	return bpfrt_stack_host->claim_slow(prog);
@@ -135,7 +145,7 @@ static inline void *bpfrt_privstack_enter(struct bpfrt_prog *prog, uint32_t id)
 
 static inline void bpfrt_privstack_exit(uint32_t id, void *top)
 {
-	bpfrt_privstack_slot[id] = top;
+	bpfrt_privstack_slots[id] = top;
 }
 
 /* Interpreter runs on a private stack, innermost first (the records live

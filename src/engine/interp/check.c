@@ -1,6 +1,7 @@
 /* The checking interpreter's regions, checks and reports (see check.h). */
 #include "interp/check.h"
 #include "core/run.h"
+#include "core/thread_mem.h"
 #include "helpers/callback.h"
 #include "isa/disasm.h"
 #include "isa/isa.h"
@@ -13,11 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static __thread char check_report[1024];
+/* This thread's last report, outside static TLS (core/thread_mem.h). */
+#define REPORT_SIZE 1024
+static __thread void *check_report __attribute__((tls_model("initial-exec")));
+static const char report_lost[] = "checking interpreter: violation (no memory for the report)";
+
+static char *report_buf(void)
+{
+	return bpfrt_thread_mem(&check_report, REPORT_SIZE);
+}
 
 const char *bpfrt_check_report(void)
 {
-	return check_report;
+	return check_report ? check_report : "";
 }
 
 /* ---- regions ------------------------------------------------------------ */
@@ -212,7 +221,7 @@ static void abort_run(const struct bpfrt_prog *prog, const struct bpf_insn *insn
 	rs->abort_err = EFAULT;
 	rs->abort_pc = (uint32_t)(insn - prog->insns);
 	rs->abort_arg = 0;
-	rs->abort_msg = check_report;
+	rs->abort_msg = check_report ? check_report : report_lost;
 }
 
 /* "prog: insn N (text): " */
@@ -224,19 +233,23 @@ static int report_head(const struct bpfrt_prog *prog, const struct bpf_insn *ins
 	if (pc >= prog->insn_cnt ||
 	    bpfrt_disasm_insn(insn, prog->insn_cnt - pc, text, sizeof(text)) < 0)
 		snprintf(text, sizeof(text), "?");
-	return snprintf(check_report, sizeof(check_report), "%s: insn %u (%s): ", prog->name, pc,
-			text);
+	char *buf = report_buf();
+
+	if (!buf)
+		return -1;
+	return snprintf(buf, REPORT_SIZE, "%s: insn %u (%s): ", prog->name, pc, text);
 }
 
 static void report_tail(int at, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report_tail(int at, const char *fmt, ...)
 {
+	char *buf = check_report;
 	va_list ap;
 
-	if (at < 0 || (size_t)at >= sizeof(check_report))
+	if (!buf || at < 0 || (size_t)at >= REPORT_SIZE)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(check_report + at, sizeof(check_report) - (size_t)at, fmt, ap);
+	vsnprintf(buf + at, REPORT_SIZE - (size_t)at, fmt, ap);
 	va_end(ap);
 }
 
@@ -337,14 +350,15 @@ static bool violation(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 void bpfrt_check_control(const struct bpfrt_prog *prog, const struct bpf_insn *insn,
 			 const char *what)
 {
-	int at = snprintf(check_report, sizeof(check_report), "%s: insn %lld: ", prog->name,
-			  (long long)(insn - prog->insns));
+	char *buf = report_buf();
+	int at = buf ? snprintf(buf, REPORT_SIZE, "%s: insn %lld: ", prog->name,
+				(long long)(insn - prog->insns)) : -1;
 
 	report_tail(at, "%s (the program has %u insns)", what, prog->insn_cnt);
 	if (!bpfrt_run_state.abort_err) {
 		bpfrt_run_state.abort_err = EFAULT;
 		bpfrt_run_state.abort_pc = (uint32_t)(insn - prog->insns);
-		bpfrt_run_state.abort_msg = check_report;
+		bpfrt_run_state.abort_msg = check_report ? check_report : report_lost;
 	}
 }
 

@@ -55,7 +55,8 @@ int bpfrt_jit_passes_init(struct bpfrt_jit_passes *jp, struct bpfrt_prog *prog,
 		return bpfrt_err(-EINVAL, "jit: %s: program was not validated", prog->name);
 	if (jp->priv) {
 		/* only a registered host sets prog->privstack */
-		jp->priv_slot = bpfrt_privstack_slot_tp_offset(prog->privstack_id);
+		jp->priv_slots = bpfrt_privstack_slots_tp_offset();
+		jp->priv_slot = (int32_t)(prog->privstack_id * sizeof(void *));
 		jp->priv_claim_slow = (uintptr_t)bpfrt_stack_host->claim_slow;
 		jp->priv_release_aborted = (uintptr_t)bpfrt_stack_host->release_aborted;
 	}

@@ -108,7 +108,8 @@ struct bpfrt_jit_passes {
 	/* private stack (prog->privstack, core/stack_abi.h) */
 	bool priv;
 	bool priv_release;      /* main's teardown gives the stack back */
-	intptr_t priv_slot;     /* the program's slot from the thread pointer */
+	intptr_t priv_slots;    /* bpfrt_privstack_slots from the thread pointer */
+	int32_t priv_slot;      /* the program's slot in that array (bytes) */
 	uintptr_t priv_claim_slow;      /* the host's claim_slow: void *(prog) */
 	uintptr_t priv_release_aborted; /* the host's release_aborted: void *(prog) */
 };

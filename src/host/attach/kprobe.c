@@ -84,6 +84,7 @@
 #include "attach/trap.h"
 #include "core/error.h"
 #include "core/opts.h"
+#include "core/thread_mem.h"
 #include "jit/execmem.h"
 #include "jit/x86_64/emit.h"
 #include "signal/chain.h"
@@ -627,10 +628,13 @@ struct kret_entry {
 	struct kprobe_site *site;
 };
 
-static __thread struct {
+/* This thread's pending returns, outside static TLS (core/thread_mem.h):
+ * made by the thread's first kretprobe entry. */
+struct kret_stack {
 	uint32_t depth;
 	struct kret_entry e[KRET_DEPTH];
-} kret_stack __attribute__((tls_model("initial-exec")));
+};
+static __thread void *kret_mem __attribute__((tls_model("initial-exec")));
 
 void bpfrt_kretprobe_tramp(void);
 uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
@@ -645,31 +649,38 @@ static void count_misses(const struct bpfrt_prog_array *arr)
 static void kretprobe_enter(struct kprobe_site *s, const struct bpfrt_prog_array *arr,
 			    struct bpfrt_pt_regs *regs)
 {
-	uint32_t depth = kret_stack.depth;
+	struct kret_stack *ks = bpfrt_thread_mem(&kret_mem, sizeof(struct kret_stack));
 	uintptr_t *slot = (uintptr_t *)(uintptr_t)regs->sp;
 	uintptr_t sp = regs->sp;
+	uint32_t depth;
+
+	if (!ks) {
+		count_misses(arr);
+		return;
+	}
+	depth = ks->depth;
 
 	/* Entries of frames below this one on the same stack are dead (a
 	 * longjmp skipped their returns); the same slot is dead too unless
 	 * it holds the trampoline (a tail call from a probed function). */
 	while (depth) {
-		const struct kret_entry *e = &kret_stack.e[depth - 1];
+		const struct kret_entry *e = &ks->e[depth - 1];
 
 		if (e->sp > sp || sp - e->sp > KRET_SAME_STACK ||
 		    (e->sp == sp && *slot == (uintptr_t)bpfrt_kretprobe_tramp))
 			break;
 		depth--;
 	}
-	kret_stack.depth = depth;
+	ks->depth = depth;
 	if (depth == KRET_DEPTH) {
 		count_misses(arr);
 		return;
 	}
-	kret_stack.e[depth] = (struct kret_entry){ *slot, regs->sp, s };
+	ks->e[depth] = (struct kret_entry){ *slot, regs->sp, s };
 	/* Published before the swap: a signal handler that runs a probed
 	 * function in between stacks on top of it. */
 	atomic_signal_fence(memory_order_seq_cst);
-	kret_stack.depth = depth + 1;
+	ks->depth = depth + 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	*slot = (uintptr_t)bpfrt_kretprobe_tramp;
 }
@@ -677,10 +688,11 @@ static void kretprobe_enter(struct kprobe_site *s, const struct bpfrt_prog_array
 uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
 {
 	uintptr_t sp = regs->sp - 8;    /* where the return address was */
-	uint32_t i = kret_stack.depth;
+	struct kret_stack *ks = kret_mem;  /* made by the entry */
+	uint32_t i = ks ? ks->depth : 0;
 	struct kret_entry e;
 
-	while (i && kret_stack.e[i - 1].sp != sp)
+	while (i && ks->e[i - 1].sp != sp)
 		i--;
 	if (!i) {
 		/* Cannot happen unless the stack was switched under us. */
@@ -690,8 +702,8 @@ uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
 		abort();
 	}
 	/* Entries above it belong to frames a longjmp skipped. */
-	e = kret_stack.e[i - 1];
-	kret_stack.depth = i - 1;
+	e = ks->e[i - 1];
+	ks->depth = i - 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	regs->ip = e.ret;
 

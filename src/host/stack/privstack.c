@@ -73,7 +73,8 @@ struct bpfrt_privstack {
 /* One per thread that ran a program needing one of its stacks; a mapping
  * of its own. */
 struct ps_thread {
-	void **slots;                            /* this thread's bpfrt_privstack_slot */
+	/* this thread's bpfrt_privstack_slots, by program id */
+	void *slots[BPFRT_PRIVSTACK_MAX_IDS];
 	struct bpfrt_privstack *stacks;
 	/* by id: the signal handler finds a running program's stack without
 	 * walking lists that other threads may change */
@@ -320,8 +321,10 @@ static void thread_exit(void *arg)
 		    cur.ss_sp == t->altstack && !sigaltstack(&ss, NULL))
 			munmap(t->altstack, PS_ALTSTACK_SIZE);
 	}
-	if (ps_self == t)
+	if (ps_self == t) {
 		ps_self = NULL;
+		bpfrt_privstack_slots = (void **)bpfrt_privstack_no_slots;
+	}
 	atomic_fetch_sub(&ps_threads, 1);
 	munmap(t, page_round(sizeof(*t)));
 }
@@ -362,14 +365,19 @@ static struct ps_thread *thread_get(void)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED)
 		return NULL;
-	t->slots = bpfrt_privstack_slot;
+	/* The slots first: a signal handler that finds ps_self set gives
+	 * stacks back to bpfrt_privstack_slots. One that made its own record
+	 * before the exchange has set its slots, which the loser restores. */
+	bpfrt_privstack_slots = t->slots;
 	if (!__atomic_compare_exchange_n(&ps_self, &cur, t, false, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED)) {
+		bpfrt_privstack_slots = cur->slots;
 		munmap(t, page_round(sizeof(*t)));
 		return cur;
 	}
 	/* the destructor frees it at thread exit */
 	if (pthread_setspecific(ps_key, t)) {
+		bpfrt_privstack_slots = (void **)bpfrt_privstack_no_slots;
 		ps_self = NULL;
 		munmap(t, page_round(sizeof(*t)));
 		return NULL;
@@ -479,7 +487,7 @@ static void *release_aborted(struct bpfrt_prog *prog)
 
 	if (!ps)
 		abort(); /* an abort stub ran without a claimed stack */
-	bpfrt_privstack_slot[prog->privstack_id] = ps->top;
+	t->slots[prog->privstack_id] = ps->top;
 	return *(void **)(ps->top + BPFRT_PRIVSTACK_ENTRY_SP_OFF);
 }
 

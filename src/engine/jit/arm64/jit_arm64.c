@@ -306,11 +306,13 @@ static void emit_run_state_addr(struct jit_ctx *c, int reg, int scratch)
 	emit_add_imm(c, true, reg, reg, (int64_t)c->jp.tp_off, scratch);
 }
 
-/* Private stack: reg = &bpfrt_privstack_slot[prog's id] */
+/* Private stack: reg = &bpfrt_privstack_slots[prog's id] */
 static void emit_priv_slot_addr(struct jit_ctx *c, int reg, int scratch)
 {
 	emit(c, a64_mrs_tpidr(reg));
-	emit_add_imm(c, true, reg, reg, (int64_t)c->jp.priv_slot, scratch);
+	emit_add_imm(c, true, reg, reg, (int64_t)c->jp.priv_slots, scratch);
+	emit(c, a64_ldst_uimm(A64_X, A64_LOAD, reg, reg, 0));
+	emit_add_imm(c, true, reg, reg, c->jp.priv_slot, scratch);
 }
 
 /* sp -/+= bytes (< 16 MiB): imm12 forms only, since sp is no operand of

@@ -379,28 +379,39 @@ static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 	}
 }
 
-/* Private stack: base register and displacement of the program's slot
- * (T1 = tp + offset when the offset does not fit 12 bits). */
+/* Private stack: base register and displacement of the program's slot:
+ * T1 = bpfrt_privstack_slots (loaded from tp + its offset), plus the
+ * slot's offset when that does not fit 12 bits. */
 static int priv_slot_addr(struct jit_ctx *c, int32_t *disp)
 {
-	if (is_simm12(c->jp.priv_slot)) {
-		*disp = (int32_t)c->jp.priv_slot;
-		return RV_TP;
+	if (is_simm12(c->jp.priv_slots)) {
+		emit_load(&c->b, LD_D, T1, RV_TP, (int32_t)c->jp.priv_slots);
+	} else {
+		emit_imm(&c->b, T1, c->jp.priv_slots);
+		emit_alu(&c->b, false, ALU_ADD, T1, T1, RV_TP);
+		emit_load(&c->b, LD_D, T1, T1, 0);
 	}
-	emit_imm(&c->b, T1, c->jp.priv_slot);
-	emit_alu(&c->b, false, ALU_ADD, T1, T1, RV_TP);
-	*disp = 0;
+	if (is_simm12(c->jp.priv_slot)) {
+		*disp = c->jp.priv_slot;
+		return T1;
+	}
+	emit_addi(&c->b, T1, T1, 2047);
+	*disp = c->jp.priv_slot - 2047;
 	return T1;
 }
 
+_Static_assert((BPFRT_PRIVSTACK_MAX_IDS - 1) * 8 - 2047 <= 2047,
+	       "every private-stack slot is within two 12-bit displacements");
+
 /* Private stack, main function, after the registers are saved:
- *	ld   s5, slot(tp)          ; this thread's frame top, 0 if none/in use
+ *	ld   t1, slots(tp)         ; this thread's slot array
+ *	ld   s5, slot(t1)          ; this thread's frame top, 0 if none/in use
  *	bnez s5, claim
  *	  s5 = host->claim_slow(prog)  ; a0, a1 kept below sp
  *	  bnez s5, claim
  *	  tear down; ret            ; skipped run: r0 = 0
  * claim:
- *	sd   zero, slot(tp)
+ *	sd   zero, slot(t1)        ; (t1 reloaded)
  *	sd   sp, BPFRT_PRIVSTACK_ENTRY_SP_OFF(s5)
  */
 static void emit_private_main_prologue(struct jit_ctx *c)

@@ -569,14 +569,16 @@ static void emit_prologue(struct bpfrt_jit_passes *jp, uint32_t s)
 /* Private stack, main function:
  *	push rbp; [sub rsp, pad]; push callee-saved; push fs:[entry_sp]
  *	mov fs:[entry_sp], rsp
- *	mov rbp, fs:[slot]          ; this thread's frame top, 0 if none/in use
+ *	mov rax, fs:[slots]         ; this thread's slot array
+ *	mov rbp, [rax+slot]         ; its frame top, 0 if none/in use
  *	test rbp, rbp
- *	jnz claim
+ *	jnz have
  *	  rbp = host->claim_slow(prog)  ; r1, r2 kept
- *	  test rbp, rbp; jnz claim
+ *	  test rbp, rbp; jnz claim  ; claimed: the slot stays 0
  *	  tear down; ret            ; skipped run: r0 = 0
+ * have:
+ *	mov qword [rax+slot], 0
  * claim:
- *	mov qword fs:[slot], 0
  */
 static void emit_private_main_prologue(struct jit_ctx *c)
 {
@@ -591,7 +593,8 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 		if (f->saved_mask & (1u << saved_order[k]))
 			emit_push(b, saved_order[k]);
 
-	emit_fs_rm(b, false, true, 0x8b, RBP, (int32_t)c->jp.priv_slot);  /* mov rbp, fs:[slot] */
+	emit_fs_rm(b, false, true, 0x8b, RAX, (int32_t)c->jp.priv_slots); /* mov rax, fs:[slots] */
+	emit_rm(b, false, true, 0x8b, RBP, RAX, c->jp.priv_slot, false);   /* mov rbp, [rax+slot] */
 	emit_test_rr(b, true, RBP, RBP);
 	j_have = emit_local_jcc(c, CC_NE);
 	emit_push(b, RDI);
@@ -608,9 +611,9 @@ static void emit_private_main_prologue(struct jit_ctx *c)
 	c->jp.priv_release = true;
 	emit1(b, X86_RET);
 	patch_local(c, j_have);
-	patch_local(c, j_got);
-	emit_fs_rm(b, false, true, 0xc7, 0, (int32_t)c->jp.priv_slot); /* mov qword fs:[slot], 0 */
+	emit_rm(b, false, true, 0xc7, 0, RAX, c->jp.priv_slot, false);    /* mov qword [rax+slot], 0 */
 	emit_u32(b, 0);
+	patch_local(c, j_got);  /* claimed by the slow path: the slot stays 0 */
 	/* the unwind point, in the stack's own C area: no outer value to
 	 * save and restore */
 	emit_rex(b, true, RSP, 0, RBP, false); /* mov [rbp + off], rsp */
@@ -625,7 +628,10 @@ static void emit_private_main_teardown(struct jit_ctx *c)
 	const struct func_frame *f = &c->frames[0];
 
 	if (c->jp.priv_release) {
-		emit_fs_rm(&c->b, false, true, 0x89, RBP, (int32_t)c->jp.priv_slot); /* mov fs:[slot], rbp */
+		/* rdx (BPF r3) is dead at an exit and in a tail call, which
+		 * passes rdi and rsi and holds its target in r11 */
+		emit_fs_rm(&c->b, false, true, 0x8b, RDX, (int32_t)c->jp.priv_slots); /* mov rdx, fs:[slots] */
+		emit_rm(&c->b, false, true, 0x89, RBP, RDX, c->jp.priv_slot, false);  /* mov [rdx+slot], rbp */
 	}
 	for (int k = (int)sizeof(saved_order) - 1; k >= 0; k--)
 		if (f->saved_mask & (1u << saved_order[k]))
