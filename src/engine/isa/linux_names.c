@@ -97,7 +97,6 @@ static const struct {
 
 const char *bpfrt_linux_prog_type_of_section(const char *sec)
 {
-	static __thread char buf[48];
 	const char *best = NULL;
 	size_t best_len = 0;
 
@@ -111,9 +110,5 @@ const char *bpfrt_linux_prog_type_of_section(const char *sec)
 			best_len = n;
 		}
 	}
-	if (!best)
-		return NULL;
-	strcpy(buf, "BPF_PROG_TYPE_");
-	strncat(buf, best, sizeof(buf) - strlen(buf) - 1);
-	return buf;
+	return best;
 }

@@ -13,8 +13,8 @@ const char *bpfrt_linux_helper_name(int64_t id);
 uint32_t bpfrt_linux_helper_max(void);
 /* "BPF_MAP_TYPE_XSKMAP" for 17; NULL for a number that is no map type. */
 const char *bpfrt_linux_map_type_name(uint32_t type);
-/* The program type libbpf gives a SEC() name ("lsm/file_open":
- * "BPF_PROG_TYPE_LSM"), NULL for a name libbpf does not know. */
+/* The program type libbpf gives a SEC() name, without its BPF_PROG_TYPE_
+ * prefix ("lsm/file_open": "LSM"), NULL for a name libbpf does not know. */
 const char *bpfrt_linux_prog_type_of_section(const char *sec);
 
 #endif

@@ -172,7 +172,7 @@ static int collect_progs(struct bpfrt_object *obj)
 
 			if (linux_type)
 				return bpfrt_err(-EOPNOTSUPP, "%s: program %s: section '%s' is not "
-						 "one of libbpf's names for %s programs",
+						 "one of libbpf's names for BPF_PROG_TYPE_%s programs",
 						 obj->path, name, sec->name, linux_type);
 			return bpfrt_err(-EOPNOTSUPP, "%s: program %s: unknown section name '%s'",
 					 obj->path, name, sec->name);

@@ -31,14 +31,21 @@ const char *const vreg_type_names[VREG_TYPE_CNT] = {
 	[PTR_TO_FUNC] = "func", [PTR_TO_BTF_ID] = "ptr_",
 };
 
+/* The maybe-NULL forms, spelled out (no per-thread buffer: the library
+ * keeps its static TLS small); a type missing here prints as ptr_or_null. */
+static const char *const vreg_type_null_names[VREG_TYPE_CNT] = {
+	[PTR_TO_CTX] = "ctx_or_null", [PTR_TO_STACK] = "fp_or_null",
+	[CONST_PTR_TO_MAP] = "map_ptr_or_null", [PTR_TO_MAP_VALUE] = "map_value_or_null",
+	[PTR_TO_MAP_KEY] = "map_key_or_null", [PTR_TO_MEM] = "mem_or_null",
+	[PTR_TO_PACKET] = "pkt_or_null", [PTR_TO_PACKET_END] = "pkt_end_or_null",
+	[PTR_TO_FUNC] = "func_or_null", [PTR_TO_BTF_ID] = "ptr_or_null",
+};
+
 const char *vreg_type_str(const struct vreg *r)
 {
-	static __thread char buf[32];
-
 	if (!(r->flags & PTR_MAYBE_NULL))
 		return vreg_type_names[r->type];
-	snprintf(buf, sizeof(buf), "%s_or_null", vreg_type_names[r->type]);
-	return buf;
+	return vreg_type_null_names[r->type] ? vreg_type_null_names[r->type] : "ptr_or_null";
 }
 
 static void log_append(struct venv *env, const char *s, size_t len)
