@@ -11,6 +11,8 @@
 #include "bpfrt/bpfrt.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -198,6 +200,96 @@ TEST(typed_argument_reads_through_the_host_btf)
 	run_all(obj, BPFRT_EXEC_JIT, "jit, host BTF");
 	run_all(obj, BPFRT_EXEC_INTERP, "interp, host BTF");
 	bpfrt_object_close(obj);
+}
+
+/* A chain walked down: a cycle sums every len, a chain ending in NULL
+ * sums what is there (the loads past the end read 0). */
+TEST(chain_walk_reads_through_null)
+{
+	struct bpfrt_object *obj;
+	struct bpfrt_prog *p;
+	struct scene s;
+
+	if (!have_btf())
+		SKIP("no pahole when the test was built: the host function has no BTF");
+	obj = load(host_btf(), true);
+	if (!obj)
+		return;
+	p = bpfrt_object_find_prog(obj, "walk_chain");
+	REQUIRE(p);
+	scene_init(&s);
+	for (int mode = 0; mode < 3; mode++) {
+		enum bpfrt_exec_mode m = mode == 0 ? BPFRT_EXEC_JIT : mode == 1 ? BPFRT_EXEC_INTERP
+						   : BPFRT_EXEC_CHECKED;
+		uint64_t ctx[6] = { (uintptr_t)&s.a }, r0 = 1;
+
+		s.c.next = NULL;
+		CHECK(!bpfrt_prog_run(p, m, (uintptr_t)ctx, sizeof(ctx), &r0), "%s", bpfrt_last_error());
+		CHECK_EQ(*(long *)bpfrt_object_global(obj, "out_sum", NULL), 11 + 22 + 33);
+		s.c.next = &s.a; /* a, b, c, a, b, c, a, b */
+		CHECK(!bpfrt_prog_run(p, m, (uintptr_t)ctx, sizeof(ctx), &r0), "%s", bpfrt_last_error());
+		CHECK_EQ(*(long *)bpfrt_object_global(obj, "out_sum", NULL), 3 * 11 + 3 * 22 + 2 * 33);
+	}
+	bpfrt_object_close(obj);
+}
+
+/* The native instructions of a listing, without offsets and addresses
+ * (the globals of two objects differ), one per line. */
+static char *native_code(struct bpfrt_prog *p)
+{
+	char *raw = NULL, *out, *o, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&raw, &len);
+
+	if (!f)
+		return NULL;
+	bpfrt_prog_dump_jited(p, f);
+	fclose(f);
+	out = o = calloc(1, len + 1);
+	for (line = strtok_r(raw, "\n", &save); out && line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':');
+
+		/* native lines are indented; BPF lines and comments are not */
+		if (line[0] != ' ' || !colon || strstr(line, "0x"))
+			continue;
+		o += sprintf(o, "%s\n", colon + 1);
+	}
+	free(raw);
+	return out;
+}
+
+/* Where it does not fault a fault-safe load is the plain load: the JIT
+ * code of the verified program (fault-safe loads) and of a trusted load
+ * of the same object (plain loads) are the same instructions; only the
+ * fixups after the code, one per load, are added. */
+TEST(fault_safe_load_is_the_plain_instruction)
+{
+	struct bpfrt_object *obj[2] = { NULL, NULL };
+	char *code[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 };
+
+	if (!have_btf())
+		SKIP("no pahole when the test was built: the host function has no BTF");
+	for (int t = 0; t < 2; t++) {
+		BPFRT_OPTS(bpfrt_object_open_opts, oo, .btf_custom_path = host_btf());
+		BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = true, .trusted = t == 1);
+		struct bpfrt_prog *p;
+
+		REQUIRE(!bpfrt_object_open(tl_prog_path("btf_args.bpf.o"), &oo, &obj[t]) &&
+			!bpfrt_object_load(obj[t], &lo), "%s", bpfrt_last_error());
+		p = bpfrt_object_find_prog(obj[t], "walk_chain");
+		REQUIRE(p && bpfrt_prog_jited(p, &len[t]));
+		code[t] = native_code(p);
+		REQUIRE(code[t] && strstr(code[t], "ptr"), "no listing: %s", code[t]);
+	}
+	CHECK(!strcmp(code[0], code[1]), "fault-safe:\n%s\nplain:\n%s", code[0], code[1]);
+	CHECK(len[0] > len[1], "the fixups follow the code (%zu, %zu bytes)", len[0], len[1]);
+	printf("# walk_chain: %zu bytes with 15 fault-safe loads, %zu with plain ones\n", len[0],
+	       len[1]);
+	for (int t = 0; t < 2; t++) {
+		free(code[t]);
+		bpfrt_object_close(obj[t]);
+	}
 }
 
 /* fexit: the returned pointer is typed too */

@@ -47,3 +47,21 @@ int BPF_PROG(read_ret, struct btfargs_req *r, long n, struct btfargs_req *ret)
 	out_ret_len = ret->len;
 	return 0;
 }
+
+long out_sum;
+
+/* sixteen loads down a chain (bench: a fault-safe load costs what a plain
+ * one does where it does not fault) */
+SEC("fentry/btfargs_f")
+int BPF_PROG(walk_chain, struct btfargs_req *r)
+{
+	long s = 0;
+
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		s += r->len;
+		r = r->next;
+	}
+	out_sum = s;
+	return 0;
+}
