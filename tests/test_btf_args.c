@@ -233,11 +233,12 @@ TEST(chain_walk_reads_through_null)
 	bpfrt_object_close(obj);
 }
 
-/* The native instructions of a listing, without offsets and addresses
- * (the globals of two objects differ), one per line. */
+/* The native instructions of a listing, without offsets and without the
+ * code of lddw (the globals of two objects differ), one per line. */
 static char *native_code(struct bpfrt_prog *p)
 {
 	char *raw = NULL, *out, *o, *line, *save = NULL;
+	bool in_lddw = false;
 	size_t len = 0;
 	FILE *f = open_memstream(&raw, &len);
 
@@ -250,7 +251,11 @@ static char *native_code(struct bpfrt_prog *p)
 		char *colon = strchr(line, ':');
 
 		/* native lines are indented; BPF lines and comments are not */
-		if (line[0] != ' ' || !colon || strstr(line, "0x"))
+		if (line[0] != ' ') {
+			in_lddw = strstr(line, "lddw") != NULL;
+			continue;
+		}
+		if (!colon || in_lddw)
 			continue;
 		o += sprintf(o, "%s\n", colon + 1);
 	}
@@ -280,7 +285,7 @@ TEST(fault_safe_load_is_the_plain_instruction)
 		p = bpfrt_object_find_prog(obj[t], "walk_chain");
 		REQUIRE(p && bpfrt_prog_jited(p, &len[t]));
 		code[t] = native_code(p);
-		REQUIRE(code[t] && strstr(code[t], "ptr"), "no listing: %s", code[t]);
+		REQUIRE(code[t] && code[t][0], "no listing");
 	}
 	CHECK(!strcmp(code[0], code[1]), "fault-safe:\n%s\nplain:\n%s", code[0], code[1]);
 	CHECK(len[0] > len[1], "the fixups follow the code (%zu, %zu bytes)", len[0], len[1]);

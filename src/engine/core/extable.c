@@ -128,9 +128,17 @@ static uintptr_t search(const struct bpfrt_extable_entry *e, uint32_t cnt, uintp
 /* ---- the interpreter's loads ---- */
 
 /* One routine per size whose first instruction is the load; a fault there
- * continues at its fixup, which returns 0. Listed in static_entries. */
+ * continues at its fixup, which returns 0 (static_fixup). The labels are
+ * global and hidden: a GOT reference to a local label would be made
+ * relative to its section, and aarch64's linker gives every such
+ * reference the section's one GOT entry. */
+#define PROBE_SYMS                                                             \
+	".globl bpfrt_probe_ld1, bpfrt_probe_fx1, bpfrt_probe_ld2, bpfrt_probe_fx2\n" \
+	".globl bpfrt_probe_ld4, bpfrt_probe_fx4, bpfrt_probe_ld8, bpfrt_probe_fx8\n" \
+	".hidden bpfrt_probe_ld1, bpfrt_probe_fx1, bpfrt_probe_ld2, bpfrt_probe_fx2\n" \
+	".hidden bpfrt_probe_ld4, bpfrt_probe_fx4, bpfrt_probe_ld8, bpfrt_probe_fx8\n"
 #if defined(__x86_64__)
-__asm__(".text\n.p2align 4\n"
+__asm__(PROBE_SYMS ".text\n.p2align 4\n"
 	"bpfrt_probe_ld1: movzbl (%rdi), %eax\n ret\nbpfrt_probe_fx1: xorl %eax, %eax\n ret\n"
 	"bpfrt_probe_ld2: movzwl (%rdi), %eax\n ret\nbpfrt_probe_fx2: xorl %eax, %eax\n ret\n"
 	"bpfrt_probe_ld4: movl (%rdi), %eax\n ret\nbpfrt_probe_fx4: xorl %eax, %eax\n ret\n"
@@ -138,7 +146,7 @@ __asm__(".text\n.p2align 4\n"
 	);
 #define HAVE_PROBE_ASM 1
 #elif defined(__aarch64__)
-__asm__(".text\n.p2align 4\n"
+__asm__(PROBE_SYMS ".text\n.p2align 4\n"
 	"bpfrt_probe_ld1: ldrb w0, [x0]\n ret\nbpfrt_probe_fx1: mov x0, #0\n ret\n"
 	"bpfrt_probe_ld2: ldrh w0, [x0]\n ret\nbpfrt_probe_fx2: mov x0, #0\n ret\n"
 	"bpfrt_probe_ld4: ldr w0, [x0]\n ret\nbpfrt_probe_fx4: mov x0, #0\n ret\n"
@@ -146,7 +154,7 @@ __asm__(".text\n.p2align 4\n"
 	);
 #define HAVE_PROBE_ASM 1
 #elif defined(__riscv) && __riscv_xlen == 64
-__asm__(".text\n.p2align 4\n.option push\n.option norvc\n"
+__asm__(PROBE_SYMS ".text\n.p2align 4\n.option push\n.option norvc\n"
 	"bpfrt_probe_ld1: lbu a0, 0(a0)\n ret\nbpfrt_probe_fx1: li a0, 0\n ret\n"
 	"bpfrt_probe_ld2: lhu a0, 0(a0)\n ret\nbpfrt_probe_fx2: li a0, 0\n ret\n"
 	"bpfrt_probe_ld4: lwu a0, 0(a0)\n ret\nbpfrt_probe_fx4: li a0, 0\n ret\n"
@@ -156,11 +164,10 @@ __asm__(".text\n.p2align 4\n.option push\n.option norvc\n"
 #endif
 
 #ifdef HAVE_PROBE_ASM
-extern char bpfrt_probe_ld1[], bpfrt_probe_fx1[], bpfrt_probe_ld2[], bpfrt_probe_fx2[];
-extern char bpfrt_probe_ld4[], bpfrt_probe_fx4[], bpfrt_probe_ld8[], bpfrt_probe_fx8[];
-__asm__(".hidden bpfrt_probe_ld1\n.hidden bpfrt_probe_fx1\n.hidden bpfrt_probe_ld2\n"
-	".hidden bpfrt_probe_fx2\n.hidden bpfrt_probe_ld4\n.hidden bpfrt_probe_fx4\n"
-	".hidden bpfrt_probe_ld8\n.hidden bpfrt_probe_fx8\n");
+#define HIDDEN __attribute__((visibility("hidden")))
+extern char bpfrt_probe_ld1[] HIDDEN, bpfrt_probe_fx1[] HIDDEN, bpfrt_probe_ld2[] HIDDEN,
+	bpfrt_probe_fx2[] HIDDEN, bpfrt_probe_ld4[] HIDDEN, bpfrt_probe_fx4[] HIDDEN,
+	bpfrt_probe_ld8[] HIDDEN, bpfrt_probe_fx8[] HIDDEN;
 #endif
 
 static uintptr_t static_fixup(uintptr_t pc)
