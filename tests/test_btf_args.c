@@ -180,6 +180,9 @@ TEST(typed_argument_reads_through_btf_custom_path)
 
 		if (!obj)
 			return;
+		/* verified again as loaded (its loads now fault-safe ones) */
+		CHECK(!bpfrt_prog_verify(bpfrt_object_find_prog(obj, "read_req"), NULL), "%s",
+		      bpfrt_last_error());
 		run_all(obj, BPFRT_EXEC_INTERP, "interp");
 		run_all(obj, BPFRT_EXEC_CHECKED, "checked");
 		if (jit)
