@@ -458,8 +458,9 @@ TEST(detach_under_load_then_free)
 		f[i].idx = 2 + i;
 		REQUIRE(pthread_create(&f[i].thread, NULL, firer_main, &f[i]) == 0);
 	}
+	/* a second of rounds, and at least 12 however slow the machine */
 	end = now_s() + 1.0;
-	while (now_s() < end && !tl_failed()) {
+	while ((now_s() < end || rounds < 12) && !tl_failed()) {
 		struct bpfrt_object *obj = open_progs(rounds & 1);
 		struct bpfrt_link *link;
 		struct timespec pause = { 0, 500 * 1000 };
