@@ -16,7 +16,7 @@ $(BUILD)/tests/progs/maps_nobtf.bpf.o: tests/progs/maps.bpf.c
 
 # What the verifier tests share (maps, assembling, contexts, Linux's
 # verdict), and the fuzzers' program generator (tests/verifier/vgen.c).
-$(BUILD)/tests/test_verifier: $(BUILD)/tests/verifier/vsupport.o
+$(BUILD)/tests/test_verifier $(BUILD)/tests/test_verifier_prune: $(BUILD)/tests/verifier/vsupport.o
 $(BUILD)/tests/test_verifier_fuzz $(BUILD)/tests/test_verifier_linux_diff: \
 	$(BUILD)/tests/verifier/vsupport.o $(BUILD)/tests/verifier/vgen.o
 

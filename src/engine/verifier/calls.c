@@ -94,6 +94,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			struct vframe *fr = env->cur->frames[r->frameno];
 
 			vnote_stack_use(env, r->frameno, -(int32_t)fr->nslots * 8);
+			vstack_mark_read(env, r->frameno, ~0ull);
 		}
 		return 0;
 	case BPFRT_ARG_PTR_TO_CTX:
@@ -186,6 +187,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			struct vframe *fr = env->cur->frames[r->frameno];
 
 			vnote_stack_use(env, r->frameno, -(int32_t)fr->nslots * 8);
+			vstack_mark_read(env, r->frameno, ~0ull);
 		}
 		return 0;
 	case BPFRT_ARG_PTR_TO_RINGBUF_MEM:
@@ -291,8 +293,13 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 		if (site->inv[i] != inv)
 			continue;
 		same++;
-		if (vstates_equal(env, site->entries[i], env->cur, call, false))
+		/* covered: the path goes on as the earlier entry's walk, whose
+		 * reads (the callback's and after the helper) were marked on
+		 * other checkpoints: count every slot as read */
+		if (vstates_equal(env, site->entries[i], env->cur, call, false)) {
+			vstack_mark_all_read(env);
 			return 0;
+		}
 	}
 	if (same >= 2 && !env->join_off && !env->aux[call].no_join) {
 		/* values the callback keeps changing: widen them so the
@@ -311,8 +318,10 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 			vjoin_states(env, best, env->cur, UINT32_MAX, true);
 			env->cur->joined = true;
 			env->cur->join_insn = call;
-			if (vstates_equal(env, best, env->cur, call, false))
+			if (vstates_equal(env, best, env->cur, call, false)) {
+				vstack_mark_all_read(env);
 				return 0;
+			}
 		}
 	}
 	if (same >= MAX_CB_ENTRIES)

@@ -155,12 +155,162 @@ static void compute_precise(struct venv *env)
 	}
 }
 
+/* Does r0 at the exit at pc decide anything for soundness? Wherever the
+ * exit checks it: a subprogram's (its caller goes on with it, a callback
+ * returns [0, 1]) and the main program's where its kind bounds the
+ * return value (check_return_value). */
+static bool exit_r0_decides(const struct venv *env, uint32_t pc)
+{
+	const struct bpfrt_prog *prog = env->prog;
+	int64_t lo, hi;
+
+	if (prog->subprog_cnt && pc >= prog->subprogs[0].end)
+		return true;
+	return env->kind && bpfrt_prog_kind_ret_range(env->kind, prog->kind_variant,
+						      prog->attach_target, &lo, &hi);
+}
+
+/* May the call at pc run BPF code that reads the caller's stack through
+ * a pointer (a BPF call, a kfunc or a helper taking a callback)? */
+static bool call_runs_bpf(const struct venv *env, const struct bpf_insn *insn)
+{
+	const struct bpfrt_helper *h;
+
+	if (!insn_is_helper_call(insn))
+		return true;
+	h = bpfrt_prog_helper(env->prog, (uint32_t)insn->imm);
+	if (!h || insn->imm < 0 || (uint32_t)insn->imm >= BPFRT_KFUNC_ID_BASE)
+		return true;
+	for (int i = 0; i < 5; i++)
+		if (h->args[i] == BPFRT_ARG_PTR_TO_FUNC)
+			return true;
+	return false;
+}
+
+/* The r10 + constant slots [off, off + size) touches (0 if it is not one). */
+static uint64_t r10_slots(const struct bpf_insn *insn, uint32_t size)
+{
+	int32_t lo = insn->off, hi = insn->off + (int32_t)size;
+	uint64_t m = 0;
+
+	if (bpfrt_insn_mem_base(insn) != BPF_R10 || lo < -512 || hi > 0)
+		return 0;
+	for (int32_t a = lo; a < hi; a++)
+		m |= 1ull << ((-a - 1) / 8);
+	return m;
+}
+
+/* Which registers' values may decide anything from each insn on: a
+ * branch (both operands, whether or not the walk resolves it), pointer
+ * arithmetic (both operands of every add and sub: the walk alone knows
+ * which are pointers), a call's argument registers (sizes, flags, keys:
+ * every argument of every call), the exit's r0 where it is checked, and
+ * whatever flows into those through moves, ALU operations, stack spills
+ * and fills. A scalar outside this set at a prune point is imprecise:
+ * pruning lets any scalar stand for it (states.c). Unlike the precise
+ * mask (joins only), soundness rests on this one, so it errs towards
+ * precise: a store through a register other than r10 keeps its source
+ * (it may be a stack slot a later fill reads), a fill through one reads
+ * any slot, and a call that may run BPF code may read any slot of the
+ * caller's frame. Stack slots (decides_slots) only serve the registers'
+ * mask: pruning compares every slot it compares in full. */
+static void compute_decides(struct venv *env)
+{
+	struct insn_aux *aux = env->aux;
+	bool changed = true;
+
+	while (changed) {
+		changed = false;
+		for (uint32_t i = env->n; i-- > 0;) {
+			const struct bpf_insn *insn = &env->insns[i];
+			uint16_t out = 0, in, dst = REGMASK(insn->dst_reg & 15);
+			uint16_t src = REGMASK(insn->src_reg & 15);
+			uint64_t sout = 0, sin, slots;
+			uint32_t succ[2], size = bpf_size_bytes(insn_size(insn));
+			bool x = insn_src(insn) == BPF_X;
+			unsigned k;
+
+			if (aux[i].lddw_tail)
+				continue;
+			k = bpfrt_insn_successors(env->insns, i, succ);
+			for (unsigned j = 0; j < k; j++)
+				if (succ[j] < env->n) {
+					out |= aux[succ[j]].decides;
+					sout |= aux[succ[j]].decides_slots;
+				}
+			in = out;
+			sin = sout;
+			switch (insn_class(insn)) {
+			case BPF_ALU:
+			case BPF_ALU64:
+				if (insn_op(insn) == BPF_MOV) {
+					in = out & ~dst;
+					if ((out & dst) && x)
+						in |= src;
+				} else if (x && (insn_op(insn) == BPF_ADD || insn_op(insn) == BPF_SUB)) {
+					in = out | dst | src;
+				} else if ((out & dst) && x) {
+					in |= src;
+				}
+				break;
+			case BPF_LDX:
+				in = out & ~dst;
+				if (out & dst) {
+					slots = r10_slots(insn, size);
+					sin |= insn->src_reg == BPF_R10 ? slots : ~0ull;
+				}
+				break;
+			case BPF_ST:
+			case BPF_STX:
+				slots = r10_slots(insn, size);
+				if (insn_mode(insn) == BPF_ATOMIC) {
+					in = out | src | REGMASK(BPF_R0);
+					sin = ~0ull;
+					break;
+				}
+				if (insn_class(insn) == BPF_STX &&
+				    (insn->dst_reg != BPF_R10 || (sout & slots)))
+					in |= src;
+				if (insn->dst_reg == BPF_R10 && size == 8 && insn->off % 8 == 0)
+					sin &= ~slots;
+				break;
+			case BPF_LD:
+				if (insn_is_lddw(insn))
+					in = out & ~dst;
+				else
+					in = out | src | REGMASK(BPF_R6);
+				break;
+			default:
+				if (insn_is_exit(insn)) {
+					in = exit_r0_decides(env, i) ? REGMASK(BPF_R0) : 0;
+					sin = 0;
+				} else if (insn_is_call(insn) || insn_is_callx(insn)) {
+					in = (uint16_t)((out & ~(ARG_REGS | REGMASK(0))) | ARG_REGS);
+					if (insn_is_callx(insn))
+						in |= dst;
+					if (insn_is_callx(insn) || call_runs_bpf(env, insn))
+						sin = ~0ull;
+				} else if (insn_op(insn) != BPF_JA) {
+					in = out | dst | (x ? src : 0);
+				}
+				break;
+			}
+			if (in != aux[i].decides || sin != aux[i].decides_slots) {
+				aux[i].decides = in;
+				aux[i].decides_slots = sin;
+				changed = true;
+			}
+		}
+	}
+}
+
 int vcompute_insn_facts(struct venv *env)
 {
 	mark_lddws(env);
 	if (compute_liveness(env))
 		return -ENOMEM;
 	compute_precise(env);
+	compute_decides(env);
 	mark_prune_points(env);
 	return 0;
 }

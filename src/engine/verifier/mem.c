@@ -102,6 +102,19 @@ static struct vframe *stack_range(struct venv *env, int regno, const struct vreg
 	return fr;
 }
 
+/* Stack liveness (states.c): an access of [lo, hi) reads the slots it
+ * touches, except that a write at a constant offset replaces the slots
+ * it covers whole (what was there before no longer matters; a partly
+ * written slot keeps the rest of its bytes, so it is read). */
+static void note_stack_access(struct venv *env, uint32_t frameno, int64_t lo, int64_t hi,
+			      bool fixed_write)
+{
+	uint64_t whole = fixed_write ? vstack_slots_whole(lo, hi) : 0;
+
+	vstack_mark_read(env, frameno, vstack_slots_touched(lo, hi) & ~whole);
+	vstack_mark_written(env, frameno, whole);
+}
+
 static uint8_t *slot_byte(struct vframe *fr, int64_t at)
 {
 	int64_t below = -at - 1;          /* 0 for the byte at -1 */
@@ -418,6 +431,7 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 
 		if (!fr)
 			return err;
+		note_stack_access(env, reg.frameno, lo, hi, write && tnum_is_const(reg.var_off));
 		if (!tnum_is_const(reg.var_off)) {
 			/* a variable-offset store is plain data, never a spill */
 			if (write && value && (err = vcheck_ptr_leak(env, value, "variable-offset "
@@ -627,6 +641,8 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 
 		if (!fr)
 			return err;
+		note_stack_access(env, reg.frameno, lo, hi,
+				  uninit && exact && tnum_is_const(reg.var_off));
 		if (uninit && exact && tnum_is_const(reg.var_off))
 			return stack_write_fixed(env, fr, lo, size, NULL);
 		for (int64_t a = lo; a < hi; a++) {

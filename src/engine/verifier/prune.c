@@ -85,6 +85,14 @@ static void evict_state(struct venv *env, struct vstate *sl)
 	}
 }
 
+/* The current path goes on as old's walk did: what that walk read, this
+ * path reads (its checkpoints need the same slots). */
+static void propagate_reads(struct venv *env, const struct vstate *old)
+{
+	for (uint32_t f = 0; f <= old->curframe; f++)
+		vstack_mark_read(env, f, old->frames[f]->live_read);
+}
+
 /* 1: a fully explored state covers the current one (prune), 0: go on. */
 int vstate_is_visited(struct venv *env, uint32_t insn)
 {
@@ -115,8 +123,9 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 			cnt++;
 			continue;
 		}
-		if (vstates_equal(env, sl, cur, insn, false)) {
+		if (vstate_covers(env, sl, cur, insn)) {
 			sl->hits++;
+			propagate_reads(env, sl);
 			return 1;
 		}
 		sl->misses++;
@@ -142,8 +151,9 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 		vjoin_states(env, best, cur, insn, cnt >= 4 * JOIN_THRESHOLD);
 		cur->joined = true;
 		cur->join_insn = insn;
-		if (vstates_equal(env, best, cur, insn, false)) {
+		if (vstate_covers(env, best, cur, insn)) {
 			best->hits++;
+			propagate_reads(env, best);
 			return 1;
 		}
 	}
@@ -169,6 +179,10 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 		return -ENOMEM;
 	cp->insn = insn;
 	cp->hash = hash;         /* 0 if not computed yet */
+	for (uint32_t f = 0; f <= cur->curframe; f++) {
+		cp->frames[f]->live_read = 0;
+		cur->frames[f]->written = 0; /* from here on: since cp */
+	}
 	cp->branches = 1;
 	cp->parent = cur->parent;
 	cur->parent = cp;

@@ -16,6 +16,7 @@ struct vframe *vframe_new(uint32_t nslots)
 	if (!f)
 		return NULL;
 	f->nslots = nslots;
+	f->written = ~0ull; /* nothing before the frame is read through it */
 	if (nslots && !(f->slots = calloc(nslots, sizeof(*f->slots)))) {
 		free(f);
 		return NULL;
@@ -159,6 +160,69 @@ void vrelease_reference(struct vstate *st, uint32_t id)
 	}
 }
 
+/* ---- stack liveness ---- */
+
+/* A read walks up the checkpoints of the current path, marking each one
+ * the slots not written whole between it and the read. A checkpoint that
+ * already has the mark has passed it on already. Frame frameno of a
+ * checkpoint is the current path's frame frameno: a frame made since had
+ * every slot marked written when it was made (vframe_new), which stops
+ * the walk before any checkpoint older than it. */
+void vstack_mark_read(struct venv *env, uint32_t frameno, uint64_t mask)
+{
+	struct vstate *st = env->cur;
+
+	if (!st || frameno > st->curframe)
+		return;
+	mask &= ~st->frames[frameno]->written;
+	for (st = st->parent; st && mask; st = st->parent) {
+		struct vframe *f;
+
+		if (frameno > st->curframe)
+			break;
+		f = st->frames[frameno];
+		mask &= ~f->live_read;
+		f->live_read |= mask;
+		mask &= ~f->written;
+	}
+}
+
+void vstack_mark_written(struct venv *env, uint32_t frameno, uint64_t mask)
+{
+	if (env->cur && frameno <= env->cur->curframe)
+		env->cur->frames[frameno]->written |= mask;
+}
+
+void vstack_mark_all_read(struct venv *env)
+{
+	for (uint32_t f = 0; env->cur && f <= env->cur->curframe; f++)
+		vstack_mark_read(env, f, ~0ull);
+}
+
+/* slot k holds bytes [-(k+1)*8, -k*8); slots from 64 on are not tracked
+ * (always compared) */
+uint64_t vstack_slots_touched(int64_t lo, int64_t hi)
+{
+	uint64_t m = 0;
+
+	if (lo >= hi || hi > 0)
+		return 0;
+	/* from the slot of the last byte (hi - 1) to the slot of the first */
+	for (int64_t k = -hi / 8; k <= (-lo - 1) / 8 && k < 64; k++)
+		m |= 1ull << k;
+	return m;
+}
+
+uint64_t vstack_slots_whole(int64_t lo, int64_t hi)
+{
+	uint64_t m = 0;
+
+	for (int64_t k = 0; k < 64; k++)
+		if (-(k + 1) * 8 >= lo && -k * 8 <= hi)
+			m |= 1ull << k;
+	return m;
+}
+
 /* ---- equivalence ---- */
 
 #define IDMAP_SIZE 64
@@ -214,8 +278,11 @@ static bool vreg_exact(const struct vreg *a, const struct vreg *b)
 }
 
 /* Is every concrete value cur may hold one that old's (verified) walk
- * covered? exact: the same abstract value. */
-static bool regsafe(const struct vreg *old, const struct vreg *cur, struct idmap *m, bool exact)
+ * covered? exact: the same abstract value. imprecise: a scalar whose
+ * value decides nothing from here on (facts.c's decides mask), which any
+ * scalar stands for (Linux's rule for scalars not marked precise). */
+static bool regsafe(const struct vreg *old, const struct vreg *cur, struct idmap *m, bool exact,
+		    bool imprecise)
 {
 	if (exact)
 		return vreg_exact(old, cur);
@@ -223,6 +290,8 @@ static bool regsafe(const struct vreg *old, const struct vreg *cur, struct idmap
 		return true;
 	if (cur->type != old->type)
 		return false;
+	if (old->type == SCALAR && imprecise)
+		return true;
 	if (old->type == SCALAR) {
 		if (!range_within(old, cur))
 			return false;
@@ -278,7 +347,7 @@ static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap
 
 	if (exact)
 		return !memcmp(o->type, c->type, 8) && o->spill_off == c->spill_off &&
-		       (!o_spill || regsafe(&o->spilled, &c->spilled, m, true));
+		       (!o_spill || regsafe(&o->spilled, &c->spilled, m, true, false));
 	for (int k = 0; k < 8; k++) {
 		uint8_t ot = o->type[k], ct = c->type[k];
 
@@ -298,13 +367,23 @@ static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap
 		if (!c_spill || memcmp(o->type, c->type, 8) || o->spill_off != c->spill_off ||
 		    o->spill_size != c->spill_size)
 			return false;
-		return regsafe(&o->spilled, &c->spilled, m, false);
+		return regsafe(&o->spilled, &c->spilled, m, false, false);
 	}
 	return true;
 }
 
+/* Bytes of the kinds this file knows (a kind added for some object kept
+ * on the stack is compared whether read or not). */
+static bool slot_plain(const struct vslot *s)
+{
+	for (int k = 0; k < 8; k++)
+		if (s->type[k] > STACK_SPILL)
+			return false;
+	return true;
+}
+
 static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t live,
-		       struct idmap *m, bool exact)
+		       uint16_t decides, uint64_t live_slots, struct idmap *m, bool exact)
 {
 	if (o->callsite != c->callsite || o->subprog != c->subprog || o->nslots != c->nslots ||
 	    o->in_callback != c->in_callback)
@@ -312,16 +391,24 @@ static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t 
 	if (exact && o->cb_iter != c->cb_iter)
 		return false; /* another iteration of a callback: no loop (cb_iter) */
 	for (int r = 0; r < BPF_NREGS; r++)
-		if ((live & REGMASK(r)) && !regsafe(&o->regs[r], &c->regs[r], m, exact))
+		if ((live & REGMASK(r)) &&
+		    !regsafe(&o->regs[r], &c->regs[r], m, exact, !(decides & REGMASK(r))))
 			return false;
-	for (uint32_t s = 0; s < o->nslots; s++)
+	for (uint32_t s = 0; s < o->nslots; s++) {
+		if (s < 64 && !(live_slots & (1ull << s)) && slot_plain(&o->slots[s]) &&
+		    slot_plain(&c->slots[s]))
+			continue; /* never read again before written whole */
 		if (!slot_safe(&o->slots[s], &c->slots[s], m, exact))
 			return false;
+	}
 	return true;
 }
 
-bool vstates_equal(struct venv *env, const struct vstate *old, const struct vstate *cur,
-			 uint32_t insn, bool exact)
+/* exact, or covers; prune: old is fully explored and its walk goes on
+ * from insn, so imprecise scalars match any (the decides masks) and
+ * slots its walk never read are not compared (its read marks). */
+static bool states_compare(struct venv *env, const struct vstate *old, const struct vstate *cur,
+			   uint32_t insn, bool exact, bool prune)
 {
 	struct idmap m;
 
@@ -330,20 +417,45 @@ bool vstates_equal(struct venv *env, const struct vstate *old, const struct vsta
 	m.cnt = 0;
 	m.tmp = 0;
 	for (uint32_t f = 0; f <= old->curframe; f++) {
-		uint16_t live;
+		const struct insn_aux *at;
+		uint16_t live, decides;
 
-		if (f == old->curframe)
-			live = env->aux[insn].live;
-		else /* the caller resumes after the call with r0 and r6-r9 */
-			live = (uint16_t)(env->aux[old->frames[f + 1]->callsite + 1].live & ~ARG_REGS);
+		if (f == old->curframe) {
+			at = &env->aux[insn];
+			live = at->live;
+			decides = at->decides;
+		} else { /* the caller resumes after the call with r0 and r6-r9 */
+			at = &env->aux[old->frames[f + 1]->callsite + 1];
+			live = (uint16_t)(at->live & ~ARG_REGS);
+			decides = at->decides;
+			/* ...or calls the callback again with its r1-r5 (the
+			 * helper's arguments: count, callback, context) */
+			if (old->frames[f + 1]->in_callback) {
+				live |= ARG_REGS;
+				decides |= ARG_REGS;
+			}
+		}
 		live |= REGMASK(BPF_R10);
-		if (!frame_safe(old->frames[f], cur->frames[f], live, &m, exact))
+		if (!frame_safe(old->frames[f], cur->frames[f], live, prune ? decides : 0xffff,
+				prune ? old->frames[f]->live_read : ~0ull, &m, exact))
 			return false;
 	}
 	for (uint32_t i = 0; i < old->nrefs; i++)
 		if (!check_ids(&m, old->refs[i].id, cur->refs[i].id))
 			return false;
 	return true;
+}
+
+bool vstates_equal(struct venv *env, const struct vstate *old, const struct vstate *cur,
+		   uint32_t insn, bool exact)
+{
+	return states_compare(env, old, cur, insn, exact, false);
+}
+
+bool vstate_covers(struct venv *env, const struct vstate *old, const struct vstate *cur,
+		   uint32_t insn)
+{
+	return states_compare(env, old, cur, insn, false, true);
 }
 
 /* ---- joins ---- */

@@ -8,8 +8,12 @@
  * register. Conditional jumps fork the state (refining both sides), so
  * loops are walked until their exit condition holds; states are saved at
  * jump targets and a later state that a fully explored saved one covers
- * ends its path (pruning). The walk stops at BPFRT_VERIFY_MAX_PROCESSED
- * instructions.
+ * ends its path (pruning). Covering ignores what cannot matter: scalars
+ * whose value decides nothing from there on (facts.c's decides mask: no
+ * branch, pointer arithmetic, call argument or checked return value they
+ * flow into) and stack slots the saved state's walk never read before
+ * writing them (read marks along the path's checkpoints, states.c). The
+ * walk stops at BPFRT_VERIFY_MAX_PROCESSED instructions.
  *
  * Files (one concern each, shared declarations in vstate.h): verifier.c
  * (the entry point, program kinds and their contexts, the facts recorded

@@ -97,6 +97,14 @@ struct vframe {
 	 * helper bounds the iterations (their convergence is checked where
 	 * the callback is entered, enter_callback) */
 	uint32_t cb_iter;
+	/* stack liveness (slots 0-63, bit k: slot k), Linux's read marks:
+	 * in a checkpoint, live_read holds the slots its continuation read
+	 * before writing them whole (complete once it is fully explored);
+	 * written holds the slots written whole since the previous
+	 * checkpoint of the path (a new frame: all of them), which stop a
+	 * read from reaching further up (states.c, vstack_mark_read) */
+	uint64_t live_read;
+	uint64_t written;
 	struct vslot *slots;
 };
 
@@ -163,6 +171,12 @@ struct insn_aux {
 	/* registers whose value may decide a later branch: joins never widen
 	 * them */
 	uint16_t precise;
+	/* registers whose value may decide anything from here on (a branch,
+	 * pointer arithmetic, a call's argument, a checked return value):
+	 * pruning lets any scalar stand for a scalar outside it; and the
+	 * r10 slots those may come from (facts.c) */
+	uint16_t decides;
+	uint64_t decides_slots;
 	/* states are compared and saved here: branch targets, after
 	 * conditional jumps and calls, subprogram entries */
 	bool prune_point;
@@ -290,6 +304,21 @@ void vrelease_reference(struct vstate *st, uint32_t id);
  * exact: the same abstract state)? */
 bool vstates_equal(struct venv *env, const struct vstate *old, const struct vstate *cur,
 		   uint32_t insn, bool exact);
+/* Does the fully explored old's walk from insn cover cur? As
+ * vstates_equal(!exact), except that old's scalars which decide nothing
+ * from insn on (imprecise) match any scalar. */
+bool vstate_covers(struct venv *env, const struct vstate *old, const struct vstate *cur,
+		   uint32_t insn);
+/* The current path reads slots `mask` of frame frameno (what it read
+ * matters to every checkpoint since it was last written whole) /
+ * writes them whole / could read any slot of any frame. */
+void vstack_mark_read(struct venv *env, uint32_t frameno, uint64_t mask);
+void vstack_mark_written(struct venv *env, uint32_t frameno, uint64_t mask);
+void vstack_mark_all_read(struct venv *env);
+/* The slots bytes [lo, hi) of a frame (negative offsets) touch, and the
+ * ones they cover whole. */
+uint64_t vstack_slots_touched(int64_t lo, int64_t hi);
+uint64_t vstack_slots_whole(int64_t lo, int64_t hi);
 /* How many scalars of cur old does not cover (-1: not joinable). */
 int vjoin_distance(struct venv *env, const struct vstate *old, const struct vstate *cur,
 		   uint32_t insn);
