@@ -8,6 +8,7 @@
 #include "isa/liveness.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void mark_prune_points(struct venv *env)
 {
@@ -187,17 +188,172 @@ static bool call_runs_bpf(const struct venv *env, const struct bpf_insn *insn)
 	return false;
 }
 
-/* The r10 + constant slots [off, off + size) touches (0 if it is not one). */
-static uint64_t r10_slots(const struct bpf_insn *insn, uint32_t size)
+/* The slots of the current frame [lo, lo + size) touches (0 outside
+ * the frame: the walk refuses such an access). */
+static uint64_t fp_slots(int64_t lo, uint32_t size)
 {
-	int32_t lo = insn->off, hi = insn->off + (int32_t)size;
+	int64_t hi = lo + (int64_t)size;
 	uint64_t m = 0;
 
-	if (bpfrt_insn_mem_base(insn) != BPF_R10 || lo < -512 || hi > 0)
+	if (lo < -512 || hi > 0)
 		return 0;
-	for (int32_t a = lo; a < hi; a++)
+	for (int64_t a = lo; a < hi; a++)
 		m |= 1ull << ((-a - 1) / 8);
 	return m;
+}
+
+/* Where each register may point into the stack before each insn (a
+ * forward dataflow to the least fixed point, erring towards "anywhere"):
+ * nowhere (not a stack pointer on any path), at r10 + a constant, or
+ * anywhere in some stack (a variable offset, a subprogram's arguments: a
+ * caller or bpf_loop may pass its stack, a fill from a slot that may hold
+ * a spilled one (slot_ptr), the r0 of a kfunc or subprogram that may hand
+ * an argument back).
+ * Helpers return no stack pointer; loads from
+ * maps, contexts and packets never give one. compute_decides counts a
+ * load or store through a register as reaching the slots it may reach. */
+enum { SP_NONE, SP_FP, SP_ANY };
+
+struct sp_regs {
+	uint8_t kind[BPF_NREGS];
+	int32_t off[BPF_NREGS]; /* SP_FP: r10 + off */
+	uint64_t slot_ptr;      /* the frame's slots that may hold a stack pointer */
+};
+
+static bool sp_join(struct sp_regs *to, const struct sp_regs *from)
+{
+	bool changed = (to->slot_ptr | from->slot_ptr) != to->slot_ptr;
+
+	to->slot_ptr |= from->slot_ptr;
+	for (int r = 0; r < BPF_NREGS; r++) {
+		uint8_t k = to->kind[r];
+
+		if (from->kind[r] == SP_NONE || k == SP_ANY)
+			continue;
+		if (k == SP_NONE) {
+			to->kind[r] = from->kind[r];
+			to->off[r] = from->off[r];
+		} else if (from->kind[r] == SP_ANY || from->off[r] != to->off[r]) {
+			to->kind[r] = SP_ANY;
+		}
+		changed |= to->kind[r] != k || (k == SP_NONE && to->kind[r] != SP_NONE);
+	}
+	return changed;
+}
+
+static void sp_any_if(struct sp_regs *st, int r, bool cond)
+{
+	st->kind[r] = cond ? SP_ANY : SP_NONE;
+}
+
+static int compute_stack_ptrs(struct venv *env, struct sp_regs *sp)
+{
+	const struct bpfrt_prog *prog = env->prog;
+	bool changed = true;
+
+	memset(sp, 0, env->n * sizeof(*sp));
+	for (uint32_t s = 0; s < prog->subprog_cnt; s++) {
+		uint32_t start = prog->subprogs[s].start;
+
+		if (start >= env->n)
+			continue;
+		sp[start].kind[BPF_R10] = SP_FP;
+		for (int r = BPF_R1; s && r <= BPF_R5; r++)
+			sp[start].kind[r] = SP_ANY;
+	}
+	while (changed) {
+		changed = false;
+		for (uint32_t i = 0; i < env->n; i++) {
+			const struct bpf_insn *insn = &env->insns[i];
+			struct sp_regs out = sp[i];
+			int d = insn->dst_reg & 15, sr = insn->src_reg & 15;
+			bool x = insn_src(insn) == BPF_X;
+			uint32_t succ[2];
+			unsigned k;
+
+			if (env->aux[i].lddw_tail || d >= BPF_NREGS || sr >= BPF_NREGS)
+				continue;
+			switch (insn_class(insn)) {
+			case BPF_ALU:
+			case BPF_ALU64:
+				if (insn_op(insn) == BPF_MOV) {
+					out.kind[d] = x ? sp[i].kind[sr] : SP_NONE;
+					out.off[d] = x ? sp[i].off[sr] : 0;
+					if (insn_class(insn) == BPF_ALU && out.kind[d])
+						out.kind[d] = SP_ANY;
+				} else if (insn_class(insn) == BPF_ALU64 && !x &&
+					   (insn_op(insn) == BPF_ADD || insn_op(insn) == BPF_SUB) &&
+					   sp[i].kind[d] == SP_FP) {
+					int64_t o = (int64_t)sp[i].off[d] +
+						    (insn_op(insn) == BPF_ADD ? insn->imm : -(int64_t)insn->imm);
+
+					if (o < -(1 << 20) || o > (1 << 20))
+						out.kind[d] = SP_ANY;
+					else
+						out.off[d] = (int32_t)o;
+				} else {
+					sp_any_if(&out, d, sp[i].kind[d] || (x && sp[i].kind[sr]));
+				}
+				break;
+			case BPF_LDX: {
+				/* a fill: a stack pointer only if one may be spilled there */
+				uint64_t at = sp[i].kind[sr] == SP_FP ?
+					fp_slots((int64_t)sp[i].off[sr] + insn->off,
+						 bpf_size_bytes(insn_size(insn))) : 0;
+
+				sp_any_if(&out, d, sp[i].kind[sr] == SP_ANY || (sp[i].slot_ptr & at));
+				break;
+			}
+			case BPF_ST:
+			case BPF_STX: {
+				uint32_t size = bpf_size_bytes(insn_size(insn));
+				bool val = insn_class(insn) == BPF_STX && sp[i].kind[sr] != SP_NONE;
+				uint64_t at = sp[i].kind[d] == SP_FP ?
+					fp_slots((int64_t)sp[i].off[d] + insn->off, size) : 0;
+
+				if (insn_mode(insn) == BPF_ATOMIC && (insn->imm & BPF_FETCH))
+					sp_any_if(&out, insn->imm == BPF_CMPXCHG ? BPF_R0 : sr,
+						  sp[i].kind[d]);
+				if (val && sp[i].kind[d] == SP_ANY)
+					out.slot_ptr = ~0ull;
+				else if (val)
+					out.slot_ptr |= at;
+				else if (insn_mode(insn) != BPF_ATOMIC && size == 8 &&
+					 ((int64_t)sp[i].off[d] + insn->off) % 8 == 0)
+					out.slot_ptr &= ~at;
+				break;
+			}
+			case BPF_LD:
+				out.kind[d] = SP_NONE;
+				break;
+			default:
+				if (insn_is_call(insn) || insn_is_callx(insn)) {
+					bool arg = false;
+
+					for (int r = BPF_R1; r <= BPF_R5; r++) {
+						arg |= sp[i].kind[r] != SP_NONE;
+						out.kind[r] = SP_NONE;
+					}
+					/* BPF code it runs may spill one through an argument */
+					if (arg && (insn_is_callx(insn) || call_runs_bpf(env, insn)))
+						out.slot_ptr = ~0ull;
+					/* a helper returns no stack pointer; a kfunc
+					 * or subprogram may return its argument */
+					sp_any_if(&out, BPF_R0, arg && (!insn_is_helper_call(insn) ||
+									insn->imm < 0 ||
+									insn->imm >= BPFRT_KFUNC_ID_BASE));
+				}
+				break;
+			}
+			out.kind[BPF_R10] = SP_FP;
+			out.off[BPF_R10] = 0;
+			k = bpfrt_insn_successors(env->insns, i, succ);
+			for (unsigned j = 0; j < k; j++)
+				if (succ[j] < env->n && sp_join(&sp[succ[j]], &out))
+					changed = true;
+		}
+	}
+	return 0;
 }
 
 /* Which registers' values may decide anything from each insn on: a
@@ -209,15 +365,21 @@ static uint64_t r10_slots(const struct bpf_insn *insn, uint32_t size)
  * and fills. A scalar outside this set at a prune point is imprecise:
  * pruning lets any scalar stand for it (states.c). Unlike the precise
  * mask (joins only), soundness rests on this one, so it errs towards
- * precise: a store through a register other than r10 keeps its source
- * (it may be a stack slot a later fill reads), a fill through one reads
- * any slot, and a call that may run BPF code may read any slot of the
- * caller's frame. Stack slots (decides_slots) only serve the registers'
- * mask: pruning compares every slot it compares in full. */
-static void compute_decides(struct venv *env)
+ * precise: a store through a register other than r10 that may point into
+ * a stack (compute_may_stack) keeps its source (a later fill may read
+ * it), a fill through one reads any slot, and a call that may run BPF
+ * code may read any slot of the caller's frame. decides_slots are the
+ * current frame's r10 slots whose spilled value may decide something
+ * (pruning lets an imprecise scalar spill cover any data there). */
+static int compute_decides(struct venv *env)
 {
 	struct insn_aux *aux = env->aux;
+	struct sp_regs *sp = malloc((env->n ? env->n : 1) * sizeof(*sp));
 	bool changed = true;
+
+	if (!sp)
+		return -ENOMEM;
+	compute_stack_ptrs(env, sp);
 
 	while (changed) {
 		changed = false;
@@ -228,6 +390,13 @@ static void compute_decides(struct venv *env)
 			uint64_t sout = 0, sin, slots;
 			uint32_t succ[2], size = bpf_size_bytes(insn_size(insn));
 			bool x = insn_src(insn) == BPF_X;
+			int base = bpfrt_insn_mem_base(insn) & 15;
+			/* a load or store through a register that may point
+			 * anywhere into a stack */
+			bool indirect = base < BPF_NREGS && sp[i].kind[base] == SP_ANY;
+			/* ...or at r10 + a constant: these slots */
+			bool at_fp = base < BPF_NREGS && sp[i].kind[base] == SP_FP;
+			int64_t fp_off = at_fp ? (int64_t)sp[i].off[base] + insn->off : 0;
 			unsigned k;
 
 			if (aux[i].lddw_tail)
@@ -255,23 +424,21 @@ static void compute_decides(struct venv *env)
 				break;
 			case BPF_LDX:
 				in = out & ~dst;
-				if (out & dst) {
-					slots = r10_slots(insn, size);
-					sin |= insn->src_reg == BPF_R10 ? slots : ~0ull;
-				}
+				if (out & dst)
+					sin |= at_fp ? fp_slots(fp_off, size) : indirect ? ~0ull : 0;
 				break;
 			case BPF_ST:
 			case BPF_STX:
-				slots = r10_slots(insn, size);
+				slots = at_fp ? fp_slots(fp_off, size) : 0;
 				if (insn_mode(insn) == BPF_ATOMIC) {
 					in = out | src | REGMASK(BPF_R0);
-					sin = ~0ull;
+					if (indirect || at_fp)
+						sin = ~0ull;
 					break;
 				}
-				if (insn_class(insn) == BPF_STX &&
-				    (insn->dst_reg != BPF_R10 || (sout & slots)))
+				if (insn_class(insn) == BPF_STX && (indirect || (sout & slots)))
 					in |= src;
-				if (insn->dst_reg == BPF_R10 && size == 8 && insn->off % 8 == 0)
+				if (at_fp && size == 8 && fp_off % 8 == 0)
 					sin &= ~slots;
 				break;
 			case BPF_LD:
@@ -302,6 +469,8 @@ static void compute_decides(struct venv *env)
 			}
 		}
 	}
+	free(sp);
+	return 0;
 }
 
 int vcompute_insn_facts(struct venv *env)
@@ -310,7 +479,8 @@ int vcompute_insn_facts(struct venv *env)
 	if (compute_liveness(env))
 		return -ENOMEM;
 	compute_precise(env);
-	compute_decides(env);
+	if (compute_decides(env))
+		return -ENOMEM;
 	mark_prune_points(env);
 	return 0;
 }

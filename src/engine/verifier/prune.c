@@ -9,13 +9,37 @@
 
 #define MAX_STATES_PER_INSN 256
 
-void vupdate_branch_counts(struct vstate *st)
+/* Frees the evicted states whose paths all ended (no path descends from
+ * them any more, and nothing compares against them). */
+static void sweep_graveyard(struct venv *env)
+{
+	for (struct vstate **link = &env->graveyard; *link;) {
+		struct vstate *st = *link;
+
+		if (st->branches) {
+			link = &st->next;
+			continue;
+		}
+		*link = st->next;
+		vstate_unkept(env, st);
+		vstate_free(st);
+	}
+	env->graveyard_done = 0;
+}
+
+void vupdate_branch_counts(struct venv *env, struct vstate *st)
 {
 	while (st) {
 		if (--st->branches)
 			break;
+		if (st->evicted)
+			env->graveyard_done++;
+		else
+			vstate_trim(env, st);
 		st = st->parent;
 	}
+	if (env->graveyard_done >= 64)
+		sweep_graveyard(env);
 }
 
 #define JOIN_THRESHOLD 8
@@ -77,6 +101,7 @@ static void evict_state(struct venv *env, struct vstate *sl)
 {
 	if (sl->branches) {
 		/* still the parent of a path being walked */
+		sl->evicted = true;
 		sl->next = env->graveyard;
 		env->graveyard = sl;
 	} else {

@@ -16,6 +16,7 @@ struct vframe *vframe_new(uint32_t nslots)
 	if (!f)
 		return NULL;
 	f->nslots = nslots;
+	f->slots_held = nslots;
 	f->written = ~0ull; /* nothing before the frame is read through it */
 	if (nslots && !(f->slots = calloc(nslots, sizeof(*f->slots)))) {
 		free(f);
@@ -47,10 +48,13 @@ static struct vframe *frame_copy(const struct vframe *src)
 		return NULL;
 	*f = *src;
 	f->slots = NULL;
-	if (src->nslots && !(f->slots = memdup(src->slots, src->nslots * sizeof(*f->slots)))) {
+	f->slots_held = src->nslots; /* a copy is walked: every slot */
+	if (src->nslots && !(f->slots = calloc(src->nslots, sizeof(*f->slots)))) {
 		free(f);
 		return NULL;
 	}
+	if (src->slots_held)
+		memcpy(f->slots, src->slots, src->slots_held * sizeof(*f->slots));
 	return f;
 }
 
@@ -101,7 +105,7 @@ size_t vstate_size(const struct vstate *st)
 	size_t n = sizeof(*st) + st->nrefs * sizeof(*st->refs);
 
 	for (uint32_t i = 0; i <= st->curframe; i++)
-		n += sizeof(*st->frames[i]) + st->frames[i]->nslots * sizeof(struct vslot);
+		n += sizeof(*st->frames[i]) + st->frames[i]->slots_held * sizeof(struct vslot);
 	return n;
 }
 
@@ -340,7 +344,12 @@ static bool slot_is_data(const struct vslot *c)
 	return true;
 }
 
-static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap *m, bool exact)
+/* imprecise: a slot whose value decides nothing from here on (facts.c's
+ * decides_slots): an 8-byte scalar spill there covers any initialised
+ * bytes that hold no pointer, as Linux treats a spill not marked
+ * precise. */
+static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap *m, bool exact,
+		      bool imprecise)
 {
 	bool o_spill = o->spill_size && o->type[o->spill_off] == STACK_SPILL;
 	bool c_spill = c->spill_size && c->type[c->spill_off] == STACK_SPILL;
@@ -348,6 +357,13 @@ static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap
 	if (exact)
 		return !memcmp(o->type, c->type, 8) && o->spill_off == c->spill_off &&
 		       (!o_spill || regsafe(&o->spilled, &c->spilled, m, true, false));
+	if (imprecise && o_spill && o->spilled.type == SCALAR && o->spill_off == 0 &&
+	    o->spill_size == 8) {
+		for (int k = 0; k < 8; k++)
+			if (c->type[k] == STACK_INVALID || c->type[k] > STACK_SPILL)
+				return false;
+		return !c_spill || c->spilled.type == SCALAR;
+	}
 	for (int k = 0; k < 8; k++) {
 		uint8_t ot = o->type[k], ct = c->type[k];
 
@@ -382,8 +398,44 @@ static bool slot_plain(const struct vslot *s)
 	return true;
 }
 
+static bool slot_empty(const struct vslot *s)
+{
+	static const struct vslot invalid;
+
+	return !memcmp(s->type, invalid.type, sizeof(s->type)) && !s->spill_size;
+}
+
+void vstate_trim(struct venv *env, struct vstate *st)
+{
+	size_t before = vstate_size(st);
+
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		struct vframe *fr = st->frames[f];
+		uint32_t held = fr->slots_held;
+
+		while (held && (slot_empty(&fr->slots[held - 1]) ||
+				(held <= 64 && !(fr->live_read & (1ull << (held - 1))) &&
+				 slot_plain(&fr->slots[held - 1]))))
+			held--;
+		if (held == fr->slots_held)
+			continue;
+		if (!held) {
+			free(fr->slots);
+			fr->slots = NULL;
+		} else {
+			struct vslot *n = realloc(fr->slots, held * sizeof(*n));
+
+			if (n)
+				fr->slots = n;
+		}
+		fr->slots_held = held;
+	}
+	env->kept_bytes -= before - vstate_size(st);
+}
+
 static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t live,
-		       uint16_t decides, uint64_t live_slots, struct idmap *m, bool exact)
+		       uint16_t decides, uint64_t live_slots, uint64_t precise_slots,
+		       struct idmap *m, bool exact)
 {
 	if (o->callsite != c->callsite || o->subprog != c->subprog || o->nslots != c->nslots ||
 	    o->in_callback != c->in_callback)
@@ -395,10 +447,17 @@ static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t 
 		    !regsafe(&o->regs[r], &c->regs[r], m, exact, !(decides & REGMASK(r))))
 			return false;
 	for (uint32_t s = 0; s < o->nslots; s++) {
+		if (s >= o->slots_held) {
+			/* dropped (vstate_trim): never read by old's walk */
+			if (!slot_plain(&c->slots[s]))
+				return false;
+			continue;
+		}
 		if (s < 64 && !(live_slots & (1ull << s)) && slot_plain(&o->slots[s]) &&
 		    slot_plain(&c->slots[s]))
 			continue; /* never read again before written whole */
-		if (!slot_safe(&o->slots[s], &c->slots[s], m, exact))
+		if (!slot_safe(&o->slots[s], &c->slots[s], m, exact,
+			       s < 64 && !(precise_slots & (1ull << s))))
 			return false;
 	}
 	return true;
@@ -419,11 +478,16 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 	for (uint32_t f = 0; f <= old->curframe; f++) {
 		const struct insn_aux *at;
 		uint16_t live, decides;
+		/* a caller's slots: all precise (its callee may read them
+		 * through a pointer) */
+		uint64_t precise_slots = ~0ull;
 
 		if (f == old->curframe) {
 			at = &env->aux[insn];
 			live = at->live;
 			decides = at->decides;
+			if (prune)
+				precise_slots = at->decides_slots;
 		} else { /* the caller resumes after the call with r0 and r6-r9 */
 			at = &env->aux[old->frames[f + 1]->callsite + 1];
 			live = (uint16_t)(at->live & ~ARG_REGS);
@@ -437,7 +501,7 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 		}
 		live |= REGMASK(BPF_R10);
 		if (!frame_safe(old->frames[f], cur->frames[f], live, prune ? decides : 0xffff,
-				prune ? old->frames[f]->live_read : ~0ull, &m, exact))
+				prune ? old->frames[f]->live_read : ~0ull, precise_slots, &m, exact))
 			return false;
 	}
 	for (uint32_t i = 0; i < old->nrefs; i++)
@@ -516,7 +580,7 @@ int vjoin_distance(struct venv *env, const struct vstate *old, const struct vsta
 			else if (or->type != cr->type)
 				d += 4;
 		}
-		for (uint32_t k = 0; k < o->nslots; k++)
+		for (uint32_t k = 0; k < o->slots_held; k++)
 			if (slot_has_spill(&o->slots[k]) && slot_has_spill(&c->slots[k]) &&
 			    o->slots[k].spilled.type == SCALAR && c->slots[k].spilled.type == SCALAR)
 				d += !range_within(&o->slots[k].spilled, &c->slots[k].spilled);
@@ -551,7 +615,7 @@ void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur
 		for (int r = 0; r < BPF_NREGS; r++)
 			if (!(keep & REGMASK(r)))
 				join_scalar(&o->regs[r], &c->regs[r], widen);
-		for (uint32_t k = 0; k < o->nslots; k++) {
+		for (uint32_t k = 0; k < o->slots_held; k++) {
 			const struct vslot *os = &o->slots[k];
 			struct vslot *cs = &c->slots[k];
 

@@ -105,6 +105,10 @@ struct vframe {
 	 * read from reaching further up (states.c, vstack_mark_read) */
 	uint64_t live_read;
 	uint64_t written;
+	/* entries of slots: nslots, except in a fully explored checkpoint
+	 * whose deepest slots were dropped (never read again, or never
+	 * written: vstate_trim) */
+	uint32_t slots_held;
 	struct vslot *slots;
 };
 
@@ -125,6 +129,7 @@ struct vstate {
 	uint32_t insn;          /* where it was saved / is to resume */
 	struct vstate *next;    /* explored list of insn */
 	bool joined;            /* widened by a join on this path */
+	bool evicted;           /* in env->graveyard (no longer compared) */
 	uint32_t join_insn;     /* where the last join on this path was */
 	uint64_t hash;          /* checkpoints: loop_hash at insn */
 	uint32_t hits, misses;
@@ -197,6 +202,7 @@ struct venv {
 	uint32_t id_gen;
 	struct insn_aux *aux;     /* per insn, n of them */
 	struct vstate *graveyard; /* states no longer compared against */
+	uint32_t graveyard_done;  /* of them, fully explored (to be freed) */
 	struct vstack_elem *stack;
 	uint32_t stack_cnt, stack_cap;
 	uint32_t *max_stack;      /* per subprog: deepest byte accessed */
@@ -293,6 +299,9 @@ void vstate_free(struct vstate *st);
 struct vstate *vstate_copy(const struct vstate *src);
 /* Memory a state takes (frames, slots, references). */
 size_t vstate_size(const struct vstate *st);
+/* A checkpoint is fully explored: its deepest slots that its walk never
+ * read (or that were never written) are dropped (their memory too). */
+void vstate_trim(struct venv *env, struct vstate *st);
 /* A state starts or stops being kept for pruning (the peak figures). */
 void vstate_kept(struct venv *env, const struct vstate *st);
 void vstate_unkept(struct venv *env, const struct vstate *st);
@@ -330,7 +339,9 @@ void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur
 /* prune.c */
 /* 1: a fully explored state covers the current one (prune), 0: go on. */
 int vstate_is_visited(struct venv *env, uint32_t insn);
-void vupdate_branch_counts(struct vstate *st);
+/* A path of st's ended: each checkpoint whose paths all ended is fully
+ * explored (trimmed; freed if it was evicted). */
+void vupdate_branch_counts(struct venv *env, struct vstate *st);
 
 /* facts.c */
 /* Fills the facts of env->aux (zeroed, n entries) the walk reads: lddw

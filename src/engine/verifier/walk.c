@@ -175,7 +175,7 @@ static bool pop_state(struct venv *env)
 
 static void end_path(struct venv *env)
 {
-	vupdate_branch_counts(env->cur->parent);
+	vupdate_branch_counts(env, env->cur->parent);
 	vstate_free(env->cur);
 	env->cur = NULL;
 }
