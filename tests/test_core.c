@@ -4,10 +4,13 @@
  * host_v2.c: fields reordered, inserted, widened), each with the BTF
  * pahole generated from that build's DWARF (mk/test-objects.mk). The
  * same object reads the right fields in both. A field no build has is
- * poisoned: dead, the load succeeds; reached, it fails naming the field. */
+ * poisoned: dead, the load succeeds; reached, it fails naming the field.
+ * Context structs read through CO-RE resolve to their UAPI layout. */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "bpfrt/bpfrt.h"
+
+#include <linux/bpf.h>
 
 #include <errno.h>
 #include <string.h>
@@ -139,4 +142,34 @@ TEST(a_missing_target_btf_file_is_named)
 
 	CHECK(err == -ENOENT && !obj && strstr(bpfrt_last_error(), "/nonexistent/host.btf"), "%d %s",
 	      err, bpfrt_last_error());
+}
+
+/* A vmlinux.h program's context reads are CO-RE relocations of struct
+ * __sk_buff and xdp_md; without a target BTF they take the UAPI layout
+ * (libbpf resolves them against the kernel's BTF, which has the same). */
+TEST(context_structs_resolve_to_their_uapi_layout)
+{
+	struct bpfrt_object *obj = NULL;
+	uint8_t pkt[20] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }; /* to broadcast */
+	int err;
+
+	REQUIRE(!bpfrt_object_open(tl_prog_path("core_ctx.bpf.o"), NULL, &obj), "%s",
+		bpfrt_last_error());
+	err = bpfrt_object_load(obj, &(struct bpfrt_object_load_opts){
+		.sz = sizeof(struct bpfrt_object_load_opts), .jit = true });
+	REQUIRE(!err, "%s", bpfrt_last_error());
+	for (int mode = 0; mode < 2; mode++) {
+		struct bpfrt_test_run_opts o = {
+			.sz = sizeof(o), .data_in = pkt, .data_size_in = sizeof(pkt),
+			.mode = mode ? BPFRT_EXEC_INTERP : BPFRT_EXEC_JIT,
+		};
+
+		CHECK(!bpfrt_prog_test_run_opts(bpfrt_object_find_prog(obj, "skb_core"), &o), "%s",
+		      bpfrt_last_error());
+		CHECK_EQ(o.retval, 20 * 256 + 1);  /* pkt_type 1: PACKET_BROADCAST */
+		CHECK(!bpfrt_prog_test_run_opts(bpfrt_object_find_prog(obj, "xdp_core"), &o), "%s",
+		      bpfrt_last_error());
+		CHECK_EQ(o.retval, 0xff);
+	}
+	bpfrt_object_close(obj);
 }

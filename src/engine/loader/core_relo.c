@@ -18,7 +18,11 @@
  * Target BTF: the open's btf_custom_path (a raw BTF file or an ELF file
  * with a .BTF section, such as `pahole -J` makes from a host's DWARF),
  * then the kernel-layout types bpfrt provides (struct pt_regs, struct
- * bpfrt_tp_entry). */
+ * bpfrt_tp_entry), then, for the program contexts of linux/bpf.h (struct
+ * __sk_buff, xdp_md, ...), the object's own definition: those are UAPI,
+ * laid out alike in every kernel and in bpfrt's contexts, so a vmlinux.h
+ * program's context relocations resolve to what clang compiled (the
+ * verifier checks every context access against the kind's rules anyway). */
 #include "loader/object.h"
 #include "core/error.h"
 #include "isa/isa.h"
@@ -531,6 +535,24 @@ static int patch(struct bpf_insn *insn, size_t room, const struct relo_res *r, u
 
 /* ---- the object's records and target BTFs ---- */
 
+/* The context structs of linux/bpf.h (stable UAPI layouts). */
+static bool is_uapi_ctx(const struct spec *l)
+{
+	static const char *const names[] = {
+		"__sk_buff", "xdp_md", "bpf_sock", "bpf_sock_addr", "bpf_sock_ops",
+		"sk_msg_md", "sk_reuseport_md", "bpf_sk_lookup", "bpf_sysctl", "bpf_sockopt",
+		"bpf_cgroup_dev_ctx", "bpf_perf_event_data", "bpf_raw_tracepoint_args",
+		"bpf_flow_keys", "bpf_nf_ctx",
+	};
+	const struct btf_type *t = btf__type_by_id(l->btf, l->root_id);
+	const char *name = t ? btf__name_by_offset(l->btf, t->name_off) : NULL;
+
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
 /* The kernel-layout types bpfrt itself gives programs. */
 static struct btf *builtin_btf(void)
 {
@@ -678,6 +700,8 @@ int obj_core_relocate(struct bpfrt_object *obj, size_t sec, size_t start, size_t
 				err = relo_in(&ls, r.kind, obj->core_btf, &found, &res);
 				if (!err && !found)
 					err = relo_in(&ls, r.kind, obj->core_builtin, &found, &res);
+				if (!err && !found && is_uapi_ctx(&ls))
+					err = relo_in(&ls, r.kind, obj->btf, &found, &res);
 				if (err)
 					return bpfrt_err(err == -ESRCH ? -EINVAL : err,
 							 "%s: section %s: CO-RE relocation #%d (%s) of "
