@@ -45,6 +45,8 @@ $(BUILD)/tests/trace/libtrace_plugin.so: tests/trace/plugin.c
 # test_trace_usdt.sh in usdt_work:
 #   tests/trace/usdt_sites.c    constants, registers and stack memory
 #   tests/trace/usdt_guarded.c  a semaphore-guarded site
+#   tests/trace/usdt_late.c     libusdt_late.so, which test_usdt loads with
+#                               dlopen after attaching to its probes
 # x86-64 only: USDT sites are probed by the x86-64 kprobe engine (the test
 # says it skips elsewhere), and the cross sysroots have no <sys/sdt.h>.
 ifeq ($(firstword $(subst -, ,$(shell $(CC) -dumpmachine))),x86_64)
@@ -54,6 +56,11 @@ TRACE_TARGETS += $(BUILD)/tests/trace/usdt_work
 all: $(BUILD)/tests/trace/usdt_work
 $(BUILD)/tests/trace/usdt_work: $(BUILD)/tests/trace/usdt_work.o $(USDT_SITE_OBJS)
 	$(CC) -O2 -o $@ $^
+$(BUILD)/tests/trace/libusdt_late.so: tests/trace/usdt_late.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACE_CC_FLAGS) -fPIC -shared $< -o $@
+$(BUILD)/tests/test_usdt: | $(BUILD)/tests/trace/libusdt_late.so
 $(BUILD)/tests/test_usdt.o: CFLAGS += \
-	-DUSDT_GUARDED_OBJ='"$(abspath $(BUILD))/tests/trace/usdt_guarded.o"'
+	-DUSDT_GUARDED_OBJ='"$(abspath $(BUILD))/tests/trace/usdt_guarded.o"' \
+	-DUSDT_LATE_LIB='"$(abspath $(BUILD))/tests/trace/libusdt_late.so"'
 endif

@@ -3,8 +3,10 @@
  * a program using libbpf's usdt.bpf.h unmodified: constants, registers
  * and stack memory of 1, 2, 4 and 8 bytes, signed and unsigned, argument
  * counts, the usdt cookie, a semaphore raised while attached and
- * restored at detach, exact hit counts from 4 threads, and refusals that
- * name the probe. */
+ * restored at detach, exact hit counts from 4 threads, probes of a
+ * library named before dlopen loads it (tests/trace/usdt_late.c: pending,
+ * then placed with the library's own semaphore), and refusals that name
+ * the probe. */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "prog_support.h"
@@ -12,6 +14,7 @@
 #include "bpfrt/bpfrt.h"
 #include "usdt/usdt_spec.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -195,9 +198,12 @@ TEST(refusals)
 		goto out;
 	CHECK_EQ(bpfrt_usdt_attach(p, NULL, "bpfrt_test", "nosuch", NULL, &l), -ENOENT);
 	CHECK(strstr(bpfrt_last_error(), "bpfrt_test:nosuch"), "%s", bpfrt_last_error());
-	CHECK_EQ(bpfrt_usdt_attach(p, "libnotloaded.so", "bpfrt_test", "consts", NULL, &l),
-		 -ENOENT);
-	CHECK(strstr(bpfrt_last_error(), "not loaded"), "%s", bpfrt_last_error());
+	/* a library by name is waited for, whatever it will turn out to hold */
+	REQUIRE_EQ(bpfrt_usdt_attach(p, "libnotloaded.so", "bpfrt_test", "consts", NULL, &l), 0,
+		   "%s", bpfrt_last_error());
+	CHECK(bpfrt_uprobe_pending(l));
+	bpfrt_link_destroy(l);
+	l = NULL;
 	CHECK_EQ(bpfrt_usdt_attach(p, "/nonexistent/bin", "bpfrt_test", "consts", NULL, &l),
 		 -ENOENT);
 	CHECK_EQ(bpfrt_usdt_attach(p, "libc.so.6", "bpfrt_test", "consts", NULL, &l), -ENOENT);
@@ -246,6 +252,90 @@ TEST(malformed_note)
 	unlink(bin);
 	unlink(obj);
 	rmdir(dir);
+}
+
+static long late_global(struct bpfrt_object *obj, const char *name)
+{
+	volatile long *g = object_global(obj, name);
+
+	return g ? *g : -1;
+}
+
+/* Probes of a library named before it is loaded: pending, then placed by
+ * the refresh after dlopen (the agent's dlopen runs it) with the
+ * library's own semaphore raised; exact hits and values; a link detached
+ * while pending is never placed; detach undoes the rest. */
+TEST(pending_until_dlopen)
+{
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = true);
+	struct bpfrt_object *obj = load_object("usdt_late.bpf.o", &lo);
+	struct bpfrt_prog *pf = obj ? bpfrt_object_find_prog(obj, "on_late_fire") : NULL;
+	struct bpfrt_link *lf = NULL, *lg = NULL, *lpath = NULL;
+	BPFRT_OPTS(bpfrt_usdt_opts, uo, .usdt_cookie = 99);
+	long (*fire)(long, int);
+	int (*guarded)(int);
+	unsigned short *sema;
+	void *h = NULL;
+
+	if (!pf)
+		goto out;
+	REQUIRE(!dlopen(USDT_LATE_LIB, RTLD_NOW | RTLD_NOLOAD), "loaded before the test");
+	lf = attach_sec(obj, "on_late_fire", 0xabcdef);
+	lg = attach_sec(obj, "on_late_guarded", 0);
+	if (!lf || !lg)
+		goto out;
+	CHECK_STR_EQ(bpfrt_link_kind(lf), "usdt");
+	CHECK(bpfrt_uprobe_pending(lf) && bpfrt_uprobe_pending(lg), "placed before dlopen");
+	/* by path: the file is read now, so a probe it lacks is refused now */
+	CHECK_EQ(bpfrt_usdt_attach(pf, USDT_LATE_LIB, "bpfrt_late", "nosuch", &uo, &lpath),
+		 -ENOENT);
+	CHECK(strstr(bpfrt_last_error(), "bpfrt_late:nosuch") &&
+	      strstr(bpfrt_last_error(), USDT_LATE_LIB), "%s", bpfrt_last_error());
+	REQUIRE_EQ(bpfrt_usdt_attach(pf, USDT_LATE_LIB, "bpfrt_late", "fire", &uo, &lpath), 0,
+		   "%s", bpfrt_last_error());
+	CHECK(bpfrt_uprobe_pending(lpath));
+	bpfrt_link_destroy(lpath);   /* while pending: never placed */
+	CHECK_EQ(bpfrt_uprobe_refresh(), 0, "nothing to place yet");
+
+	h = dlopen(USDT_LATE_LIB, RTLD_NOW | RTLD_LOCAL);
+	REQUIRE(h, "dlopen %s: %s", USDT_LATE_LIB, dlerror());
+	fire = (long (*)(long, int))dlsym(h, "usdt_late_fire");
+	guarded = (int (*)(int))dlsym(h, "usdt_late_guarded");
+	sema = (unsigned short *)dlsym(h, "bpfrt_late_guarded_semaphore");
+	REQUIRE(fire && guarded && sema);
+	CHECK_EQ(fire(1, 2), 3);
+	CHECK_EQ(*sema, 0, "the semaphore raised before the refresh");
+	CHECK_EQ(guarded(1), 0);
+	CHECK_EQ(late_global(obj, "fire_hits"), 0, "ran while pending");
+
+	CHECK_EQ(bpfrt_uprobe_refresh(), 2, "the two waiting links, not the detached one");
+	CHECK(!bpfrt_uprobe_pending(lf) && !bpfrt_uprobe_pending(lg));
+	CHECK_EQ(*sema, 1, "the library's semaphore while attached");
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(fire(-(1L << 40) + i, -7 * i), -(1L << 40) + i - 7 * i);
+	CHECK_EQ(late_global(obj, "fire_hits"), 100);
+	CHECK_EQ(late_global(obj, "fire_a"), -(1L << 40) + 99);
+	CHECK_EQ(late_global(obj, "fire_b"), -7 * 99);
+	CHECK_EQ(late_global(obj, "fire_cookie"), 0xabcdef);
+	for (int i = 0; i < 50; i++)
+		CHECK_EQ(guarded(i), 1);
+	CHECK_EQ(late_global(obj, "guarded_hits"), 50);
+	CHECK_EQ(late_global(obj, "guarded_sum"), 5L * 49 * 50 / 2);
+	CHECK_EQ(bpfrt_uprobe_refresh(), 0, "placed once");
+
+	bpfrt_link_destroy(lf);
+	bpfrt_link_destroy(lg);
+	lf = lg = NULL;
+	CHECK_EQ(*sema, 0, "the semaphore after detach");
+	CHECK_EQ(fire(5, 6), 11);
+	CHECK_EQ(guarded(2), 0);
+	CHECK_EQ(late_global(obj, "fire_hits"), 100, "a hit after detach");
+out:
+	bpfrt_link_destroy(lf);
+	bpfrt_link_destroy(lg);
+	if (h)
+		dlclose(h);
+	bpfrt_object_close(obj);
 }
 
 /* A program without usdt.bpf.h's maps cannot read specs: refused. */

@@ -66,12 +66,12 @@ BPFRT_API int bpfrt_uprobe_attach(struct bpfrt_prog *prog, const char *binary,
 				  size_t func_offset, const struct bpfrt_uprobe_opts *opts,
 				  struct bpfrt_link **link);
 
-/* Places the pending uprobes whose binary is loaded now. Returns how many
- * were placed, or -errno of the first failure (the rest are still tried;
+/* Places the pending uprobes and USDT links (bpfrt/usdt.h) whose binary
+ * is loaded now. Returns how many links were placed, or -errno of the first failure (the rest are still tried;
  * a failed probe stays pending). */
 BPFRT_API int bpfrt_uprobe_refresh(void);
 
-/* True while link is a uprobe still waiting for its binary. */
+/* True while link is a uprobe or USDT link still waiting for its binary. */
 BPFRT_API bool bpfrt_uprobe_pending(const struct bpfrt_link *link);
 
 #ifdef __cplusplus

@@ -13,8 +13,12 @@
  *                                     file name or its stem ("libc")
  *   SEC("usdt/PROVIDER:NAME")         the first loaded module that has it,
  *                                     the executable first
- * The attach cookie (bpfrt_attach_opts.cookie) is the usdt cookie. The
- * binary must be loaded already. */
+ * The attach cookie (bpfrt_attach_opts.cookie) is the usdt cookie. A
+ * BINARY not loaded yet is waited for as a uprobe's (bpfrt/uprobe.h): the
+ * link is pending (bpfrt_uprobe_pending) until bpfrt_uprobe_refresh(),
+ * which the agent calls after each dlopen, finds the library; then its
+ * sites are probed and its semaphores raised. A BINARY given as a path
+ * is read at once: a file without the probe is refused then. */
 #ifndef BPFRT_PUBLIC_USDT_H
 #define BPFRT_PUBLIC_USDT_H
 
@@ -40,10 +44,12 @@ struct bpfrt_usdt_opts {
 
 /* libbpf's bpf_program__attach_usdt for this process: binary is a path, a
  * file name or NULL (the first loaded module with the probe). Returns 0
- * and *link, or -errno with bpfrt_last_error() naming the probe: -ENOENT
- * (binary not loaded, no such probe), -EINVAL (no usdt.bpf.h maps in the
- * object, a malformed note or an argument spec bpfrt cannot read), -E2BIG
- * (no free spec slot), or the uprobe's errors. */
+ * and *link (pending if binary is not loaded yet), or -errno with
+ * bpfrt_last_error() naming the probe: -ENOENT (a path naming no file, no
+ * such probe in a loaded binary or in a path's file), -EINVAL (no
+ * usdt.bpf.h maps in the object, a malformed note or an argument spec
+ * bpfrt cannot read), -E2BIG (no free spec slot), or the uprobe's errors.
+ * For a pending link, these come from bpfrt_uprobe_refresh() instead. */
 BPFRT_API int bpfrt_usdt_attach(struct bpfrt_prog *prog, const char *binary,
 				const char *provider, const char *name,
 				const struct bpfrt_usdt_opts *opts, struct bpfrt_link **link);

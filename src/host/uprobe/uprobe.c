@@ -5,9 +5,11 @@
  * object names the probe as the user wrote it for its whole life, also
  * while it is pending: a binary that is not loaded yet leaves inner NULL
  * and the link on the pending list, and bpfrt_uprobe_refresh() (the agent
- * calls it after every dlopen) places it once the binary appears. Link
- * and list are changed under uprobe_lock only, and uprobe_lock is taken
- * before kprobe.c's lock, never inside it. */
+ * calls it after every dlopen) places it once the binary appears. USDT
+ * links waiting for their library are on a second list (waiters, see
+ * uprobe.h) that the same refresh tries. Links and lists are changed
+ * under uprobe_lock only, and uprobe_lock is taken before kprobe.c's
+ * lock (and usdt.c's), never inside it. */
 #define _GNU_SOURCE
 #include "uprobe/uprobe.h"
 #include "attach/kprobe.h"
@@ -40,9 +42,11 @@ struct uprobe_link {
 
 static pthread_mutex_t uprobe_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uprobe_link *pending_head;
+static struct uprobe_waiter *waiters_head;
 /* Set while this thread holds uprobe_lock: placing a probe may dlopen
  * (the kprobe engine's decoder), and the agent's dlopen calls
- * bpfrt_uprobe_refresh, which must then not wait for the lock it holds. */
+ * bpfrt_uprobe_refresh, which must then not wait for the lock it holds;
+ * and a waiter's place() attaches and destroys uprobes itself. */
 static __thread bool holding_lock;
 
 static void lock(void)
@@ -55,6 +59,22 @@ static void unlock(void)
 {
 	holding_lock = false;
 	pthread_mutex_unlock(&uprobe_lock);
+}
+
+/* The lock for attach and detach, which a waiter's place() calls with it
+ * held: true if taken here (unlock_taken releases it then). */
+static bool lock_unless_held(void)
+{
+	if (holding_lock)
+		return false;
+	lock();
+	return true;
+}
+
+static void unlock_taken(bool taken)
+{
+	if (taken)
+		unlock();
 }
 
 /* ---- targets --------------------------------------------------------------- */
@@ -252,12 +272,12 @@ static int uprobe_detach(struct bpfrt_link *link)
 {
 	struct uprobe_link *ul = (struct uprobe_link *)link;
 	struct bpfrt_link *inner;
+	bool taken = lock_unless_held();
 
-	lock();
 	unlink_pending_locked(ul);
 	inner = ul->inner;
 	ul->inner = NULL;
-	unlock();
+	unlock_taken(taken);
 	/* the kprobe's detach waits until no thread runs the program */
 	bpfrt_link_destroy(inner);
 	return 0;
@@ -324,14 +344,15 @@ static int attach(struct bpfrt_prog *prog, const char *binary, const char *func,
 				    target);
 	if (err)
 		goto fail_link;
-	lock();
+	bool taken = lock_unless_held();
+
 	err = place_locked(ul);
 	if (err == 1) {
 		ul->next_pending = pending_head;
 		pending_head = ul;
 		err = 0;
 	}
-	unlock();
+	unlock_taken(taken);
 	if (err)
 		goto fail_link;
 	bpfrt_link_publish(&ul->link);
@@ -430,14 +451,75 @@ int bpfrt_uprobe_refresh(void)
 		}
 		p = &ul->next_pending;
 	}
+	for (struct uprobe_waiter **p = &waiters_head; *p;) {
+		struct uprobe_waiter *w = *p;
+		int err = w->place(w);
+
+		if (err == 0) {
+			*p = w->next;
+			w->next = NULL;
+			w->queued = false;
+			placed++;
+			continue;
+		}
+		if (err < 0) {
+			w->last_err = err;
+			if (!first_err)
+				first_err = err;
+		}
+		p = &w->next;
+	}
 	unlock();
 	return first_err ? first_err : placed;
 }
 
+int uprobe_wait(struct uprobe_waiter *w)
+{
+	int err;
+
+	lock();
+	err = w->place(w);
+	if (err == 1) {
+		w->next = waiters_head;
+		waiters_head = w;
+		w->queued = true;
+		err = 0;
+	}
+	unlock();
+	return err;
+}
+
+void uprobe_unwait(struct uprobe_waiter *w)
+{
+	lock();
+	for (struct uprobe_waiter **p = &waiters_head; *p; p = &(*p)->next) {
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	}
+	w->next = NULL;
+	w->queued = false;
+	unlock();
+}
+
+bool uprobe_waiting(const struct uprobe_waiter *w)
+{
+	bool queued;
+
+	lock();
+	queued = w->queued;
+	unlock();
+	return queued;
+}
+
 bool bpfrt_uprobe_pending(const struct bpfrt_link *link)
 {
+	const struct uprobe_waiter *w = link ? usdt_link_waiter(link) : NULL;
 	bool pending;
 
+	if (w)
+		return uprobe_waiting(w);
 	if (!link || (link->ops != &uprobe_ops && link->ops != &uretprobe_ops))
 		return false;
 	lock();

@@ -10,6 +10,13 @@
  * site's semaphore, so guarded sites start computing their arguments
  * only once a program runs there. Detach undoes it in reverse order.
  *
+ * A named binary that is not loaded yet leaves the link waiting on the
+ * uprobe module's list (uprobe.h's waiter): bpfrt_uprobe_refresh(), which
+ * the agent calls after every dlopen, places its sites and raises the
+ * library's semaphores once the library is there, before the caller of
+ * dlopen runs any of its code (a probe in the library's constructors is
+ * missed: they run inside dlopen).
+ *
  * Spec ids are per specs map: a bitmap per map in use, under usdt_lock;
  * an id is reused only after its site's probe is gone. */
 #define _GNU_SOURCE
@@ -20,6 +27,7 @@
 #include "bpfrt/object.h"
 #include "usdt/usdt.h"
 #include "usdt/usdt_spec.h"
+#include "uprobe/uprobe.h"
 #include "attach/link.h"
 #include "core/error.h"
 #include "core/opts.h"
@@ -28,6 +36,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +55,14 @@ struct usdt_probe {
 struct usdt_link {
 	struct bpfrt_link link;
 	struct bpfrt_map *specs, *ips;
+	char *binary;               /* as given; NULL: the first module with the probe */
+	char *binary_real;          /* a path's real path; NULL for a name */
+	char *provider, *name;
+	uint64_t usdt_cookie;
+	struct uprobe_waiter wait;  /* placement; queued while the binary is not loaded */
+	/* written by usdt_place under the uprobe lock, read after unwait */
 	int cnt;
-	struct usdt_probe probes[];
+	struct usdt_probe *probes;
 };
 
 /* ---- spec ids --------------------------------------------------------------- */
@@ -115,7 +130,7 @@ static void id_put(const struct bpfrt_map *map, int id)
 
 struct module_pick {
 	const char *spec;             /* binary as given; NULL: every module */
-	char real[PATH_MAX];          /* spec resolved, for a path */
+	const char *real;             /* spec resolved, for a path */
 	struct { char *path; uintptr_t base; } *mods;
 	int cnt;
 };
@@ -177,33 +192,60 @@ static void undo_probe(struct usdt_link *ul, struct usdt_probe *p)
 	}
 }
 
+static void undo_all(struct usdt_link *ul)
+{
+	for (int i = ul->cnt - 1; i >= 0; i--)
+		undo_probe(ul, &ul->probes[i]);
+	free(ul->probes);
+	ul->probes = NULL;
+	ul->cnt = 0;
+}
+
 static int usdt_detach(struct bpfrt_link *link)
 {
 	struct usdt_link *ul = (struct usdt_link *)link;
 
-	for (int i = ul->cnt - 1; i >= 0; i--)
-		undo_probe(ul, &ul->probes[i]);
+	/* no placement runs once this returns: the probes are ours */
+	uprobe_unwait(&ul->wait);
+	undo_all(ul);
 	return 0;
 }
 
 static void usdt_dealloc(struct bpfrt_link *link)
 {
+	struct usdt_link *ul = (struct usdt_link *)link;
+
 	bpfrt_link_release(link);
-	free(link);
+	free(ul->binary);
+	free(ul->binary_real);
+	free(ul->provider);
+	free(ul->name);
+	free(ul);
 }
 
 static void usdt_show(const struct bpfrt_link *link, FILE *out)
 {
 	const struct usdt_link *ul = (const struct usdt_link *)link;
+	int cnt = __atomic_load_n(&ul->cnt, __ATOMIC_ACQUIRE);
 
-	fprintf(out, "  %d site%s", ul->cnt, ul->cnt == 1 ? "" : "s");
-	for (int i = 0; i < ul->cnt && i < 4; i++)
+	/* no uprobe lock here: a placement may publish links meanwhile */
+	if (!cnt) {
+		fprintf(out, "  pending");
+		return;
+	}
+	fprintf(out, "  %d site%s", cnt, cnt == 1 ? "" : "s");
+	for (int i = 0; i < cnt && i < 4; i++)
 		fprintf(out, " %#lx", (unsigned long)ul->probes[i].ip);
 }
 
 static const struct bpfrt_link_ops usdt_ops = {
 	.kind = "usdt", .detach = usdt_detach, .dealloc = usdt_dealloc, .show = usdt_show,
 };
+
+const struct uprobe_waiter *usdt_link_waiter(const struct bpfrt_link *link)
+{
+	return link->ops == &usdt_ops ? &((const struct usdt_link *)link)->wait : NULL;
+}
 
 /* Spec, spec map slot, uprobe, semaphore for one site. */
 static int arm_site(struct usdt_link *ul, struct usdt_probe *p, const struct usdt_site *s,
@@ -264,18 +306,64 @@ static int find_sites(struct module_pick *mp, const char *provider, const char *
 	return 0;
 }
 
-static int attach(struct bpfrt_prog *prog, const char *binary, const char *provider,
-		  const char *name, uint64_t usdt_cookie, const char *target,
-		  struct bpfrt_link **linkp)
+/* The waiter's place(), under the uprobe lock: every site of the probe
+ * armed (0), the binary not loaded yet (1), or -errno with none armed. */
+static int usdt_place(struct uprobe_waiter *w)
 {
-	struct module_pick mp = { .spec = binary };
-	struct bpfrt_map *specs;
+	struct usdt_link *ul = (struct usdt_link *)((char *)w - offsetof(struct usdt_link, wait));
+	struct module_pick mp = { .spec = ul->binary, .real = ul->binary_real ? ul->binary_real : "" };
 	struct usdt_site *sites = NULL;
-	struct usdt_link *ul = NULL;
 	const char *path = NULL;
 	char probe[256];
 	uintptr_t base = 0;
 	int n = 0, err;
+
+	snprintf(probe, sizeof(probe), "%s:%s", ul->provider, ul->name);
+	if ((err = bpfrt_sym_foreach_module(pick_cb, &mp)) < 0) {
+		err = bpfrt_err(err, "usdt %s: listing loaded modules failed", probe);
+		goto out;
+	}
+	if (!mp.cnt) {
+		err = ul->binary ? 1 : bpfrt_err(-ENOENT, "usdt %s: no loaded module", probe);
+		goto out;
+	}
+	n = find_sites(&mp, ul->provider, ul->name, &sites, &base, &path);
+	if (n <= 0) {
+		err = n < 0 ? n : bpfrt_err(-ENOENT, "usdt %s: no such probe in %s", probe,
+					    ul->binary ? mp.mods[0].path : "any loaded module");
+		goto out;
+	}
+	if (!(ul->probes = calloc((size_t)n, sizeof(ul->probes[0])))) {
+		err = bpfrt_err(-ENOMEM, "usdt: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		ul->probes[i].spec_id = -1;
+		err = arm_site(ul, &ul->probes[i], &sites[i], base, ul->usdt_cookie, probe);
+		ul->cnt = i + 1;
+		if (err) {
+			if (!strstr(bpfrt_last_error(), path))
+				err = bpfrt_err(err, "%s (in %s)", bpfrt_last_error(), path);
+			undo_all(ul);
+			goto out;
+		}
+	}
+	__atomic_store_n(&ul->cnt, n, __ATOMIC_RELEASE);
+	err = 0;
+out:
+	usdt_sites_free(sites, n > 0 ? n : 0);
+	pick_free(&mp);
+	return err;
+}
+
+static int attach(struct bpfrt_prog *prog, const char *binary, const char *provider,
+		  const char *name, uint64_t usdt_cookie, const char *target,
+		  struct bpfrt_link **linkp)
+{
+	struct bpfrt_map *specs;
+	struct usdt_link *ul;
+	char probe[256], real[PATH_MAX];
+	int err;
 
 	snprintf(probe, sizeof(probe), "%s:%s", provider, name);
 	err = bpfrt_prog_check_kind(prog, BPFRT_PROG_KPROBE, target);
@@ -287,29 +375,31 @@ static int attach(struct bpfrt_prog *prog, const char *binary, const char *provi
 		return bpfrt_err(-EINVAL, "usdt %s: program %s has no " SPECS_MAP " map as "
 				 "usdt.bpf.h defines it (include <bpf/usdt.bpf.h>)", probe,
 				 prog->name);
-	if (binary && binary[0] == '/' && !realpath(binary, mp.real))
-		return bpfrt_err(-ENOENT, "usdt %s: %s: %s", probe, binary, strerror(errno));
-	if ((err = bpfrt_sym_refresh()))
-		return err;
-	if ((err = bpfrt_sym_foreach_module(pick_cb, &mp)) < 0) {
-		err = bpfrt_err(err, "usdt %s: listing loaded modules failed", probe);
-		goto out;
+	if (binary && binary[0] == '/') {
+		struct usdt_site *sites = NULL;
+		int n;
+
+		if (!realpath(binary, real))
+			return bpfrt_err(-ENOENT, "usdt %s: %s: %s", probe, binary, strerror(errno));
+		/* a file without the probe is refused now, not waited for */
+		if ((n = usdt_read_sites(real, provider, name, &sites)) < 0)
+			return n;
+		usdt_sites_free(sites, n);
+		if (!n)
+			return bpfrt_err(-ENOENT, "usdt %s: no such probe in %s", probe, binary);
 	}
-	if (!mp.cnt) {
-		err = bpfrt_err(-ENOENT, "usdt %s: %s is not loaded in this process", probe,
-				binary);
-		goto out;
-	}
-	n = find_sites(&mp, provider, name, &sites, &base, &path);
-	if (n <= 0) {
-		err = n < 0 ? n : bpfrt_err(-ENOENT, "usdt %s: no such probe in %s", probe,
-					    binary ? mp.mods[0].path : "any loaded module");
-		goto out;
-	}
-	ul = calloc(1, sizeof(*ul) + (size_t)n * sizeof(ul->probes[0]));
-	if (!ul) {
+	if (!(ul = calloc(1, sizeof(*ul))))
+		return bpfrt_err(-ENOMEM, "usdt: out of memory");
+	ul->binary = binary ? strdup(binary) : NULL;
+	ul->binary_real = binary && binary[0] == '/' ? strdup(real) : NULL;
+	ul->provider = strdup(provider);
+	ul->name = strdup(name);
+	ul->usdt_cookie = usdt_cookie;
+	ul->wait.place = usdt_place;
+	if ((binary && !ul->binary) || (binary && binary[0] == '/' && !ul->binary_real) ||
+	    !ul->provider || !ul->name) {
 		err = bpfrt_err(-ENOMEM, "usdt: out of memory");
-		goto out;
+		goto out_free;
 	}
 	if ((err = bpfrt_link_init(&ul->link, &usdt_ops, prog, target, usdt_cookie)))
 		goto out_free;
@@ -318,27 +408,19 @@ static int attach(struct bpfrt_prog *prog, const char *binary, const char *provi
 	if (ul->ips && (bpfrt_map_key_size(ul->ips) != sizeof(long) ||
 			bpfrt_map_value_size(ul->ips) != 4))
 		ul->ips = NULL;
-	for (int i = 0; i < n; i++) {
-		ul->probes[i].spec_id = -1;
-		err = arm_site(ul, &ul->probes[i], &sites[i], base, usdt_cookie, probe);
-		ul->cnt = i + 1;
-		if (err) {
-			if (!strstr(bpfrt_last_error(), path))
-				err = bpfrt_err(err, "%s (in %s)", bpfrt_last_error(), path);
-			usdt_detach(&ul->link);
-			bpfrt_link_release(&ul->link);
-			goto out_free;
-		}
+	if ((err = uprobe_wait(&ul->wait))) {
+		bpfrt_link_release(&ul->link);
+		goto out_free;
 	}
 	bpfrt_link_publish(&ul->link);
 	*linkp = &ul->link;
-	ul = NULL;
-	err = 0;
+	return 0;
 out_free:
+	free(ul->binary);
+	free(ul->binary_real);
+	free(ul->provider);
+	free(ul->name);
 	free(ul);
-out:
-	usdt_sites_free(sites, n > 0 ? n : 0);
-	pick_free(&mp);
 	return err;
 }
 

@@ -11,4 +11,10 @@
 int bpfrt_usdt_attach_prog(struct bpfrt_prog *prog, const char *target, uint64_t cookie,
 			   struct bpfrt_link **link);
 
+struct uprobe_waiter;
+
+/* The waiter of a usdt link (uprobe.h; bpfrt_uprobe_pending reads it), or
+ * NULL for a link of another kind. */
+const struct uprobe_waiter *usdt_link_waiter(const struct bpfrt_link *link);
+
 #endif
