@@ -70,6 +70,8 @@ int bpfrt_prog_prepare_unpublished(struct bpfrt_prog *prog, const struct bpf_ins
 		err = bpfrt_verify(prog, how->verify, true);
 	if (!err && prog->core_poison_cnt)
 		err = neutralize_core_poisons(prog);
+	if (!err)
+		err = bpfrt_prog_rewrite_ld_abs(prog);
 	/* the host decides the private stack (core/stack_abi.h); without
 	 * one there are none */
 	prog->privstack = false;

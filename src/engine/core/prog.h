@@ -203,6 +203,11 @@ static inline const struct bpfrt_helper *bpfrt_prog_helper(const struct bpfrt_pr
 	return id < prog->helper_cnt && prog->helpers[id].fn ? &prog->helpers[id] : NULL;
 }
 
+/* ld_abs_rewrite.c: each legacy packet load (BPF_LD | BPF_ABS / BPF_IND)
+ * of a validated (and verified) program replaced by a call of an internal
+ * helper, everything counting instructions moved with it; 0 or -errno. */
+int bpfrt_prog_rewrite_ld_abs(struct bpfrt_prog *prog);
+
 /* Finds the subprogram that starts at insn `start`, or -1. */
 int bpfrt_prog_subprog_at(const struct bpfrt_prog *prog, uint32_t start);
 

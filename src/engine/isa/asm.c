@@ -574,6 +574,28 @@ static int size_from_suffix(const char *sfx)
 	return -1;
 }
 
+/* Legacy packet loads, as ubpf's assembler writes them: ldabs{b,h,w} IMM
+ * and ldind{b,h,w} %rS, IMM (r0 = the packet's bytes at IMM, or at
+ * rS + IMM, big-endian). The dw size assembles too: the validator refuses
+ * it with Linux's message. */
+static int asm_ld_packet(struct assembler *as, const struct stmt *st, bool *matched)
+{
+	struct bpf_insn insn = { 0 };
+	bool ind = !strncmp(st->mn, "ldind", 5);
+	int size, err;
+
+	if ((!ind && strncmp(st->mn, "ldabs", 5)) || (size = size_from_suffix(st->mn + 5)) < 0)
+		return 0;
+	*matched = true;
+	insn.code = (uint8_t)(BPF_LD | (ind ? BPF_IND : BPF_ABS) | size);
+	err = want_ops(as, st, ind ? 2 : 1);
+	if (!err && ind)
+		err = parse_src(as, st->ops[0], &insn);
+	if (!err)
+		err = parse_imm32(as, st->ops[ind ? 1 : 0], &insn.imm);
+	return err ? err : emit(as, insn);
+}
+
 /* ldx{b,h,w,dw}, ldxs{b,h,w}, st{b,h,w,dw}, stx{b,h,w,dw}. */
 static int asm_mem(struct assembler *as, const struct stmt *st, bool *matched)
 {
@@ -684,6 +706,13 @@ static int assemble_stmt(struct assembler *as, const struct stmt *st)
 		return asm_exit(as, st);
 	if (!strcmp(mn, "lddw"))
 		return asm_lddw(as, st);
+	{
+		bool matched = false;
+		int err = asm_ld_packet(as, st, &matched);
+
+		if (matched)
+			return err;
+	}
 	if (!strcmp(mn, "ja"))
 		return asm_ja(as, st, false);
 	if (!strcmp(mn, "ja32") || !strcmp(mn, "gotol"))

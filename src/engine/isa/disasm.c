@@ -118,6 +118,19 @@ static int format_ld(struct line *l, const struct bpf_insn *insn, size_t remaini
 {
 	const struct bpf_insn *hi = insn + 1;
 
+	/* legacy packet loads, in ubpf's assembler syntax (asm.c reads it) */
+	if ((insn_mode(insn) == BPF_ABS || insn_mode(insn) == BPF_IND) && !insn->dst_reg &&
+	    !insn->off) {
+		const char *sfx = bpfrt_size_suffix[insn_size(insn) >> 3];
+
+		if (insn_mode(insn) == BPF_ABS && !insn->src_reg)
+			put(l, "ldabs%s %d", sfx, insn->imm);
+		else if (insn_mode(insn) == BPF_IND)
+			put(l, "ldind%s %%r%u, %d", sfx, insn->src_reg, insn->imm);
+		else
+			return 0;
+		return 1;
+	}
 	if (!insn_is_lddw(insn) || insn->src_reg || insn->off || remaining < 2)
 		return 0;
 	if (hi->code || hi->dst_reg || hi->src_reg || hi->off)

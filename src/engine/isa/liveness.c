@@ -89,6 +89,15 @@ void bpfrt_insn_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *in
 		break;
 	case BPF_LD:
 		u->def = RBIT(insn->dst_reg);
+		if (insn_mode(insn) == BPF_ABS || insn_mode(insn) == BPF_IND) {
+			/* a legacy packet load reads the context in r6 and
+			 * clobbers r1-r5 as the call it becomes does */
+			u->use = RBIT(BPF_R6);
+			if (insn_mode(insn) == BPF_IND)
+				u->use |= RBIT(insn->src_reg);
+			u->def = RBIT(BPF_R0);
+			u->kill = ARG_REGS;
+		}
 		break;
 	case BPF_LDX:
 		u->use = RBIT(insn->src_reg);

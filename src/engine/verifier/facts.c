@@ -136,7 +136,10 @@ static void compute_precise(struct venv *env)
 					sin &= ~(1ull << slot);
 				break;
 			case BPF_LD:
-				in = out & ~dst;
+				if (insn_mode(insn) == BPF_ABS || insn_mode(insn) == BPF_IND)
+					in = (uint16_t)(out & ~(ARG_REGS | REGMASK(0)));
+				else
+					in = out & ~dst;
 				break;
 			default:
 				if (insn_is_exit(insn))

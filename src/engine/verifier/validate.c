@@ -351,9 +351,18 @@ static int check_ld(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 {
 	if (insn_is_lddw(insn))
 		return check_lddw(v, pc, insn);
-	if (insn_mode(insn) == BPF_ABS || insn_mode(insn) == BPF_IND)
-		return reject(pc, "legacy packet access (BPF_ABS/BPF_IND, opcode 0x%02x) is not supported",
-			      insn->code);
+	if (insn_mode(insn) == BPF_ABS || insn_mode(insn) == BPF_IND) {
+		/* legacy packet loads: r0 = packet bytes (ld_abs.c has their
+		 * semantics); Linux's encoding rules */
+		if (insn->dst_reg != BPF_R0 || insn->off || insn_size(insn) == BPF_DW ||
+		    (insn_mode(insn) == BPF_ABS && insn->src_reg))
+			return reject(pc, "BPF_LD_[ABS|IND] uses reserved fields (opcode 0x%02x: "
+				      "dst_reg must be r0, off 0, the size b, h or w%s)", insn->code,
+				      insn_mode(insn) == BPF_ABS ? ", src_reg 0" : "");
+		if (insn_mode(insn) == BPF_IND && insn->src_reg == BPF_R10)
+			v->flags[pc] |= F_FP_ESCAPES;
+		return insn_mode(insn) == BPF_IND ? check_reg(pc, insn->src_reg, "src_reg") : 0;
+	}
 	return unknown_opcode(pc, insn);
 }
 

@@ -397,6 +397,10 @@ bool vmap_func_writes(int32_t func_id);
 int vdo_exit(struct venv *env);
 int vcheck_tail_call_stack(struct venv *env);
 
+/* ld_abs.c: a legacy packet load (BPF_LD | BPF_ABS / BPF_IND); returns
+ * as vdo_exit (its failure path is the current function's exit). */
+int vdo_ld_abs(struct venv *env, const struct bpf_insn *insn);
+
 /* walk.c */
 /* A copy of the current state pushed to be walked from insn later. */
 struct vstate *vpush_branch(struct venv *env, uint32_t insn);

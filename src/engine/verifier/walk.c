@@ -121,6 +121,8 @@ static int step(struct venv *env)
 		err = insn_mode(insn) == BPF_ATOMIC ? vdo_atomic(env, insn) : vdo_store(env, insn);
 		break;
 	case BPF_LD:
+		if (insn_mode(insn) == BPF_ABS || insn_mode(insn) == BPF_IND)
+			return vdo_ld_abs(env, insn); /* ld_abs.c */
 		err = do_ld_imm64(env, insn);
 		next = env->insn + 2;
 		break;

@@ -8,6 +8,7 @@
 #include "core/prog.h"
 #include "core/error.h"
 #include "core/opts.h"
+#include "helpers/skb_load.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -342,6 +343,8 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	struct low_packet pkt = { 0 };
 	struct xdp_md md;
 	struct __sk_buff skb;
+	struct bpfrt_skb_packet skb_pkt;
+	const struct bpfrt_skb_packet *prev_pkt = NULL;
 	void *ctx = NULL, *heap_ctx = NULL;
 	uint32_t ctx_len = 0, repeat;
 	uint64_t r0 = 0, t0, t1;
@@ -406,10 +409,24 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 		ctx = heap_ctx;
 	}
 
+	if (packet && !xdp) {
+		/* the packet the legacy packet loads read: as Linux's test
+		 * runs, a socket filter's skb data starts at the network
+		 * header (the Ethernet header pulled), a tc program's at the
+		 * frame */
+		skb_pkt.ctx = &skb;
+		skb_pkt.frame = o->data_in;
+		skb_pkt.len = o->data_size_in;
+		skb_pkt.net_off = ETH_HLEN_MIN;
+		skb_pkt.data_off = prog->kind == BPFRT_PROG_SOCKET ? ETH_HLEN_MIN : 0;
+		prev_pkt = bpfrt_skb_packet_swap(&skb_pkt);
+	}
 	t0 = now_ns();
 	for (uint32_t i = 0; i < repeat && !err; i++)
 		err = bpfrt_prog_run(prog, o->mode, (uint64_t)(uintptr_t)ctx, ctx_len, &r0);
 	t1 = now_ns();
+	if (packet && !xdp)
+		bpfrt_skb_packet_swap(prev_pkt);
 	if (err)
 		goto out;
 	o->retval = r0;
