@@ -21,7 +21,7 @@ const char *const vg_class_names[VC_CNT] = {
 	"jmp", "jmp32", "ja", "gotol", "back-edge",
 	"lddw imm", "lddw map", "lddw map value", "lddw func",
 	"helper call", "local call", "callx", "bpf_loop", "tail call", "ringbuf record",
-	"packet", "ctx read", "ctx write",
+	"packet", "ctx read", "ctx write", "ld_abs/ind",
 };
 
 /* ---- maps ----------------------------------------------------------------------- */
@@ -1310,6 +1310,32 @@ static void s_packet(struct gen *g)
 	meet(&g->st, &before);
 }
 
+/* A legacy packet load (socket filters): r0 = packet bytes, r1-r5
+ * clobbered; offsets inside and past the test packet, and Linux's
+ * negative SKF_NET_OFF / SKF_LL_OFF bases. */
+static void s_ld_abs(struct gen *g)
+{
+	static const int32_t offs[] = { 0, 1, 2, 12, 40, 60, 1000, -0x100000, -0x200000 + 12,
+					-1 };
+	static const uint8_t szs[] = { BPF_B, BPF_H, BPF_W };
+	int32_t imm = offs[fz(sizeof(offs) / sizeof(offs[0]))];
+	uint8_t sz = szs[fz(3)];
+
+	if (!g->ctx_ok || (g->reserved & 0x3f) || !room(g, 2))
+		return;
+	if (fz(2)) {
+		emit(g, I(BPF_LD | BPF_ABS | sz, 0, 0, 0, imm));
+	} else {
+		int r = need_scalar(g);
+
+		if (r < 0 || r == 6)
+			return;
+		emit(g, I(BPF_LD | BPF_IND | sz, 0, r, 0, (int32_t)fz(16)));
+	}
+	clobber_calls(g);
+	set_scalar(g, 0);
+}
+
 static void cond_jump(struct gen *g)
 {
 	bool j32 = fz(3) == 0;
@@ -1450,6 +1476,8 @@ static void snippet(struct gen *g)
 		s_ringbuf(g);
 	else if (g->ctx.packet)
 		s_packet(g);
+	else if (g->p->kind == BPFRT_PROG_SOCKET)
+		s_ld_abs(g);
 	else
 		s_load(g);
 }
@@ -1695,6 +1723,8 @@ uint64_t vg_classes(const struct vg_prog *p, uint8_t *helpers)
 				SET(VC_BACK_EDGE);
 			break;
 		}
+		if (cls == BPF_LD && (BPF_MODE(in->code) == BPF_ABS || BPF_MODE(in->code) == BPF_IND))
+			SET(VC_LD_ABS);
 		if (p->kind == BPFRT_PROG_XDP && cls == BPF_LDX && in->src_reg == 6 &&
 		    (in->off == 0 || in->off == 4))
 			SET(VC_PACKET);
