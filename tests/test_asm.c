@@ -672,6 +672,8 @@ TEST(disasm_spelling)
 		{ CALL_LOCAL(4), "call local +4" },
 		{ CALLX(2), "callx %r2" },
 		{ CALL_HELPER(-1), "call -1" },
+		{ INSN(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 1), "ldabsw 1" },
+		{ INSN(BPF_LD | BPF_IND | BPF_H, 0, 3, 0, -4), "ldindh %r3, -4" },
 		/* Not valid encodings: */
 		{ INSN(BPF_ALU | BPF_END | BPF_TO_LE, 1, 0, 0, 8), ".insn 0x00000008000001d4" },
 		{ MOVSX32_REG(1, 2, 32), ".insn 0x00000000002021bc" },
@@ -682,7 +684,8 @@ TEST(disasm_spelling)
 		{ MOV64_IMM(11, 0), ".insn 0x0000000000000bb7" },
 		{ INSN(BPF_JMP32 | BPF_CALL, 0, 0, 0, 1), ".insn 0x0000000100000086" },
 		{ INSN(BPF_JMP | BPF_CALL, 0, 3, 0, 1), ".insn 0x0000000100003085" },
-		{ INSN(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 1), ".insn 0x0000000100000020" },
+		{ INSN(BPF_LD | BPF_ABS | BPF_B, 0, 2, 0, 0), ".insn 0x0000000000002030" },
+		{ INSN(BPF_LD | BPF_IND | BPF_W, 1, 2, 0, 0), ".insn 0x0000000000002140" },
 	};
 	char buf[BPFRT_DISASM_LINE_MAX];
 
