@@ -103,10 +103,21 @@ TEST(rejects_unknown_opcodes)
 	REJECT1(INSN(BPF_JMP | BPF_EXIT | BPF_X, 0, 0, 0, 0), "unknown opcode 0x9d");
 }
 
-TEST(rejects_legacy_packet_access)
+/* Legacy packet loads validate (their semantics are the verifier's and
+ * the rewrite's: tests/test_ld_abs.c); Linux's encoding rules hold. */
+TEST(legacy_packet_access_encodings)
 {
-	REJECT1(INSN(BPF_LD | BPF_W | BPF_ABS, 0, 0, 0, 0), "legacy packet access");
-	REJECT1(INSN(BPF_LD | BPF_B | BPF_IND, 0, 1, 0, 0), "legacy packet access");
+	const struct bpf_insn abs[] = { MOV64_REG(6, 1), INSN(BPF_LD | BPF_W | BPF_ABS, 0, 0, 0, 0),
+					EXIT() };
+	const struct bpf_insn ind[] = { MOV64_REG(6, 1), MOV64_IMM(1, 0),
+					INSN(BPF_LD | BPF_B | BPF_IND, 0, 1, 0, 0), EXIT() };
+
+	ACCEPT(abs);
+	ACCEPT(ind);
+	REJECT1(INSN(BPF_LD | BPF_W | BPF_ABS, 1, 0, 0, 0), "reserved fields");
+	REJECT1(INSN(BPF_LD | BPF_W | BPF_ABS, 0, 0, 2, 0), "reserved fields");
+	REJECT1(INSN(BPF_LD | BPF_W | BPF_ABS, 0, 3, 0, 0), "reserved fields");
+	REJECT1(INSN(BPF_LD | BPF_DW | BPF_IND, 0, 1, 0, 0), "reserved fields");
 }
 
 TEST(rejects_bad_byte_swap_width)
