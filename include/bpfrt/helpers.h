@@ -59,6 +59,8 @@ enum bpfrt_arg_type {
 	BPFRT_ARG_PTR_TO_CONST_STR, /* NUL-terminated string in a read-only map */
 	BPFRT_ARG_PTR_TO_UNINIT_MAP_VALUE, /* value_size bytes the helper writes
 					    * (map_pop_elem, map_peek_elem) */
+	BPFRT_ARG_PTR_TO_SPIN_LOCK, /* the struct bpf_spin_lock of a map value
+				     * (bpf_spin_lock, bpf_spin_unlock) */
 };
 
 enum bpfrt_ret_type {

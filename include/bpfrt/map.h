@@ -65,8 +65,18 @@ struct bpfrt_map_create_opts {
 	struct bpfrt_map *inner_map;
 	/* bpfrt's own flags, BPFRT_MAP_F_* below (no Linux counterpart) */
 	uint64_t bpfrt_flags;
+	/* A struct bpf_spin_lock (4 bytes) in every value at spin_lock_off,
+	 * when has_spin_lock is set (Linux finds it in the value's BTF; the
+	 * object loader finds it in the object's). HASH and ARRAY only, the
+	 * offset 4-aligned and inside the value, not with BPF_F_RDONLY_PROG
+	 * or BPF_F_WRONLY_PROG (Linux: -EOPNOTSUPP, -EINVAL, -EACCES). The
+	 * lock's bytes are the programs' (bpf_spin_lock/unlock): user-space
+	 * lookups return them as 0, updates leave them alone, and BPF_F_LOCK
+	 * copies the rest of the value under the lock. */
+	uint32_t has_spin_lock;
+	uint32_t spin_lock_off;
 };
-#define bpfrt_map_create_opts__last_field bpfrt_flags
+#define bpfrt_map_create_opts__last_field spin_lock_off
 
 /* The map's storage is a memfd another process can map (bpfrt_map_shm):
  * ARRAY, PERCPU_ARRAY and RINGBUF only (other kinds: -EOPNOTSUPP naming
@@ -117,7 +127,13 @@ BPFRT_API void bpfrt_map_free(struct bpfrt_map *map);
  * empty); a bloom filter tests the value passed in (0: maybe present,
  * -ENOENT: absent). BPF_MAP_UPDATE_ELEM on them pushes. */
 BPFRT_API int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value);
-/* BPF_MAP_UPDATE_ELEM with BPF_ANY, BPF_NOEXIST or BPF_EXIST. */
+/* libbpf's bpf_map_lookup_elem_flags: flags 0 or BPF_F_LOCK (a map with a
+ * spin lock only, else -EINVAL): the value copied under its lock. */
+BPFRT_API int bpfrt_map_lookup_elem_flags(struct bpfrt_map *map, const void *key, void *value,
+					  uint64_t flags);
+/* BPF_MAP_UPDATE_ELEM with BPF_ANY, BPF_NOEXIST or BPF_EXIST, plus
+ * BPF_F_LOCK for a map with a spin lock (an existing value is written
+ * under its lock). */
 BPFRT_API int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
 				    const void *value, uint64_t flags);
 /* BPF_MAP_DELETE_ELEM (arrays: -EINVAL, as Linux). */

@@ -40,6 +40,8 @@ struct tmap tmaps[] = {
 	{ "cga", BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4, NULL, -1 },
 	{ "stm", BPF_MAP_TYPE_STACK_TRACE, 4, 32, 4, NULL, -1 },
 	{ "pcpu", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4, NULL, -1 },
+	{ "locked", BPF_MAP_TYPE_ARRAY, 4, 16, 2, NULL, -1, 0, false, NULL, 0, 1 + 4 },
+	{ "hlocked", BPF_MAP_TYPE_HASH, 4, 16, 4, NULL, -1, 0, false, NULL, 0, 1 + 0 },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";
@@ -55,7 +57,9 @@ void maps_init(void)
 		struct tmap *m = &tmaps[i];
 		const char *name = m->bpfrt_name ? m->bpfrt_name : m->name;
 		BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = m->flags,
-			   .inner_map = m->inner ? tmaps[m->inner - 1].map : NULL);
+			   .inner_map = m->inner ? tmaps[m->inner - 1].map : NULL,
+			   .has_spin_lock = m->lock_off > 0,
+			   .spin_lock_off = m->lock_off > 0 ? (uint32_t)m->lock_off - 1 : 0);
 		int err = bpfrt_map_create(m->type, name, m->key, m->value, m->max, &o, &m->map);
 		uint32_t slot0 = 0;
 

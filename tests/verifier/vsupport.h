@@ -28,11 +28,13 @@ struct tmap {
 	const char *bpfrt_name;  /* the bpfrt map's name if not name */
 	int inner;               /* map-in-map: 1 + the tmaps index of the inner map
 				  * (its template, and the map in slot 0) */
+	int lock_off;            /* 1 + the offset of a struct bpf_spin_lock in the
+				  * value (0: none; Linux's copy has none: no BTF) */
 };
 
 /* hash, array, big, rb, progs, rodata, ro, frozen, ro4, rodata_rw, rohash,
  * wo, wohash, xdp_progs, queue, stack, bloom, lru_pcpu, roqueue, lpm, aom, hom, pea, cga,
- * stm, pcpu: see
+ * stm, pcpu, locked, hlocked: see
  * tests/verifier/corpus_asm.inc */
 extern struct tmap tmaps[];
 extern const size_t tmap_cnt;

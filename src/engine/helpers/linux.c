@@ -24,6 +24,7 @@
 #include "helpers/for_each.h"
 #include "helpers/probe.h"
 #include "helpers/stack.h"
+#include "helpers/spin_lock.h"
 #include "helpers/string.h"
 #include "helpers/trace.h"
 #include "maps/map.h"
@@ -405,6 +406,10 @@ static const struct bpfrt_helper_default defaults[] = {
 	{ BPF_FUNC_map_lookup_percpu_elem, { "map_lookup_percpu_elem",
 	  bpfrt_bpf_map_lookup_percpu_elem, BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
 	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_KEY), A(ANYTHING) } } },
+	{ BPF_FUNC_spin_lock, { "spin_lock", bpfrt_bpf_spin_lock, BPFRT_RET_VOID,
+	  { A(PTR_TO_SPIN_LOCK) } } },
+	{ BPF_FUNC_spin_unlock, { "spin_unlock", bpfrt_bpf_spin_unlock, BPFRT_RET_VOID,
+	  { A(PTR_TO_SPIN_LOCK) } } },
 	{ BPF_FUNC_for_each_map_elem, { "for_each_map_elem", bpfrt_bpf_for_each_map_elem,
 	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL),
 			       A(ANYTHING) } } },

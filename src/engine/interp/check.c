@@ -604,6 +604,12 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 			if (!check_str(cr, prog, insn, v, who))
 				return false;
 			break;
+		case BPFRT_ARG_PTR_TO_SPIN_LOCK:
+			/* the lock word of a map value the run may write */
+			if ((v & 3) || !check_range(cr, prog, insn, v, 4, BPFRT_CHECK_WRITE, who))
+				return (v & 3) ? bad_arg(cr, prog, insn, who, "a misaligned lock", v)
+					       : false;
+			break;
 		case BPFRT_ARG_PTR_TO_FUNC:
 			/* the interpreter's callbacks are tagged insn indexes:
 			 * an untagged value would be called as native code */

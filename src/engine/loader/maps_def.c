@@ -3,6 +3,7 @@
  * one array map per global-data section. */
 #include "loader/object.h"
 #include "core/error.h"
+#include "loader/value_fields.h"
 #include "maps/map.h"
 
 #include <bpf/btf.h>
@@ -131,6 +132,26 @@ static int member_values(struct bpfrt_object *obj, const char *name,
 	return parse_btf_map(obj, inner_name, ptr->type, m->inner);
 }
 
+/* __type(value, T): where T's struct bpf_spin_lock is, if it has one
+ * (value_fields.c); 0 or -errno with the message. */
+static int value_spin_lock(struct bpfrt_object *obj, const char *name,
+			   const struct btf_member *mem, struct obj_map *m)
+{
+	bool loops = false;
+	const struct btf_type *ptr = skip_mods(obj->btf, mem->type, &loops);
+	int32_t off;
+	int err;
+
+	if (!ptr || !btf_is_ptr(ptr))
+		return 0;
+	err = bpfrt_btf_find_spin_lock(obj->btf, ptr->type, obj->name, name, &off);
+	if (err)
+		return err;
+	m->has_spin_lock = off >= 0;
+	m->spin_lock_off = off >= 0 ? (uint32_t)off : 0;
+	return 0;
+}
+
 static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t type_id,
 			 struct obj_map *m)
 {
@@ -166,8 +187,11 @@ static int parse_btf_map(struct bpfrt_object *obj, const char *name, uint32_t ty
 			err = member_u64(obj->btf, mem, &m->map_extra);
 		else if (!strcmp(mn, "key"))
 			err = member_type_size(obj->btf, mem, &m->key_size);
-		else if (!strcmp(mn, "value"))
+		else if (!strcmp(mn, "value")) {
 			err = member_type_size(obj->btf, mem, &m->value_size);
+			if (!err && (err = value_spin_lock(obj, name, mem, m)))
+				return err;
+		}
 		else if (!strcmp(mn, "values")) {
 			err = member_values(obj, name, mem, m);
 			m->values_off = btf_member_bit_offset(t, (uint32_t)i) / 8;

@@ -380,7 +380,9 @@ static int create_maps(struct bpfrt_object *obj, uint64_t bpfrt_flags)
 					       &(struct bpfrt_map_create_opts){
 							.sz = sizeof(struct bpfrt_map_create_opts),
 							.map_flags = m->inner->map_flags,
-							.map_extra = m->inner->map_extra },
+							.map_extra = m->inner->map_extra,
+							.has_spin_lock = m->inner->has_spin_lock,
+							.spin_lock_off = m->inner->spin_lock_off },
 					       &tmpl);
 			if (err)
 				return obj_err_wrap(err, "%s: map %s: inner map template", obj->name,
@@ -394,7 +396,9 @@ static int create_maps(struct bpfrt_object *obj, uint64_t bpfrt_flags)
 									.map_flags = m->map_flags,
 									.map_extra = m->map_extra,
 									.inner_map = tmpl,
-									.bpfrt_flags = bpfrt_map_type_shareable(m->type) ? bpfrt_flags : 0 },
+									.bpfrt_flags = bpfrt_map_type_shareable(m->type) ? bpfrt_flags : 0,
+									.has_spin_lock = m->has_spin_lock,
+									.spin_lock_off = m->spin_lock_off },
 				       &m->map);
 		bpfrt_map_free(tmpl);
 		if (err)

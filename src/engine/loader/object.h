@@ -53,6 +53,8 @@ struct obj_map {
 	size_t sec_off;      /* offset of the definition (or 0 for data maps) */
 	void *init;          /* SEC_DATA: initial image (value_size bytes) */
 	bool freeze;         /* read-only data: frozen at load, after init */
+	bool has_spin_lock;  /* a struct bpf_spin_lock in the BTF value type, at: */
+	uint32_t spin_lock_off;
 	struct bpfrt_map *map; /* created at load */
 };
 

@@ -320,6 +320,10 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 				 "(BPFRT_MAP_F_SHARED: arrays, per-CPU arrays and ring buffers)",
 				 name ? name : "", tn ? tn : "map of this type");
 	}
+	attr.spin_lock_off = OPTS_GET(opts, has_spin_lock, 0) ?
+			     (int32_t)OPTS_GET(opts, spin_lock_off, 0) : -1;
+	if (OPTS_GET(opts, has_spin_lock, 0) && OPTS_GET(opts, spin_lock_off, 0) > INT32_MAX)
+		attr.spin_lock_off = INT32_MAX - 3; /* refused below as outside the value */
 	if (attr.inner_template && !bpfrt_map_is_map_in_map(&attr))
 		return bpfrt_err(-EINVAL, "map '%s': inner_map is for map-in-map kinds only",
 				 name ? name : "");
@@ -329,6 +333,8 @@ int bpfrt_map_create(enum bpf_map_type type, const char *name,
 	if (!err && attr.map_extra && type != BPF_MAP_TYPE_BLOOM_FILTER)
 		err = bpfrt_err(-EINVAL, "map '%s': map_extra 0x%llx: only bloom filters take "
 				"map_extra", attr.name, (unsigned long long)attr.map_extra);
+	if (!err)
+		err = bpfrt_map_check_spin_lock(&attr);
 	if (!err)
 		err = ops->alloc_check(&attr);
 	if (!err)
@@ -445,14 +451,35 @@ static int check_host_read(const struct bpfrt_map *map, const char *op)
 
 int bpfrt_map_lookup_elem(struct bpfrt_map *map, const void *key, void *value)
 {
+	return bpfrt_map_lookup_elem_flags(map, key, value, 0);
+}
+
+/* BPF_F_LOCK needs a bpf_spin_lock in the value (Linux: -EINVAL). */
+static int check_lock_flag(const struct bpfrt_map *map, const char *op, uint64_t flags)
+{
+	if ((flags & BPF_F_LOCK) && map->spin_lock_off < 0)
+		return bpfrt_err(-EINVAL, "map '%s': %s: BPF_F_LOCK needs a bpf_spin_lock in the "
+				 "value, which this map has not", map->name, op);
+	return 0;
+}
+
+int bpfrt_map_lookup_elem_flags(struct bpfrt_map *map, const void *key, void *value,
+				uint64_t flags)
+{
 	int err;
 
 	if (!map || !value || (!key && map->key_size))
 		return bpfrt_err(-EINVAL, "map lookup: NULL argument");
 	if ((err = check_host_read(map, "lookup")))
 		return err;
+	if (flags & ~(uint64_t)BPF_F_LOCK)
+		return bpfrt_err(-EINVAL, "map '%s': lookup: invalid flags 0x%llx", map->name,
+				 (unsigned long long)flags);
+	if ((err = check_lock_flag(map, "lookup", flags)))
+		return err;
 	bpfrt_rcu_read_lock();
-	err = map->ops->sys_lookup(map, key, value);
+	err = map->spin_lock_off >= 0 ? bpfrt_map_lookup_locked_value(map, key, value, flags)
+				      : map->ops->sys_lookup(map, key, value);
 	bpfrt_rcu_read_unlock();
 	return report(map, "lookup", err);
 }
@@ -462,17 +489,22 @@ int bpfrt_map_update_elem(struct bpfrt_map *map, const void *key,
 {
 	if (!map || !value || (!key && map->key_size))
 		return bpfrt_err(-EINVAL, "map update: NULL argument");
-	/* BPF_F_LOCK needs a bpf_spin_lock in the value, which bpfrt maps
-	 * never have (Linux: -EINVAL). */
 	int err;
 
-	if (flags > BPF_EXIST)
+	if ((flags & ~(uint64_t)BPF_F_LOCK) > BPF_EXIST)
 		return bpfrt_err(-EINVAL, "map '%s': update: invalid flags 0x%llx",
 				 map->name, (unsigned long long)flags);
+	if ((err = check_lock_flag(map, "update", flags)))
+		return err;
 	err = bpfrt_map_host_write_begin(map, "update");
 	if (err)
 		return err;
-	err = report(map, "update", map->ops->sys_update(map, key, value, flags));
+	if (map->spin_lock_off >= 0) {
+		err = report(map, "update",
+			     (int)bpfrt_map_update_locked_value(map, key, value, flags, true));
+	} else {
+		err = report(map, "update", map->ops->sys_update(map, key, value, flags));
+	}
 	bpfrt_map_host_write_end(map);
 	return err;
 }
@@ -508,10 +540,15 @@ int bpfrt_map_lookup_and_delete_elem(struct bpfrt_map *map, const void *key, voi
 	err = bpfrt_map_host_write_begin(map, "lookup_and_delete");
 	if (err)
 		return err;
+	/* a value with a lock: BPF_F_LOCK is Linux's to take (the value is
+	 * copied as the element is unlinked); the lock's bytes read as 0 */
 	bpfrt_rcu_read_lock();
 	err = map->ops->sys_lookup_and_delete ?
-	      map->ops->sys_lookup_and_delete(map, key, value, flags) : -EOPNOTSUPP;
+	      map->ops->sys_lookup_and_delete(map, key, value, map->spin_lock_off >= 0 ?
+					      flags & ~(uint64_t)BPF_F_LOCK : flags) : -EOPNOTSUPP;
 	bpfrt_rcu_read_unlock();
+	if (!err && map->spin_lock_off >= 0)
+		memset((char *)value + map->spin_lock_off, 0, 4);
 	bpfrt_map_host_write_end(map);
 	return report(map, "lookup_and_delete", err);
 }

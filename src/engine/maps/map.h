@@ -95,6 +95,9 @@ struct bpfrt_map {
 	uint64_t bpfrt_flags;
 	/* Creation only (map-in-map): the inner map template; NULL after. */
 	const struct bpfrt_map *inner_template;
+	/* Offset of the struct bpf_spin_lock in each value, -1 without one
+	 * (value_lock.c). */
+	int32_t spin_lock_off;
 };
 
 /* Frozen and not writable by programs: nothing can change the map any
@@ -154,9 +157,23 @@ static inline void *bpfrt_map_prog_lookup(struct bpfrt_map *map, const void *key
 	return map->ops->lookup(map, key);
 }
 
+/* value_lock.c: a map whose values hold a struct bpf_spin_lock. */
+int bpfrt_map_check_spin_lock(const struct bpfrt_map *attr);
+long bpfrt_map_update_locked_value(struct bpfrt_map *map, const void *key, const void *value,
+				   uint64_t flags, bool user);
+int bpfrt_map_lookup_locked_value(struct bpfrt_map *map, const void *key, void *value,
+				  uint64_t flags);
+/* Takes and gives back the lock at lock (bpf_spin_lock/unlock): a word
+ * spinlock, which also works across processes sharing the map's memory. */
+void bpfrt_map_value_lock(void *lock);
+void bpfrt_map_value_unlock(void *lock);
+
 static inline long bpfrt_map_prog_update(struct bpfrt_map *map, const void *key,
 					 const void *value, uint64_t flags)
 {
+	/* the lock's bytes are never overwritten by a value */
+	if (map->spin_lock_off >= 0)
+		return bpfrt_map_update_locked_value(map, key, value, flags, false);
 	return map->ops->update(map, key, value, flags);
 }
 

@@ -58,6 +58,7 @@ static bool meta_equal(const struct bpfrt_map *meta, const struct bpfrt_map *m)
 {
 	return meta->type == m->type && meta->key_size == m->key_size &&
 	       meta->value_size == m->value_size && meta->map_flags == m->map_flags &&
+	       meta->spin_lock_off == m->spin_lock_off && /* the verifier's view of the lock */
 	       ((meta->map_flags & BPF_F_INNER_MAP) || meta->max_entries == m->max_entries);
 }
 

@@ -201,6 +201,8 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		return 0;
 	case BPFRT_ARG_PTR_TO_LONG:
 		return vcheck_helper_mem(env, regno, 8, true, true);
+	case BPFRT_ARG_PTR_TO_SPIN_LOCK:
+		return vcheck_spin_lock_arg(env, h, regno); /* spin_lock.c */
 	case BPFRT_ARG_PTR_TO_CONST_STR: {
 		const char *base;
 		int64_t at;
@@ -569,6 +571,10 @@ static int do_helper_call(struct venv *env, int32_t id)
 
 int vdo_call(struct venv *env, const struct bpf_insn *insn)
 {
+	int lock_err = vcheck_call_while_locked(env, insn);
+
+	if (lock_err)
+		return lock_err;
 	if (insn->src_reg == BPF_PSEUDO_CALL) {
 		int sp = bpfrt_insn_callee(env->prog, env->insn);
 		int err;
@@ -634,6 +640,8 @@ int vdo_exit(struct venv *env)
 	int err;
 
 	if (st->curframe == 0) {
+		if ((err = vcheck_exit_unlocked(env)))
+			return err;
 		if ((err = check_return_value(env)))
 			return err;
 		if (st->nrefs)

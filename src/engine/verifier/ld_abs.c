@@ -29,6 +29,8 @@ int vdo_ld_abs(struct venv *env, const struct bpf_insn *insn)
 		return err;
 	if (env->cur->nrefs)
 		return verr(env, "BPF_LD_[ABS|IND] cannot be mixed with socket references");
+	if (vlock_held(env))
+		return verr(env, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region");
 	if (insn_mode(insn) == BPF_IND) {
 		const struct vreg *src = reg_at(env, insn->src_reg);
 

@@ -446,6 +446,8 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 	}
 	case PTR_TO_MAP_VALUE:
 		err = check_region(env, regno, &reg, off, size, reg.map->value_size, "map value");
+		if (!err)
+			err = vcheck_spin_lock_access(env, &reg, off, size, false);
 		if (err)
 			return err;
 		if (write && map_prog_rdonly(reg.map))
@@ -671,7 +673,8 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 			return verr(env, "R%d write into map forbidden", regno);
 		if (!uninit && map_prog_wronly(reg.map))
 			return verr(env, "R%d read from map forbidden", regno);
-		return check_region(env, regno, &reg, 0, size, reg.map->value_size, "map value");
+		err = check_region(env, regno, &reg, 0, size, reg.map->value_size, "map value");
+		return err ? err : vcheck_spin_lock_access(env, &reg, 0, size, true);
 	case PTR_TO_MAP_KEY:
 		if (uninit)
 			return verr(env, "R%d cannot write into map_key", regno);

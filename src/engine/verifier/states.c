@@ -79,6 +79,8 @@ struct vstate *vstate_copy(const struct vstate *src)
 	st->joined = src->joined;
 	st->join_insn = src->join_insn;
 	st->insn = src->insn;
+	st->lock_map = src->lock_map;
+	st->lock_id = src->lock_id;
 	for (uint32_t i = 0; i <= src->curframe; i++) {
 		st->frames[i] = frame_copy(src->frames[i]);
 		if (!st->frames[i]) {
@@ -315,6 +317,10 @@ static bool regsafe(const struct vreg *old, const struct vreg *cur, struct idmap
 		return false;
 	if ((old->flags & PTR_MAYBE_NULL) || old->type == PTR_TO_PACKET)
 		return check_ids(m, old->id, cur->id);
+	/* a value with a lock: which value it is decides which lock an
+	 * unlock through it gives back (spin_lock.c) */
+	if (old->type == PTR_TO_MAP_VALUE && old->map && old->map->spin_lock_off >= 0)
+		return check_ids(m, old->id, cur->id);
 	return true;
 }
 
@@ -507,6 +513,9 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 	for (uint32_t i = 0; i < old->nrefs; i++)
 		if (!check_ids(&m, old->refs[i].id, cur->refs[i].id))
 			return false;
+	/* the same lock held, or none (spin_lock.c) */
+	if (old->lock_map != cur->lock_map || !check_ids(&m, old->lock_id, cur->lock_id))
+		return false;
 	return true;
 }
 
@@ -565,7 +574,8 @@ int vjoin_distance(struct venv *env, const struct vstate *old, const struct vsta
 {
 	int d = 0;
 
-	if (old->curframe != cur->curframe || old->nrefs != cur->nrefs)
+	if (old->curframe != cur->curframe || old->nrefs != cur->nrefs ||
+	    old->lock_map != cur->lock_map || old->lock_id != cur->lock_id)
 		return -1;
 	for (uint32_t f = 0; f <= old->curframe; f++) {
 		const struct vframe *o = old->frames[f], *c = cur->frames[f];

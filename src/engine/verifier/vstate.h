@@ -133,6 +133,10 @@ struct vstate {
 	uint32_t join_insn;     /* where the last join on this path was */
 	uint64_t hash;          /* checkpoints: loop_hash at insn */
 	uint32_t hits, misses;
+	/* the bpf_spin_lock held on this path (spin_lock.c): the map value's
+	 * map and the id of its pointer; NULL map: none */
+	struct bpfrt_map *lock_map;
+	uint32_t lock_id;
 };
 
 struct vstack_elem {
@@ -396,6 +400,21 @@ bool vmap_func_writes(int32_t func_id);
 /* Returns 0: continue at env->insn; 1: this path is done. */
 int vdo_exit(struct venv *env);
 int vcheck_tail_call_stack(struct venv *env);
+
+/* spin_lock.c: bpf_spin_lock/unlock and the rules while a lock is held */
+bool vlock_held(const struct venv *env);
+/* A call at a path holding a lock: only bpf_spin_unlock. */
+int vcheck_call_while_locked(struct venv *env, const struct bpf_insn *insn);
+int vcheck_exit_unlocked(struct venv *env);
+/* A BPFRT_ARG_PTR_TO_SPIN_LOCK argument: checked, then taken or given back. */
+int vcheck_spin_lock_arg(struct venv *env, const struct bpfrt_helper *h, int regno);
+/* [reg + off, + size) must not touch a map value's lock (helper: a helper's
+ * memory argument, else a load/store/atomic). */
+int vcheck_spin_lock_access(struct venv *env, const struct vreg *reg, int32_t off, uint32_t size,
+			    bool helper);
+/* The program's kind may reference map (one with a lock: not socket
+ * filters and tracing kinds). */
+int vcheck_map_lock_kind(struct venv *env, const struct bpfrt_map *map);
 
 /* ld_abs.c: a legacy packet load (BPF_LD | BPF_ABS / BPF_IND); returns
  * as vdo_exit (its failure path is the current function's exit). */

@@ -63,6 +63,8 @@ static int do_ld_imm64(struct venv *env, const struct bpf_insn *insn)
 		if (insn->src_reg || insn_lddw_imm(insn) != map_ref_addr(ref))
 			return verr(env, "lddw immediate %#llx does not match its map reference",
 				    (unsigned long long)insn_lddw_imm(insn));
+		if (vcheck_map_lock_kind(env, ref->map)) /* spin_lock.c */
+			return -EACCES;
 		if (ref->kind == BPF_PSEUDO_MAP_VALUE) {
 			mark_ptr(dst, PTR_TO_MAP_VALUE);
 			dst->off = (int32_t)ref->off;
