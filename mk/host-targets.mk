@@ -10,6 +10,7 @@
 #   tests/host/kprobe_targets.c     kprobe targets: plain code (kprobes need
 #                                   no patchable entry), some in assembly for
 #                                   known first instructions
+#   tests/host/override_targets.c   bpf_override_return's target: plain C
 #   tests/host/sym_late.c           a library test_symbols loads with dlopen
 #                                   after its first lookups
 # Trampolines patch x86-64 code only: on other targets the tests that hook
@@ -66,6 +67,7 @@ $(BUILD)/bpfrt-bench: $(BUILD)/bench/host/bench_funcs.o $(BUILD)/bench/host/benc
 endif
 
 $(BUILD)/tests/test_kprobe: $(BUILD)/tests/host/kprobe_targets.o
+$(BUILD)/tests/test_override_return: $(BUILD)/tests/host/override_targets.o
 
 # An order-only prerequisite: never linked in; the test gets its path.
 $(BUILD)/tests/host/libsym_late.so: tests/host/sym_late.c

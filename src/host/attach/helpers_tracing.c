@@ -11,6 +11,7 @@
  * load where an id is still free, so a program loaded before any attach
  * has them too. */
 #include "attach/helpers_tracing.h"
+#include "attach/override.h"
 #include "attach/run.h"
 #include "attach/trampoline.h"
 #include "helpers/helpers.h"
@@ -122,6 +123,8 @@ static const struct bpfrt_helper_default tracing_helpers[] = {
 	  { A(PTR_TO_CTX), A(PTR_TO_LONG) } } },
 	{ BPF_FUNC_get_func_arg_cnt, { "get_func_arg_cnt", bpf_get_func_arg_cnt,
 	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX) } } },
+	{ BPF_FUNC_override_return, { "override_return", bpfrt_bpf_override_return,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING) } } },
 };
 
 __attribute__((constructor)) void bpfrt_tracing_helpers_init(void)

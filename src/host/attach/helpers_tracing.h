@@ -20,6 +20,11 @@ struct bpfrt_probe_frame {
 	const void *regs;
 	uint64_t ip;
 	bool at_entry;  /* the probe sits on a function's first instruction */
+	/* bpf_override_return (override.c): allowed for this run (an entry
+	 * kprobe in int3 mode), then asked for, with the value */
+	bool may_override;
+	bool override;
+	uint64_t override_rc;
 };
 
 extern __thread struct bpfrt_probe_frame bpfrt_probe_frame

@@ -78,6 +78,7 @@
 #include "attach/insn_x86.h"
 #include "attach/link.h"
 #include "attach/kprobe.h"
+#include "attach/override.h"
 #include "attach/run.h"
 #include "attach/text_poke.h"
 #include "attach/trampoline.h"
@@ -782,24 +783,40 @@ __asm__(".text\n"
 	"	ret\n"
 	".size bpfrt_kretprobe_tramp, .-bpfrt_kretprobe_tramp\n");
 
-/* Shared by the trampoline and the int3 handler. */
-static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
+/* The programs of a site, then its kretprobe entry. may_override: an
+ * entry site's int3 path, where a program's bpf_override_return can make
+ * the function return at once; true is returned then, with *rc. */
+static bool kprobe_run(struct kprobe_site *s, struct bpfrt_pt_regs *regs, bool may_override,
+		       uint64_t *rc)
 {
 	const struct bpfrt_prog_array *arr;
+	bool override = false;
 
 	bpfrt_attach_enter();
 	arr = bpfrt_prog_array_load(&s->progs);
 	if (arr) {
 		struct bpfrt_probe_frame outer = bpfrt_probe_frame;
 
-		bpfrt_probe_frame = (struct bpfrt_probe_frame){ regs, s->addr, s->entry };
+		bpfrt_probe_frame = (struct bpfrt_probe_frame){
+			regs, s->addr, s->entry, .may_override = may_override && s->entry };
 		bpfrt_prog_array_run(arr, regs);
+		override = bpfrt_probe_frame.override;
+		*rc = bpfrt_probe_frame.override_rc;
 		bpfrt_probe_frame = outer;
 	}
 	arr = bpfrt_prog_array_load(&s->rprogs);
 	if (arr)
 		kretprobe_enter(s, arr, regs);
 	bpfrt_attach_exit();
+	return override;
+}
+
+/* The trampoline's handler (jmp mode: no override, such sites stay int3). */
+static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
+{
+	uint64_t rc;
+
+	kprobe_run(s, regs, false, &rc);
 }
 
 static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
@@ -817,7 +834,20 @@ static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
 		count_misses(atomic_load(&s->progs));
 		count_misses(atomic_load(&s->rprogs));
 	} else {
-		kprobe_handle(s, &regs);
+		uint64_t rc = 0;
+
+		if (kprobe_run(s, &regs, true, &rc)) {
+			/* bpf_override_return at a function's entry: return to
+			 * the caller now (the return address is at rsp; a
+			 * kretprobe's trampoline, if one took its place, runs
+			 * as the function's return) */
+			uintptr_t sp = bpfrt_uc_sp(uc);
+
+			bpfrt_uc_set_retval(uc, rc);
+			bpfrt_uc_set_pc(uc, *(const uintptr_t *)sp);
+			bpfrt_uc_set_sp(uc, sp + 8);
+			return true;
+		}
 	}
 	bpfrt_uc_set_pc(uc, s->ool);
 	return true;
@@ -1238,6 +1268,18 @@ int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t add
 	err = resolve(func, addr, o.offset, o.retprobe, &where, &sym, &entry);
 	if (err)
 		goto fail;
+	/* bpf_override_return: bpfrt's rule (override.c), where Linux asks
+	 * for an error-injectable function; it works through the int3 path */
+	if (bpfrt_prog_calls_override(prog)) {
+		if (o.retprobe || !entry) {
+			err = bpfrt_err(-EINVAL, "%s: bpf_override_return works only in a kprobe at a "
+					"function's entry (offset 0), not %s%s%s%#lx", prog->name,
+					o.retprobe ? "a kretprobe at " : "", func ? func : "",
+					func ? "+" : "", (unsigned long)o.offset);
+			goto fail;
+		}
+		kl->int3_only = true;
+	}
 	char target[160];
 
 	if (func && o.offset)

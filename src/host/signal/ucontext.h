@@ -62,6 +62,8 @@ static inline void bpfrt_uc_set_arg(ucontext_t *uc, int n, uintptr_t v)
 	BPFRT_UC_GREG(uc, bpfrt_uc_arg_reg(n)) = (greg_t)v;
 }
 static inline uintptr_t bpfrt_uc_breakpoint_addr(const ucontext_t *uc) { return bpfrt_uc_pc(uc) - 1; }
+/* The function's return value register (rax): a kprobe's override. */
+static inline void bpfrt_uc_set_retval(ucontext_t *uc, uint64_t v) { BPFRT_UC_GREG(uc, REG_RAX) = (greg_t)v; }
 
 /* A kprobe's context from an int3 trap: every general-purpose register
  * as the thread had it, in Linux's x86-64 pt_regs order (ip is the
