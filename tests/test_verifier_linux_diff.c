@@ -212,6 +212,14 @@ static bool program_calls_helpers(const struct vg_prog *p)
 	return has_insn(p, is_helper_call);
 }
 
+static bool uses_locked_map(const struct vg_prog *p)
+{
+	for (uint32_t i = 0; i < p->nref; i++)
+		if (p->ref_map[i] == VM_LOCKED)
+			return true;
+	return false;
+}
+
 static bool is_snprintf(const struct bpf_insn *in)
 {
 	return is_helper_call(in) && in->imm == BPF_FUNC_snprintf;
@@ -411,6 +419,11 @@ static struct diff_class classes[] = {
 	{ "zero-sized memory argument", "expected=fp, pkt", zero_sized_memory_argument,
 	  "with a constant size 0 bpfrt lets any value stand for a helper's memory "
 	  "argument (no byte is read or written); Linux still wants a memory pointer" },
+	{ "a spin lock map without BTF", "has to have BTF in order to use bpf_spin_lock",
+	  uses_locked_map,
+	  "Linux finds a map value's bpf_spin_lock in the map's BTF, and the kernel's "
+	  "copies of the test maps are made without one; bpfrt's \"locked\" map has its lock "
+	  "at 4 (tests/verifier/progs/vspinlock.bpf.c compares with BTF)" },
 	{ "r2 is the context length", "R2 !read_ok", any,
 	  "bpfrt's run contract passes r2 = the context length (a scalar); Linux starts "
 	  "with r2 uninitialised" },

@@ -21,7 +21,7 @@ const char *const vg_class_names[VC_CNT] = {
 	"jmp", "jmp32", "ja", "gotol", "back-edge",
 	"lddw imm", "lddw map", "lddw map value", "lddw func",
 	"helper call", "local call", "callx", "bpf_loop", "tail call", "ringbuf record",
-	"packet", "ctx read", "ctx write", "ld_abs/ind",
+	"packet", "ctx read", "ctx write", "ld_abs/ind", "spin lock",
 };
 
 /* ---- maps ----------------------------------------------------------------------- */
@@ -753,6 +753,25 @@ static void lddw_func(struct gen *g, int dst, int sub)
 	g->st.r[dst] = (struct greg){ .t = T_FUNC };
 }
 
+/* bpf_spin_lock / bpf_spin_unlock around a store next to the lock of
+ * "locked" (its lock at 4; socket filters and tracing kinds are refused
+ * such a map, as Linux). */
+static void s_spin_lock(struct gen *g)
+{
+	if ((g->reserved & 0x3f) || !room(g, 12))
+		return;
+	add_ref(g, VM_LOCKED, BPF_PSEUDO_MAP_VALUE, 4, 1);
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_spin_lock));
+	clobber_calls(g);
+	g->st.r[0].t = T_NONE;
+	add_ref(g, VM_LOCKED, BPF_PSEUDO_MAP_VALUE, 8, 2);
+	emit(g, I(BPF_ST | BPF_MEM | BPF_DW, 2, 0, 0, (int32_t)fz(100)));
+	add_ref(g, VM_LOCKED, BPF_PSEUDO_MAP_VALUE, 4, 1);
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_spin_unlock));
+	clobber_calls(g);
+	g->st.r[0].t = T_NONE;
+}
+
 static void s_lddw(struct gen *g)
 {
 	int d = pick_dst(g);
@@ -1456,8 +1475,10 @@ static void snippet(struct gen *g)
 		s_store(g);
 	else if (w < 54)
 		s_atomic(g);
-	else if (w < 58)
+	else if (w < 57)
 		s_lddw(g);
+	else if (w < 58)
+		s_spin_lock(g);
 	else if (w < 68)
 		s_helper(g);
 	else if (w < 78 && g->depth < 3)
@@ -1711,6 +1732,8 @@ uint64_t vg_classes(const struct vg_prog *p, uint8_t *helpers)
 						SET(VC_TAIL_CALL);
 					if (in->imm == BPF_FUNC_ringbuf_reserve)
 						SET(VC_RINGBUF_RECORD);
+					if (in->imm == BPF_FUNC_spin_lock)
+						SET(VC_SPIN_LOCK);
 					if (helpers && (uint32_t)in->imm < BPFRT_MAX_HELPER_ID)
 						helpers[in->imm] = 1;
 				}
