@@ -37,6 +37,10 @@ extern const struct bench bench_trig_fentry, bench_trig_fexit, bench_trig_fmodre
 extern const struct bench bench_trig_kprobe, bench_trig_kprobe_opt, bench_trig_kretprobe;
 extern const struct bench bench_trig_bpfrt_uprobe, bench_trig_bpfrt_uprobe_int3,
 	bench_trig_bpfrt_uretprobe;
+/* USDT: bpfrt's (bench_usdt.c) and the kernel's on the same site
+ * (bench_trigger.c). */
+extern const struct bench bench_trig_bpfrt_usdt, bench_trig_bpfrt_usdt_noarg, bench_trig_usdt;
+void bench_usdt_site(long x);
 
 /* The verifier, bpfrt's beside the kernel's (bench_verif.c). */
 extern const struct bench bench_verif;

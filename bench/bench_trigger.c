@@ -384,7 +384,10 @@ static bool tracefs_mounted(void)
 	       !stat("/sys/kernel/debug/tracing/events", &st);
 }
 
-static int kernel_setup_ret(const char *prog_name, const char *uprobe_func, bool retprobe)
+/* usdt_probe "PROVIDER:NAME": the program is a USDT one of usdt_bench.bpf.o,
+ * attached with libbpf's bpf_program__attach_usdt to this executable. */
+static int kernel_setup_any(const char *obj_file, const char *prog_name, const char *uprobe_func,
+			    bool retprobe, const char *usdt_provider, const char *usdt_name)
 {
 	char path[PATH_MAX + 64];
 	struct bpf_program *prog;
@@ -395,7 +398,7 @@ static int kernel_setup_ret(const char *prog_name, const char *uprobe_func, bool
 	if (geteuid() != 0)
 		return bench_skip(-EPERM, "kernel side needs root (BPF_PROG_LOAD)");
 	libbpf_set_print(libbpf_quiet);
-	snprintf(path, sizeof(path), "%s/trigger_kernel.bpf.o", bench_default_progs_dir());
+	snprintf(path, sizeof(path), "%s/%s", bench_default_progs_dir(), obj_file);
 	kobj = bpf_object__open_file(path, NULL);
 	if (!kobj)
 		return bench_skip(-errno, "%s: %s", path, strerror(errno));
@@ -419,7 +422,10 @@ static int kernel_setup_ret(const char *prog_name, const char *uprobe_func, bool
 	    bpf_program__section_name(prog) && !tracefs_mounted())
 		return bench_skip(-ENOENT, "tracefs is not mounted (mount -t tracefs nodev "
 				  "/sys/kernel/tracing): the kernel cannot find the tracepoint id");
-	if (uprobe_func) {
+	if (usdt_provider) {
+		klink = bpf_program__attach_usdt(prog, getpid(), "/proc/self/exe", usdt_provider,
+						 usdt_name, NULL);
+	} else if (uprobe_func) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = uprobe_func, .retprobe = retprobe);
 
 		klink = bpf_program__attach_uprobe_opts(prog, 0, "/proc/self/exe", 0, &uo);
@@ -430,6 +436,12 @@ static int kernel_setup_ret(const char *prog_name, const char *uprobe_func, bool
 		return bench_skip(-errno, "kernel refused to attach %s: %s", prog_name,
 				  strerror(errno));
 	return 0;
+}
+
+static int kernel_setup_ret(const char *prog_name, const char *uprobe_func, bool retprobe)
+{
+	return kernel_setup_any("trigger_kernel.bpf.o", prog_name, uprobe_func, retprobe, NULL,
+				NULL);
 }
 
 static int kernel_setup(const char *prog_name, const char *uprobe_func)
@@ -473,6 +485,19 @@ static void *uprobe_push_producer(void *arg)
 	return NULL;
 }
 
+static void *usdt_producer(void *arg)
+{
+	for (long i = 0;; i++)
+		bench_usdt_site(i);
+	return NULL;
+}
+
+static int usdt_setup(void)
+{
+	return kernel_setup_any("usdt_bench.bpf.o", "bench_usdt", NULL, false, "bpfrt_bench",
+				"site");
+}
+
 static int ktp_setup(void) { return kernel_setup("bench_trigger_ktp", NULL); }
 static int krawtp_setup(void) { return kernel_setup("bench_trigger_krawtp", NULL); }
 static int uprobe_nop5_setup(void) { return kernel_setup("bench_trigger_uprobe", "bench_uprobe_nop5"); }
@@ -507,6 +532,11 @@ static const struct bench_harness h_uretprobe_push = {
 	.producer = uprobe_push_producer, .measure = prog_measure, .teardown = kernel_teardown,
 };
 
+static const struct bench_harness h_usdt = {
+	.name = "trig-usdt", .setup = usdt_setup, .producer = usdt_producer,
+	.measure = prog_measure, .teardown = kernel_teardown,
+};
+
 /* ---- registry entries ------------------------------------------------- */
 
 #define TRIG_BENCH(var, h, text)					\
@@ -530,3 +560,5 @@ TRIG_BENCH(bench_trig_uprobe_push, h_uprobe_push,
 	   "kernel: uprobe on a function starting with push %rbp");
 TRIG_BENCH(bench_trig_uretprobe_push, h_uretprobe_push,
 	   "kernel: uretprobe on the same function");
+TRIG_BENCH(bench_trig_usdt, h_usdt,
+	   "kernel: USDT (libbpf attach_usdt: a kernel uprobe) on bpfrt-usdt's site");
