@@ -42,6 +42,7 @@
 #include "bpfrt/privstack.h"
 #include "bpfrt/nest.h"
 #include "bpfrt/helpers.h"
+#include "bpfrt/dynptr.h"
 #include "bpfrt/env.h"
 #include "bpfrt/trace.h"
 #include "bpfrt/asm.h"

@@ -61,6 +61,15 @@ enum bpfrt_arg_type {
 					    * (map_pop_elem, map_peek_elem) */
 	BPFRT_ARG_PTR_TO_SPIN_LOCK, /* the struct bpf_spin_lock of a map value
 				     * (bpf_spin_lock, bpf_spin_unlock) */
+	/* struct bpf_dynptr (16 bytes, layout in bpfrt/dynptr.h): */
+	BPFRT_ARG_PTR_TO_DYNPTR,       /* an initialised dynptr of any kind, which the
+					* helper reads (the memory it names may be written) */
+	BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_LOCAL,   /* 16 stack bytes the helper makes a
+						 * local dynptr (dynptr_from_mem) */
+	BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_RINGBUF, /* ...a ringbuf dynptr holding a
+						 * reference (ringbuf_reserve_dynptr) */
+	BPFRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE, /* a ringbuf dynptr the helper
+						  * releases (submit/discard_dynptr) */
 };
 
 enum bpfrt_ret_type {
@@ -68,6 +77,9 @@ enum bpfrt_ret_type {
 	BPFRT_RET_VOID,
 	BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
 	BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL,
+	/* memory inside the dynptr argument, or NULL (dynptr_data): as many
+	 * bytes as the constant size argument says */
+	BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL,
 };
 
 struct bpfrt_helper {

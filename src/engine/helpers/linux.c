@@ -21,6 +21,7 @@
 #include "helpers/callback.h"
 #include "helpers/clock.h"
 #include "helpers/current.h"
+#include "helpers/dynptr.h"
 #include "helpers/for_each.h"
 #include "helpers/probe.h"
 #include "helpers/stack.h"
@@ -413,6 +414,29 @@ static const struct bpfrt_helper_default defaults[] = {
 	{ BPF_FUNC_for_each_map_elem, { "for_each_map_elem", bpfrt_bpf_for_each_map_elem,
 	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL),
 			       A(ANYTHING) } } },
+	/* dynptrs (helpers/dynptr.c); dynptr_from_mem's memory must be a map
+	 * value (the verifier's rule, as Linux) */
+	{ BPF_FUNC_dynptr_from_mem, { "dynptr_from_mem", bpfrt_bpf_dynptr_from_mem,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(ANYTHING),
+			       A(PTR_TO_UNINIT_DYNPTR_LOCAL) } } },
+	{ BPF_FUNC_ringbuf_reserve_dynptr, { "ringbuf_reserve_dynptr",
+	  bpfrt_bpf_ringbuf_reserve_dynptr, BPFRT_RET_INTEGER,
+	  { A(CONST_MAP_PTR), A(ANYTHING), A(ANYTHING), A(PTR_TO_UNINIT_DYNPTR_RINGBUF) } } },
+	{ BPF_FUNC_ringbuf_submit_dynptr, { "ringbuf_submit_dynptr",
+	  bpfrt_bpf_ringbuf_submit_dynptr, BPFRT_RET_VOID,
+	  { A(PTR_TO_DYNPTR_RINGBUF_RELEASE), A(ANYTHING) } } },
+	{ BPF_FUNC_ringbuf_discard_dynptr, { "ringbuf_discard_dynptr",
+	  bpfrt_bpf_ringbuf_discard_dynptr, BPFRT_RET_VOID,
+	  { A(PTR_TO_DYNPTR_RINGBUF_RELEASE), A(ANYTHING) } } },
+	{ BPF_FUNC_dynptr_read, { "dynptr_read", bpfrt_bpf_dynptr_read, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_UNINIT_MEM), A(CONST_SIZE_OR_ZERO), A(PTR_TO_DYNPTR), A(ANYTHING),
+	    A(ANYTHING) } } },
+	{ BPF_FUNC_dynptr_write, { "dynptr_write", bpfrt_bpf_dynptr_write, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_DYNPTR), A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO),
+	    A(ANYTHING) } } },
+	{ BPF_FUNC_dynptr_data, { "dynptr_data", bpfrt_bpf_dynptr_data,
+	  BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL,
+	  { A(PTR_TO_DYNPTR), A(ANYTHING), A(CONST_SIZE_OR_ZERO) } } },
 };
 
 static void add_free_ids(struct bpfrt_env *env, const struct bpfrt_helper_default *set,

@@ -3,6 +3,7 @@
 #include "core/run.h"
 #include "core/thread_mem.h"
 #include "helpers/callback.h"
+#include "helpers/dynptr.h"
 #include "isa/disasm.h"
 #include "isa/isa.h"
 #include "maps/map.h"
@@ -37,6 +38,7 @@ static const char *const region_names[] = {
 	[BPFRT_REGION_STACK] = "stack",
 	[BPFRT_REGION_MAP_VALUE] = "map value",
 	[BPFRT_REGION_RINGBUF] = "ringbuf record",
+	[BPFRT_REGION_DYNPTR] = "dynptr",
 };
 
 static bool region_holds(const struct bpfrt_check_region *r, uint64_t addr, uint64_t size)
@@ -524,6 +526,33 @@ static bool check_str(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 	return bad_arg(cr, prog, insn, who, "string not NUL-terminated inside its region", p);
 }
 
+/* A dynptr argument: its 16 bytes readable, and the memory it names (if
+ * it is not null) inside one live region, writable unless read-only; a
+ * released one must name a live ringbuf record, which it releases. */
+static bool check_dynptr(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
+			 const struct bpf_insn *insn, uint64_t v, bool release, const char *who)
+{
+	const struct bpfrt_dynptr *p = (const struct bpfrt_dynptr *)(uintptr_t)v;
+	struct bpfrt_check_region *r;
+	uint64_t start;
+
+	if (!check_range(cr, prog, insn, v, sizeof(*p), BPFRT_CHECK_READ, who))
+		return false;
+	if (!p->data)
+		return true;
+	start = p->data + p->offset;
+	if (release) {
+		r = ringbuf_record(cr, p->data);
+		if (!r)
+			return bad_arg(cr, prog, insn, who, "dynptr of no live ringbuf record",
+				       p->data);
+		r->released = true; /* the helper submits or discards it */
+		return true;
+	}
+	return check_range(cr, prog, insn, start, bpfrt_dynptr_size(p),
+			   bpfrt_dynptr_rdonly(p) ? BPFRT_CHECK_READ : BPFRT_CHECK_RW, who);
+}
+
 bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 		      const struct bpf_insn *insn, const struct bpfrt_helper *h,
 		      const uint64_t *args)
@@ -600,6 +629,18 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 			if (!ringbuf_record(cr, v))
 				return bad_arg(cr, prog, insn, who, "not a live ringbuf record", v);
 			break;
+		case BPFRT_ARG_PTR_TO_DYNPTR:
+		case BPFRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE:
+			if (!check_dynptr(cr, prog, insn, v,
+					  t == BPFRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE, who))
+				return false;
+			break;
+		case BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_LOCAL:
+		case BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_RINGBUF:
+			if (!check_range(cr, prog, insn, v, sizeof(struct bpfrt_dynptr),
+					 BPFRT_CHECK_WRITE, who))
+				return false;
+			break;
 		case BPFRT_ARG_PTR_TO_CONST_STR:
 			if (!check_str(cr, prog, insn, v, who))
 				return false;
@@ -663,6 +704,17 @@ bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *
 			if (rec)
 				rec->released = true;
 			break;
+		case BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_LOCAL:
+		case BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_RINGBUF: {
+			const struct bpfrt_dynptr *p =
+				(const struct bpfrt_dynptr *)(uintptr_t)args[i];
+
+			helper_wrote(cr, args[i], sizeof(*p));
+			if (h->args[i] == BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_RINGBUF && p->data)
+				region_add(cr, p->data, bpfrt_dynptr_size(p), BPFRT_REGION_RINGBUF,
+					   true, map);
+			break;
+		}
 		default:
 			break;
 		}

@@ -13,7 +13,13 @@
  *    a byte not written in this run is a violation;
  *  - a map value when lddw loads its address (BPF_PSEUDO_MAP_VALUE in the
  *    program's map_refs) or a lookup helper returns it (value_size bytes);
- *  - a ringbuf record from reserve (its size) until submit or discard.
+ *  - a ringbuf record from reserve (its size) until submit or discard, and
+ *    from ringbuf_reserve_dynptr until submit_dynptr or discard_dynptr;
+ *  - what a helper hands a callback (for_each_map_elem's key copy,
+ *    user_ringbuf_drain's dynptr and sample), for the call.
+ * A dynptr argument must be initialised stack (or such a region) and, if
+ * not null, name memory inside one live region (writable unless it is
+ * read-only).
  * Helper and kfunc arguments are checked against the same regions by the
  * callee's prototype (struct bpfrt_helper args).
  *
@@ -46,6 +52,7 @@ enum bpfrt_check_region_kind {
 	BPFRT_REGION_STACK,
 	BPFRT_REGION_MAP_VALUE,
 	BPFRT_REGION_RINGBUF,
+	BPFRT_REGION_DYNPTR,       /* a struct bpf_dynptr a helper hands a callback */
 };
 
 struct bpfrt_check_region {

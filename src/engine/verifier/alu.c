@@ -32,6 +32,7 @@ static int ptr_arith(struct venv *env, const struct bpf_insn *insn, struct vreg 
 	case CONST_PTR_TO_MAP:
 	case PTR_TO_PACKET_END:
 	case PTR_TO_FUNC:
+	case CONST_PTR_TO_DYNPTR:
 		return verr(env, "R%d pointer arithmetic on %s prohibited", insn->dst_reg,
 			    vreg_type_str(ptr));
 	case PTR_TO_PACKET:
@@ -217,7 +218,8 @@ static void mark_null_outcome(struct vstate *st, uint32_t id, bool is_null)
 		if (r->id != id || !(r->flags & PTR_MAYBE_NULL))
 			continue;
 		if (is_null) {
-			if (r->ref_obj_id)
+			/* a dynptr slice's id is its dynptr's, which stays */
+			if (r->ref_obj_id && !(r->flags & PTR_DYNPTR_SLICE))
 				ref = r->ref_obj_id;
 			memset(r, 0, sizeof(*r));
 			r->type = SCALAR;

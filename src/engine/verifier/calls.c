@@ -20,6 +20,7 @@ struct call_args {
 	uint32_t release_ref;   /* reference a PTR_TO_RINGBUF_MEM argument releases */
 	int func_regno;         /* register holding the callback */
 	uint64_t msize_max;     /* the largest size a memory argument's size may be */
+	struct vdynptr_arg dynptr; /* the dynptr arguments (dynptr.c) */
 };
 
 static int check_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *max)
@@ -152,7 +153,8 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		err = check_size_arg(env, regno, t == BPFRT_ARG_CONST_SIZE_OR_ZERO, &max);
 		if (err)
 			return err;
-		if (id == BPF_FUNC_ringbuf_reserve) {
+		if (id == BPF_FUNC_ringbuf_reserve ||
+		    h->ret == BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL) {
 			if (!vreg_is_const(r))
 				return verr(env, "R%d is not a known constant", regno);
 			ca->alloc_size = (int64_t)r->var_off.value;
@@ -190,8 +192,14 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			vstack_mark_read(env, r->frameno, ~0ull);
 		}
 		return 0;
+	case BPFRT_ARG_PTR_TO_DYNPTR:
+	case BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_LOCAL:
+	case BPFRT_ARG_PTR_TO_UNINIT_DYNPTR_RINGBUF:
+	case BPFRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE:
+		return vdynptr_check_arg(env, regno, t, &ca->dynptr);
 	case BPFRT_ARG_PTR_TO_RINGBUF_MEM:
-		if (r->type != PTR_TO_MEM || (r->flags & PTR_MAYBE_NULL) || !r->ref_obj_id)
+		if (r->type != PTR_TO_MEM || (r->flags & (PTR_MAYBE_NULL | PTR_DYNPTR_SLICE)) ||
+		    !r->ref_obj_id)
 			return verr(env, "R%d type=%s expected=ringbuf_mem (a non-NULL "
 				    "ringbuf_reserve result)", regno, vreg_type_str(r));
 		if (r->off || !tnum_equals_const(r->var_off, 0))
@@ -370,6 +378,10 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 		mark_ptr(&f->regs[BPF_R3], PTR_TO_MAP_VALUE);
 		f->regs[BPF_R3].map = map.map;
 		f->regs[BPF_R4] = ctx;
+	} else if (f->cb_helper == BPF_FUNC_user_ringbuf_drain) {
+		/* callback(const struct bpf_dynptr *sample, void *ctx) */
+		vdynptr_mark_callback_arg(env, &f->regs[BPF_R1]);
+		f->regs[BPF_R2] = ctx;
 	} else {
 		/* bpf_loop: callback(u32 index, void *ctx) */
 		vreg_mark_unknown(&f->regs[BPF_R1]);
@@ -405,6 +417,9 @@ static void set_helper_result(struct venv *env, const struct bpfrt_helper *h,
 		}
 		r0->flags = PTR_MAYBE_NULL;
 		r0->id = ++env->id_gen;
+		break;
+	case BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL:
+		vdynptr_mark_slice(env, r0, &ca->dynptr, (uint32_t)ca->alloc_size);
 		break;
 	case BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL:
 		mark_ptr(r0, PTR_TO_MEM);
@@ -483,7 +498,8 @@ static void bound_by_size(struct vreg *r0, uint64_t msize_max)
 static int do_helper_call(struct venv *env, int32_t id)
 {
 	const struct bpfrt_helper *h = &env->prog->helpers[id];
-	struct call_args ca = { .alloc_size = -1, .func_regno = -1 };
+	struct call_args ca = { .alloc_size = -1, .func_regno = -1,
+				.dynptr = { .uninit_regno = -1 } };
 	uint32_t ref = 0;
 	int err;
 
@@ -512,6 +528,12 @@ static int do_helper_call(struct venv *env, int32_t id)
 		return verr(env, "helper %d returns a map value but takes no map", id);
 	if (h->ret == BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL && ca.alloc_size < 0)
 		return verr(env, "helper %d returns ringbuf memory without a constant size", id);
+	if (h->ret == BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL && (ca.alloc_size < 0 ||
+							      !ca.dynptr.dynptr_id))
+		return verr(env, "helper %d returns dynptr memory without a dynptr and a constant "
+			    "size", id);
+	if ((err = vdynptr_after_args(env, id, &ca.dynptr)))
+		return err;
 	if (h->fn == bpfrt_helper_tail_call && env->cur->nrefs)
 		return verr(env, "tail_call would lead to reference leak");
 	if (ca.release_ref) {

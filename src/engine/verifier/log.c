@@ -29,6 +29,7 @@ const char *const vreg_type_names[VREG_TYPE_CNT] = {
 	[PTR_TO_MAP_VALUE] = "map_value", [PTR_TO_MAP_KEY] = "map_key",
 	[PTR_TO_MEM] = "mem", [PTR_TO_PACKET] = "pkt", [PTR_TO_PACKET_END] = "pkt_end",
 	[PTR_TO_FUNC] = "func", [PTR_TO_BTF_ID] = "ptr_",
+	[CONST_PTR_TO_DYNPTR] = "dynptr_ptr",
 };
 
 /* The maybe-NULL forms, spelled out (no per-thread buffer: the library
@@ -276,13 +277,15 @@ static void put_reg(struct sbuf *b, const struct vreg *r, uint32_t curframe)
 }
 
 /* Slot bytes as the kernel prints them: the highest address first,
- * '?' never written, 'm' data, '0' zero, 'r' part of a spilled register. */
+ * '?' never written, 'm' data, '0' zero, 'r' part of a spilled register,
+ * 'd' part of a dynptr. */
 static void slot_chars(const struct vslot *s, char t[9])
 {
 	for (int k = 0; k < 8; k++) {
 		uint8_t ty = s->type[7 - k];
 
-		t[k] = ty == STACK_SPILL ? 'r' : ty == STACK_MISC ? 'm' : ty == STACK_ZERO ? '0' : '?';
+		t[k] = ty == STACK_SPILL ? 'r' : ty == STACK_MISC ? 'm' : ty == STACK_ZERO ? '0' :
+		       ty == STACK_DYNPTR ? 'd' : '?';
 	}
 	t[8] = 0;
 }

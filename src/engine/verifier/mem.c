@@ -156,6 +156,9 @@ static int stack_write_fixed(struct venv *env, struct vframe *fr, int64_t lo, ui
 	uint32_t bo = (uint32_t)(lo - (-(int64_t)((-lo - 1) / 8 + 1) * 8)); /* byte in slot */
 	int err;
 
+	/* a local dynptr there is destroyed, a referenced one refuses */
+	if ((err = vdynptr_stack_write(env, fr, lo, lo + size)))
+		return err;
 	/* only a write of its whole slot replaces a spilled pointer: a
 	 * narrower one would leave its other bytes behind as data */
 	for (int64_t a = lo; a < lo + size; a++) {
@@ -230,8 +233,11 @@ static int stack_read_fixed(struct venv *env, struct vframe *fr, int64_t lo, uin
 			return 0;
 		}
 	}
-	/* part of a spilled pointer is never a number, trusted or not (as
-	 * Linux, privileged or not) */
+	/* part of a spilled pointer or of a dynptr is never a number, trusted
+	 * or not (as Linux, privileged or not) */
+	if (vdynptr_in_range(fr, lo, lo + size))
+		return verr(env, "invalid read from stack off %lld size %u: the bytes are part of "
+			    "a dynptr", (long long)lo, size);
 	for (int64_t a = lo; a < lo + size; a++)
 		if (spilled_ptr_at(fr, a))
 			return verr(env, "invalid size of register fill: %u-byte read at stack off "
@@ -264,10 +270,16 @@ static int stack_read_fixed(struct venv *env, struct vframe *fr, int64_t lo, uin
 static int stack_access_var(struct venv *env, struct vframe *fr, int64_t lo, int64_t hi,
 			    bool write, struct vreg *dst, uint32_t size, bool sext)
 {
+	int err;
+
+	if (write && (err = vdynptr_stack_write(env, fr, lo, hi)))
+		return err;
+	if (!write && vdynptr_in_range(fr, lo, hi))
+		return verr(env, "invalid variable-offset read from stack [%lld, %lld): part of "
+			    "it is a dynptr", (long long)lo, (long long)hi);
 	for (int64_t a = lo; a < hi; a++) {
 		uint8_t *t = slot_byte(fr, a);
 		const struct vreg *p = spilled_ptr_at(fr, a);
-		int err;
 
 		if (p && (err = vcheck_ptr_leak(env, p, write ?
 			"spilled pointer at stack off %lld in range of variable-offset stack "
@@ -643,6 +655,12 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 
 		if (!fr)
 			return err;
+		/* as Linux: a helper never writes a dynptr's bytes (it could
+		 * alias one it takes too) nor reads them (a host address) */
+		if (vdynptr_in_range(fr, lo, hi))
+			return verr(env, uninit ? "R%d potential write to dynptr at off=%lld "
+				    "disallowed" : "R%d invalid indirect read from stack off %lld: "
+				    "part of a dynptr", regno, (long long)lo);
 		note_stack_access(env, reg.frameno, lo, hi,
 				  uninit && exact && tnum_is_const(reg.var_off));
 		if (uninit && exact && tnum_is_const(reg.var_off))

@@ -360,6 +360,11 @@ static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap
 	bool o_spill = o->spill_size && o->type[o->spill_off] == STACK_SPILL;
 	bool c_spill = c->spill_size && c->type[c->spill_off] == STACK_SPILL;
 
+	/* a dynptr covers only the same dynptr (kind, half, reference) */
+	if (o->dynptr_kind || c->dynptr_kind)
+		return o->dynptr_kind == c->dynptr_kind && o->dynptr_first == c->dynptr_first &&
+		       check_ids(m, o->spilled.id, c->spilled.id) &&
+		       check_ids(m, o->spilled.ref_obj_id, c->spilled.ref_obj_id);
 	if (exact)
 		return !memcmp(o->type, c->type, 8) && o->spill_off == c->spill_off &&
 		       (!o_spill || regsafe(&o->spilled, &c->spilled, m, true, false));

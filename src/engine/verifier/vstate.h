@@ -32,10 +32,13 @@ enum vreg_type {
 	PTR_TO_PACKET_END,
 	PTR_TO_FUNC,
 	PTR_TO_BTF_ID,     /* host struct a typed argument points to (btf_access.c) */
+	CONST_PTR_TO_DYNPTR, /* a read-only local dynptr a helper hands a callback */
 	VREG_TYPE_CNT,
 };
 
 #define PTR_MAYBE_NULL 0x1 /* flags: may be NULL until checked */
+#define PTR_DYNPTR_SLICE 0x2 /* flags: PTR_TO_MEM from dynptr_data (ref_obj_id:
+			      * its dynptr's id), never a ringbuf record itself */
 
 /* Context slots whose arguments may be typed: 12 tracepoint arguments,
  * or six registers and fexit's return value. */
@@ -57,7 +60,8 @@ struct vreg {
 	int32_t s32min, s32max;
 	uint32_t u32min, u32max;
 	uint32_t id;            /* null-check / packet-range / scalar-copy group */
-	uint32_t ref_obj_id;    /* acquired reference it belongs to */
+	uint32_t ref_obj_id;    /* acquired reference it belongs to; a dynptr
+				 * slice: its dynptr's id (dynptr.c) */
 	uint32_t mem_size;      /* PTR_TO_MEM: bytes; PTR_TO_FUNC: subprog;
 				 * PTR_TO_BTF_ID: the struct's id in env->btf */
 	int32_t range;          /* PTR_TO_PACKET: bytes known inside the packet */
@@ -69,6 +73,8 @@ enum slot_type {
 	STACK_MISC,        /* some data */
 	STACK_ZERO,        /* known zero */
 	STACK_SPILL,       /* part of the spilled register */
+	STACK_DYNPTR,      /* part of a struct bpf_dynptr (dynptr.c): never read or
+			    * written as data */
 };
 
 /* One 8-byte stack slot; slot i covers [-(i+1)*8, -i*8) of its frame. */
@@ -77,6 +83,11 @@ struct vslot {
 	uint8_t type[8];        /* per byte, byte 0 at the lowest address */
 	uint8_t spill_off;      /* the spilled value's first byte and size */
 	uint8_t spill_size;
+	/* STACK_DYNPTR slots (all 8 bytes): enum vdynptr_kind, and whether
+	 * this is the dynptr's first (lowest) slot; spilled.id is the
+	 * dynptr's id, spilled.ref_obj_id its reference (ringbuf) */
+	uint8_t dynptr_kind;
+	uint8_t dynptr_first;
 };
 
 static inline bool slot_has_spill(const struct vslot *s)
@@ -419,6 +430,32 @@ int vcheck_map_lock_kind(struct venv *env, const struct bpfrt_map *map);
 /* ld_abs.c: a legacy packet load (BPF_LD | BPF_ABS / BPF_IND); returns
  * as vdo_exit (its failure path is the current function's exit). */
 int vdo_ld_abs(struct venv *env, const struct bpf_insn *insn);
+/* dynptr.c: struct bpf_dynptr on the stack (two slots) and its helpers */
+enum vdynptr_kind { VDYNPTR_NONE = 0, VDYNPTR_LOCAL = 1, VDYNPTR_RINGBUF = 2 };
+/* A plain store (or a helper writing memory) touches [lo, hi) of fr: a
+ * local dynptr there is destroyed (its slices with it), a referenced one
+ * refuses the write. Returns 0 or the rejection. */
+int vdynptr_stack_write(struct venv *env, struct vframe *fr, int64_t lo, int64_t hi);
+/* Any byte of [lo, hi) of fr part of a dynptr? (reads refuse it) */
+bool vdynptr_in_range(const struct vframe *fr, int64_t lo, int64_t hi);
+/* The dynptr argument of helper argument type t in regno (check_arg). */
+struct vdynptr_arg {
+	uint32_t release_ref;     /* the reference a release helper drops */
+	uint32_t dynptr_id;       /* the dynptr an argument names (slices carry it) */
+	uint8_t kind;             /* its kind */
+	int uninit_regno;         /* the dynptr the helper initialises, or -1 */
+	enum bpfrt_arg_type uninit_type;
+};
+int vdynptr_check_arg(struct venv *env, int regno, enum bpfrt_arg_type t,
+		      struct vdynptr_arg *da);
+/* After the call's arguments passed: initialise the uninit dynptr
+ * (acquiring its reference) or release the released one. */
+int vdynptr_after_args(struct venv *env, int32_t id, struct vdynptr_arg *da);
+/* r0 of dynptr_data: PTR_TO_MEM of size bytes or NULL, tied to the dynptr. */
+void vdynptr_mark_slice(struct venv *env, struct vreg *r0, const struct vdynptr_arg *da,
+			uint32_t size);
+/* The callback argument of user_ringbuf_drain: a read-only local dynptr. */
+void vdynptr_mark_callback_arg(struct venv *env, struct vreg *r);
 
 /* walk.c */
 /* A copy of the current state pushed to be walked from insn later. */
