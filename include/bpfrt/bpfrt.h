@@ -49,6 +49,7 @@
 #include "bpfrt/execmem.h"
 #include "bpfrt/map.h"
 #include "bpfrt/perf_buffer.h"
+#include "bpfrt/user_ringbuf.h"
 #include "bpfrt/object.h"
 #include "bpfrt/attach.h"
 #include "bpfrt/kprobe.h"

@@ -42,6 +42,7 @@ struct tmap tmaps[] = {
 	{ "pcpu", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4, NULL, -1 },
 	{ "locked", BPF_MAP_TYPE_ARRAY, 4, 16, 2, NULL, -1, 0, false, NULL, 0, 1 + 4 },
 	{ "hlocked", BPF_MAP_TYPE_HASH, 4, 16, 4, NULL, -1, 0, false, NULL, 0, 1 + 0 },
+	{ "urb", BPF_MAP_TYPE_USER_RINGBUF, 0, 0, 4096, NULL, -1 },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";

@@ -434,6 +434,10 @@ static const struct bpfrt_helper_default defaults[] = {
 	{ BPF_FUNC_dynptr_write, { "dynptr_write", bpfrt_bpf_dynptr_write, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_DYNPTR), A(ANYTHING), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO),
 	    A(ANYTHING) } } },
+	/* callback(const struct bpf_dynptr *sample, void *ctx) (maps/user_ringbuf.c) */
+	{ BPF_FUNC_user_ringbuf_drain, { "user_ringbuf_drain", bpfrt_bpf_user_ringbuf_drain,
+	  BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(PTR_TO_FUNC), A(PTR_TO_STACK_OR_NULL),
+			       A(ANYTHING) } } },
 	{ BPF_FUNC_dynptr_data, { "dynptr_data", bpfrt_bpf_dynptr_data,
 	  BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL,
 	  { A(PTR_TO_DYNPTR), A(ANYTHING), A(CONST_SIZE_OR_ZERO) } } },

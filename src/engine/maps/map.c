@@ -26,6 +26,7 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_PERCPU_HASH]  = &bpfrt_percpu_htab_map_ops,
 	[BPF_MAP_TYPE_LRU_HASH]     = &bpfrt_lru_htab_map_ops,
 	[BPF_MAP_TYPE_RINGBUF]      = &bpfrt_ringbuf_map_ops,
+	[BPF_MAP_TYPE_USER_RINGBUF] = &bpfrt_user_ringbuf_map_ops,
 	[BPF_MAP_TYPE_LRU_PERCPU_HASH] = &bpfrt_lru_percpu_htab_map_ops,
 	[BPF_MAP_TYPE_QUEUE]        = &bpfrt_queue_map_ops,
 	[BPF_MAP_TYPE_STACK]        = &bpfrt_stack_map_ops,

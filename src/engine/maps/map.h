@@ -120,6 +120,7 @@ extern const struct bpfrt_map_ops bpfrt_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_percpu_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_lru_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_ringbuf_map_ops;
+extern const struct bpfrt_map_ops bpfrt_user_ringbuf_map_ops;
 extern const struct bpfrt_map_ops bpfrt_lru_percpu_htab_map_ops;
 extern const struct bpfrt_map_ops bpfrt_queue_map_ops;
 extern const struct bpfrt_map_ops bpfrt_stack_map_ops;
@@ -225,6 +226,11 @@ void bpfrt_ringbuf_discard(void *data, uint64_t flags);
 long bpfrt_ringbuf_output(struct bpfrt_map *map, const void *data, uint64_t size,
 			  uint64_t flags);
 uint64_t bpfrt_ringbuf_query(struct bpfrt_map *map, uint64_t flags);
+/* bpf_user_ringbuf_drain (user_ringbuf.c): the samples user space
+ * submitted to a USER_RINGBUF, each to callback(dynptr, ctx) until it
+ * returns 1; the number drained or -errno, as Linux. */
+uint64_t bpfrt_bpf_user_ringbuf_drain(uint64_t map, uint64_t callback, uint64_t ctx,
+				      uint64_t flags, uint64_t r5);
 
 /* ---- shared by the kinds ----------------------------------------------- */
 

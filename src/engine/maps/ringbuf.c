@@ -10,8 +10,7 @@
  * on a spinlock only to reserve; they fill and commit in parallel, and the
  * consumer stops at the first record still BUSY. */
 #define _GNU_SOURCE
-#include "maps/map.h"
-#include "maps/spinlock.h"
+#include "maps/ringbuf.h"
 #include "core/error.h"
 
 #include <errno.h>
@@ -28,36 +27,7 @@
 #define RINGBUF_MAX_DATA_SZ   (1u << 30)
 #define RINGBUF_MAX_RECORD_SZ (UINT32_MAX / 4)
 
-struct ringbuf {
-	struct bpfrt_map map;
-	size_t meta_size;          /* bytes before the data pages */
-	size_t mapping_size;
-	uint64_t mask;             /* data size - 1 */
-	int event_fd;
-	int shm_fd;                /* BPFRT_MAP_F_SHARED: the memfd of it all, else -1 */
-	pthread_mutex_t consumer_lock;
-	struct bpfrt_spinlock lock;
-	/* Own cache lines: the consumer writes one, producers the other. */
-	_Alignas(64) _Atomic uint64_t consumer_pos;
-	_Alignas(64) _Atomic uint64_t producer_pos;
-};
-
-struct ringbuf_hdr {
-	_Atomic uint32_t len;
-	uint32_t pg_off;
-};
-
-static struct ringbuf *to_ringbuf(struct bpfrt_map *map)
-{
-	return (struct ringbuf *)map;
-}
-
-static char *ring_data(struct ringbuf *rb)
-{
-	return (char *)rb + rb->meta_size;
-}
-
-static size_t page_size(void)
+size_t bpfrt_ringbuf_page_size(void)
 {
 	static size_t cached;  /* racy but idempotent */
 
@@ -66,21 +36,23 @@ static size_t page_size(void)
 	return __atomic_load_n(&cached, __ATOMIC_RELAXED);
 }
 
+/* RINGBUF and USER_RINGBUF alike (Linux's ringbuf_map_alloc). */
 static int ringbuf_alloc_check(const struct bpfrt_map *attr)
 {
+	const char *what = attr->type == BPF_MAP_TYPE_USER_RINGBUF ? "user_ringbuf" : "ringbuf";
 	uint32_t n = attr->max_entries;
 
 	if (attr->map_flags & ~BPF_F_NUMA_NODE)
-		return bpfrt_err(-EINVAL, "ringbuf '%s': invalid map_flags 0x%x",
+		return bpfrt_err(-EINVAL, "%s '%s': invalid map_flags 0x%x", what,
 				 attr->name, attr->map_flags);
 	if (attr->key_size || attr->value_size)
-		return bpfrt_err(-EINVAL, "ringbuf '%s': key_size and value_size must be 0",
+		return bpfrt_err(-EINVAL, "%s '%s': key_size and value_size must be 0", what,
 				 attr->name);
-	if (n == 0 || (n & (n - 1)) || n % page_size())
-		return bpfrt_err(-EINVAL, "ringbuf '%s': max_entries %u must be a power of 2 "
-				 "and a multiple of the page size", attr->name, n);
+	if (n == 0 || (n & (n - 1)) || n % bpfrt_ringbuf_page_size())
+		return bpfrt_err(-EINVAL, "%s '%s': max_entries %u must be a power of 2 "
+				 "and a multiple of the page size", what, attr->name, n);
 	if (n > RINGBUF_MAX_DATA_SZ)
-		return bpfrt_err(-E2BIG, "ringbuf '%s': max_entries %u too large",
+		return bpfrt_err(-E2BIG, "%s '%s': max_entries %u too large", what,
 				 attr->name, n);
 	return 0;
 }
@@ -123,13 +95,13 @@ static void *map_ring_memory(size_t meta, size_t data, bool shared, int *shm_fd)
 /* The data pages are mapped twice but exist once. */
 static int ringbuf_mem_size(const struct bpfrt_map *attr, uint64_t *bytes)
 {
-	*bytes = BPFRT_ROUND_UP(sizeof(struct ringbuf), page_size()) + (uint64_t)attr->max_entries;
+	*bytes = BPFRT_ROUND_UP(sizeof(struct ringbuf), bpfrt_ringbuf_page_size()) + (uint64_t)attr->max_entries;
 	return 0;
 }
 
 static int ringbuf_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 {
-	size_t meta = BPFRT_ROUND_UP(sizeof(struct ringbuf), page_size());
+	size_t meta = BPFRT_ROUND_UP(sizeof(struct ringbuf), bpfrt_ringbuf_page_size());
 	int shm_fd = -1;
 	struct ringbuf *rb = map_ring_memory(meta, attr->max_entries,
 					     attr->bpfrt_flags & BPFRT_MAP_F_SHARED, &shm_fd);
@@ -211,7 +183,7 @@ void *bpfrt_ringbuf_reserve(struct bpfrt_map *map, uint64_t size, uint64_t flags
 	hdr = (struct ringbuf_hdr *)(ring_data(rb) + (prod & rb->mask));
 	atomic_store_explicit(&hdr->len, (uint32_t)size | BPF_RINGBUF_BUSY_BIT,
 			      memory_order_relaxed);
-	hdr->pg_off = (uint32_t)(((char *)hdr - (char *)rb) / page_size());
+	hdr->pg_off = (uint32_t)(((char *)hdr - (char *)rb) / bpfrt_ringbuf_page_size());
 	/* release: the BUSY header is visible before the new position. */
 	atomic_store_explicit(&rb->producer_pos, prod + len, memory_order_release);
 	bpfrt_spin_unlock(&rb->lock);
@@ -221,8 +193,8 @@ void *bpfrt_ringbuf_reserve(struct bpfrt_map *map, uint64_t size, uint64_t flags
 static void commit(void *data, uint64_t flags, bool discard)
 {
 	struct ringbuf_hdr *hdr = (struct ringbuf_hdr *)data - 1;
-	uintptr_t page = (uintptr_t)hdr & ~(uintptr_t)(page_size() - 1);
-	struct ringbuf *rb = (struct ringbuf *)(page - (uintptr_t)hdr->pg_off * page_size());
+	uintptr_t page = (uintptr_t)hdr & ~(uintptr_t)(bpfrt_ringbuf_page_size() - 1);
+	struct ringbuf *rb = (struct ringbuf *)(page - (uintptr_t)hdr->pg_off * bpfrt_ringbuf_page_size());
 	uint32_t len = atomic_load_explicit(&hdr->len, memory_order_relaxed);
 	uint64_t rec_pos, cons_pos;
 
@@ -427,6 +399,22 @@ static long ringbuf_delete(struct bpfrt_map *map, const void *key)
 {
 	return -EOPNOTSUPP;
 }
+
+/* BPF_MAP_TYPE_USER_RINGBUF: the same ring, produced by user space
+ * (bpfrt/user_ringbuf.h) and drained by programs (user_ringbuf.c). */
+const struct bpfrt_map_ops bpfrt_user_ringbuf_map_ops = {
+	.alloc_check = ringbuf_alloc_check,
+	.mem_size = ringbuf_mem_size,
+	.alloc = ringbuf_alloc,
+	.free = ringbuf_free,
+	.sys_lookup = ringbuf_sys_lookup,
+	.sys_update = ringbuf_sys_update,
+	.sys_delete = ringbuf_sys_delete,
+	.get_next_key = ringbuf_get_next_key,
+	.lookup = ringbuf_lookup,
+	.update = ringbuf_update,
+	.delete = ringbuf_delete,
+};
 
 const struct bpfrt_map_ops bpfrt_ringbuf_map_ops = {
 	.alloc_check = ringbuf_alloc_check,
