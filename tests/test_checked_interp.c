@@ -289,6 +289,41 @@ TEST(ringbuf_record_used_after_submit)
 	bpfrt_object_close(obj);
 }
 
+/* A dynptr argument must be initialised stack naming memory of a live
+ * region: a forged one (a trusted program writes the 16 bytes itself)
+ * is stopped before the helper touches what it names. */
+TEST(forged_dynptr_is_not_followed)
+{
+	static const char *const forge =
+		"mov %r1, 0x1000\nstxdw [%r10-16], %r1\n"
+		"stw [%r10-8], 0x10000008\nstw [%r10-4], 0\n";
+	static const char *const read =
+		"mov %r1, %r10\nadd %r1, -24\nmov %r2, 8\nmov %r3, %r10\nadd %r3, -16\n"
+		"mov %r4, 0\nmov %r5, 0\ncall 201\nexit\n";
+	char text[512];
+	struct bpfrt_prog *p;
+
+	snprintf(text, sizeof(text), "%s%s", forge, read);
+	p = trusted_asm("forged_dynptr", text);
+	REQUIRE(p);
+	expect_violation(p, 0, 0, "forged_dynptr: insn", "dynptr_read argument 3",
+			 "of 8 bytes at 0x1000");
+	bpfrt_prog_free(p);
+	p = trusted_asm("uninit_dynptr", read);
+	REQUIRE(p);
+	expect_violation(p, 0, 0, "dynptr_read argument 3", "read of uninitialised stack");
+	bpfrt_prog_free(p);
+	/* over the program's own stack it is memory the program may touch */
+	snprintf(text, sizeof(text), "stdw [%%r10-32], 6\nmov %%r1, %%r10\nadd %%r1, -32\n"
+		 "stxdw [%%r10-16], %%r1\nstw [%%r10-8], 0x10000008\nstw [%%r10-4], 0\n%s",
+		 "mov %r1, %r10\nadd %r1, -24\nmov %r2, 8\nmov %r3, %r10\nadd %r3, -16\n"
+		 "mov %r4, 0\nmov %r5, 0\ncall 201\nldxdw %r0, [%r10-24]\nexit\n");
+	p = trusted_asm("stack_dynptr", text);
+	REQUIRE(p);
+	CHECK_EQ(run_checked(p, 0, 0), 6);
+	bpfrt_prog_free(p);
+}
+
 TEST(tail_call_target_runs_checked)
 {
 	struct bpfrt_object *obj = load_unsafe();

@@ -256,9 +256,10 @@ struct gst {
 };
 
 /* ROLE_CB: bpf_loop's callback(index, ctx); ROLE_EACH: for_each_map_elem's
- * callback(map, key, value, ctx) */
-enum { ROLE_MAIN, ROLE_LOCAL, ROLE_CB, ROLE_EACH };
-#define IS_CB(role) ((role) == ROLE_CB || (role) == ROLE_EACH)
+ * callback(map, key, value, ctx); ROLE_DRAIN: user_ringbuf_drain's
+ * callback(const struct bpf_dynptr *sample, ctx) */
+enum { ROLE_MAIN, ROLE_LOCAL, ROLE_CB, ROLE_EACH, ROLE_DRAIN };
+#define IS_CB(role) ((role) == ROLE_CB || (role) == ROLE_EACH || (role) == ROLE_DRAIN)
 
 struct gsub {
 	int role;
@@ -879,6 +880,8 @@ static int map_for(uint32_t id)
 		return VM_RB;
 	if (id == BPF_FUNC_tail_call)
 		return VM_KIND_PROGS;
+	if (id == BPF_FUNC_user_ringbuf_drain)
+		return fz(8) ? VM_URB : VM_RB;
 	/* the keyless kinds, now and then one they refuse (or a read-only
 	 * queue for the writers) */
 	if (id == BPF_FUNC_map_push_elem || id == BPF_FUNC_map_pop_elem ||
@@ -949,6 +952,99 @@ static int size_arg(struct gen *g, int r, int max, bool zero_ok)
 	return n;
 }
 
+/* Bytes the verifier never lets be read as data again (a dynptr's). */
+static void stk_forget(struct gen *g, int off, int size)
+{
+	for (int a = off; a < off + size; a++)
+		if (a >= -STK && a < 0) {
+			g->st.init[STK + a] = 0;
+			g->st.spill[(STK + a) / 8] = 0;
+		}
+}
+
+static bool is_dynptr_helper(uint32_t id)
+{
+	return id >= BPF_FUNC_dynptr_from_mem && id <= BPF_FUNC_dynptr_data;
+}
+
+/* The dynptr helpers as the verifier takes them: a dynptr made at an
+ * 8-aligned slot (local over the "array" value, or over a new ringbuf
+ * record), used by the helper picked (read, write, data: offsets and
+ * lengths now and then past its size, which the helpers refuse at run
+ * time), and a ringbuf one released in the same block; its 16 bytes are
+ * never data again in the model. */
+static bool dynptr_block(struct gen *g, uint32_t id)
+{
+	int cursor = 0, off, buf, len;
+	bool rb = id == BPF_FUNC_ringbuf_reserve_dynptr || id == BPF_FUNC_ringbuf_submit_dynptr ||
+		  id == BPF_FUNC_ringbuf_discard_dynptr || fz(3) == 0;
+
+	if ((g->reserved & 0x3f) || !room(g, 60))
+		return false;
+	off = stk_buf(g, 24, false, &cursor);
+	off = (off + 7) & ~7;
+	if (rb) {
+		add_ref(g, VM_RB, BPF_PSEUDO_MAP_FD, 0, 1);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 8 * (1 + (int32_t)fz(4))));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, fz(16) ? 0 : 1));
+	} else {
+		add_ref(g, VM_ARRAY, BPF_PSEUDO_MAP_VALUE, 0, 1);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, (int32_t)fz(17)));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, fz(16) ? 0 : 1));
+	}
+	ptr_stack(g, 4, off);
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, rb ? BPF_FUNC_ringbuf_reserve_dynptr
+						 : BPF_FUNC_dynptr_from_mem));
+	stk_forget(g, off, 16);
+	switch (id) {
+	case BPF_FUNC_dynptr_read:
+		len = (int)fz(9);
+		buf = stk_buf(g, 8, false, &cursor);
+		ptr_stack(g, 1, buf);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, len));
+		ptr_stack(g, 3, off);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, (int32_t)fz(12)));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, fz(16) ? 0 : 1));
+		emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_dynptr_read));
+		stk_write(g, buf, len, 0);
+		break;
+	case BPF_FUNC_dynptr_write:
+		len = (int)fz(9);
+		buf = stk_buf(g, 8, true, &cursor);
+		ptr_stack(g, 1, off);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, (int32_t)fz(12)));
+		ptr_stack(g, 3, buf);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, len));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, fz(16) ? 0 : 1));
+		emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_dynptr_write));
+		break;
+	case BPF_FUNC_dynptr_data:
+		/* the slice read once if there is one: r0 a number after */
+		ptr_stack(g, 1, off);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, (int32_t)fz(12)));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 1 + (int32_t)fz(8)));
+		emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_dynptr_data));
+		emit(g, I(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1, 0));
+		emit(g, I(BPF_LDX | BPF_MEM | BPF_B, 0, 0, 0, 0));
+		break;
+	default:
+		break;
+	}
+	if (rb) {
+		ptr_stack(g, 1, off);
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0));
+		emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, id == BPF_FUNC_ringbuf_submit_dynptr ||
+			  (id != BPF_FUNC_ringbuf_discard_dynptr && fz(2)) ?
+			  BPF_FUNC_ringbuf_submit_dynptr : BPF_FUNC_ringbuf_discard_dynptr));
+	}
+	clobber_calls(g);
+	if (rb)
+		g->st.r[0].t = T_NONE; /* submit and discard return nothing */
+	else
+		set_scalar(g, 0);
+	return true;
+}
+
 /* Sets up r1..r5 for helper id as its prototype says, then calls it
  * (callx: through a register). Returns false if this frame cannot. */
 static bool call_helper(struct gen *g, uint32_t id, bool callx)
@@ -959,6 +1055,8 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 
 	if (!h)
 		return false;
+	if (is_dynptr_helper(id) && !callx)
+		return dynptr_block(g, id);
 	for (int a = 0; a < 5; a++)
 		if ((h->args[a] == BPFRT_ARG_PTR_TO_CTX && !g->ctx_ok) ||
 		    h->args[a] == BPFRT_ARG_PTR_TO_RINGBUF_MEM)
@@ -1067,7 +1165,8 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 			break;
 		}
 		case BPFRT_ARG_PTR_TO_FUNC:
-			cb = get_sub(g, id == BPF_FUNC_for_each_map_elem ? ROLE_EACH : ROLE_CB);
+			cb = get_sub(g, id == BPF_FUNC_for_each_map_elem ? ROLE_EACH :
+					id == BPF_FUNC_user_ringbuf_drain ? ROLE_DRAIN : ROLE_CB);
 			if (cb <= 0)
 				return false;
 			lddw_func(g, r, cb);
@@ -1555,6 +1654,21 @@ static void function(struct gen *g, int self)
 			g->st.r[6] = (struct greg){ .t = T_CTX };
 			g->ctx_ok = true;
 		}
+		break;
+	case ROLE_DRAIN:
+		/* the sample's first bytes read into the frame, then r1 left */
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 3, 1, 0, 0));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0));
+		emit(g, I(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, -8));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, (int32_t)fz(9)));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, (int32_t)fz(4)));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 0));
+		emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_dynptr_read));
+		stk_write(g, -8, 8, 0);
+		set_scalar(g, 0);
+		for (int r = 1; r <= 5; r++)
+			g->st.r[r].t = T_NONE;
+		/* the caller's ctx (r2) is not used */
 		break;
 	case ROLE_CB:
 		set_scalar(g, 1);

@@ -226,6 +226,10 @@ int vdynptr_after_args(struct venv *env, int32_t id, struct vdynptr_arg *da)
 		/* Linux's rule: other memory (the stack) could outlive it */
 		return verr(env, "Unsupported reg type %s for bpf_dynptr_from_mem data",
 			    vreg_type_str(reg_at(env, BPF_R1)));
+	/* reads through the dynptr would read it (Linux lets them) */
+	if (id == BPF_FUNC_dynptr_from_mem && map_prog_wronly(reg_at(env, BPF_R1)->map))
+		return verr(env, "bpf_dynptr_from_mem over map '%s', which programs may not read "
+			    "(BPF_F_WRONLY_PROG)", reg_at(env, BPF_R1)->map->name);
 	if (da->uninit_regno < 0)
 		return 0;
 	r = reg_at(env, da->uninit_regno);

@@ -179,6 +179,11 @@ static int stack_write_fixed(struct venv *env, struct vframe *fr, int64_t lo, ui
 		if (value->type == PTR_TO_STACK && fr != cur_frame(env))
 			return verr(env, "cannot spill pointers to stack into stack frame of the "
 				    "caller");
+		/* the dynptr a helper hands a callback lives only for the
+		 * call (Linux does not spill it at all) */
+		if (value->type == CONST_PTR_TO_DYNPTR && fr != cur_frame(env))
+			return verr(env, "cannot spill the callback's dynptr pointer into stack frame "
+				    "of the caller (it lives only for the call)");
 		if (lo % 8)
 			return verr(env, "misaligned stack access off %lld for a pointer spill",
 				    (long long)lo);
