@@ -353,6 +353,23 @@ static bool type_left_out(uint32_t type)
 	return !bpfrt_map_type_supported(type) && bpfrt_linux_map_type_name(type);
 }
 
+
+/* libbpf's adjust_ringbuf_sz: a RINGBUF or USER_RINGBUF size that is not a
+ * power-of-two multiple of the page size becomes the smallest such size
+ * above it (0 stays 0, refused at creation), as libbpf creates it. */
+static uint32_t ringbuf_size_as_libbpf(uint32_t type, uint32_t size)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), mul;
+
+	if ((type != BPF_MAP_TYPE_RINGBUF && type != BPF_MAP_TYPE_USER_RINGBUF) || !size)
+		return size;
+	if (size % page == 0 && !((size / page) & (size / page - 1)))
+		return size;
+	for (mul = 1; mul * page <= UINT32_MAX; mul <<= 1)
+		if (mul * page > size)
+			return (uint32_t)(mul * page);
+	return 0;
+}
 static int create_maps(struct bpfrt_object *obj, uint64_t bpfrt_flags)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
@@ -391,7 +408,7 @@ static int create_maps(struct bpfrt_object *obj, uint64_t bpfrt_flags)
 		/* the flags go to the kinds that take them (shared memory:
 		 * arrays and ring buffers), the others are made without */
 		err = bpfrt_map_create(m->type, m->name, m->key_size, m->value_size,
-				       m->max_entries,
+				       ringbuf_size_as_libbpf(m->type, m->max_entries),
 				       &(struct bpfrt_map_create_opts){ .sz = sizeof(struct bpfrt_map_create_opts),
 									.map_flags = m->map_flags,
 									.map_extra = m->map_extra,
