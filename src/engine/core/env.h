@@ -64,7 +64,9 @@ int bpfrt_env_helper_register_default(struct bpfrt_env *env, uint32_t id,
 				      const struct bpfrt_helper *helper);
 /* Copies entry id into *out under the lock; -ENOENT if free. */
 int bpfrt_env_helper_copy(struct bpfrt_env *env, uint32_t id, struct bpfrt_helper *out);
-/* Linux's helpers into the free ids of env (helpers/linux.c). */
+/* Linux's helpers into the free ids of env, and its generic kfuncs (the
+ * open-coded iterators, helpers/iter.c) where their names are free
+ * (helpers/linux.c). */
 void bpfrt_env_add_linux_helpers(struct bpfrt_env *env);
 /* The same plus the host's defaults (bpfrt_helpers_add_defaults, the
  * tracing helpers), as a new environment starts. */

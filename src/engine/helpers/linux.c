@@ -23,6 +23,7 @@
 #include "helpers/current.h"
 #include "helpers/dynptr.h"
 #include "helpers/for_each.h"
+#include "helpers/iter.h"
 #include "helpers/probe.h"
 #include "helpers/stack.h"
 #include "helpers/spin_lock.h"
@@ -453,6 +454,8 @@ static void add_free_ids(struct bpfrt_env *env, const struct bpfrt_helper_defaul
 void bpfrt_env_add_linux_helpers(struct bpfrt_env *env)
 {
 	add_free_ids(env, defaults, sizeof(defaults) / sizeof(defaults[0]));
+	/* and Linux's generic kfuncs, by name */
+	bpfrt_env_add_iter_kfuncs(env);
 }
 
 /* The host's set (bpfrt_helpers_add_defaults): registered once, under

@@ -198,7 +198,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 	case BPFRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE:
 		return vdynptr_check_arg(env, regno, t, &ca->dynptr);
 	case BPFRT_ARG_PTR_TO_RINGBUF_MEM:
-		if (r->type != PTR_TO_MEM || (r->flags & (PTR_MAYBE_NULL | PTR_DYNPTR_SLICE)) ||
+		if (r->type != PTR_TO_MEM || (r->flags & (PTR_MAYBE_NULL | PTR_DYNPTR_SLICE | MEM_RDONLY)) ||
 		    !r->ref_obj_id)
 			return verr(env, "R%d type=%s expected=ringbuf_mem (a non-NULL "
 				    "ringbuf_reserve result)", regno, vreg_type_str(r));
@@ -617,6 +617,8 @@ int vdo_call(struct venv *env, const struct bpf_insn *insn)
 	}
 	if (!bpfrt_prog_helper(env->prog, (uint32_t)insn->imm))
 		return verr(env, "invalid func unknown#%d", insn->imm);
+	if (viter_call_op(env, env->insn))
+		return viter_call(env, insn->imm);
 	return do_helper_call(env, insn->imm);
 }
 
@@ -672,6 +674,8 @@ int vdo_exit(struct venv *env)
 		return 1;
 	}
 	callee = st->frames[st->curframe];
+	if ((err = viter_check_frame_exit(env, callee)))
+		return err;
 	r0 = callee->regs[BPF_R0];
 	if (r0.type == NOT_INIT)
 		return verr(env, "R0 !read_ok (subprogram returns an uninitialized value)");

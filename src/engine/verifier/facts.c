@@ -6,6 +6,7 @@
 #include "verifier/vstate.h"
 #include "verifier/validate.h"
 #include "isa/liveness.h"
+#include "helpers/iter.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@ static void mark_prune_points(struct venv *env)
 		} else if (insn_is_call(insn) && pc + 1 < env->n) {
 			env->aux[pc + 1].prune_point = true;
 		}
+		/* where an iterator loop converges (iter.c) */
+		if (viter_call_op(env, pc) == BPFRT_ITER_OP_NEXT)
+			env->aux[pc].prune_point = true;
 	}
 	for (uint32_t s = 0; s < env->prog->subprog_cnt; s++)
 		env->aux[env->prog->subprogs[s].start].prune_point = true;

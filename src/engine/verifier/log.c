@@ -220,8 +220,10 @@ static void put_reg(struct sbuf *b, const struct vreg *r, uint32_t curframe)
 		sput(b, ")");
 		return;
 	}
-	if (r->type == PTR_TO_MEM && r->ref_obj_id)
-		sput(b, "ringbuf_");    /* only ringbuf records are referenced memory */
+	if (r->type == PTR_TO_MEM && (r->flags & MEM_RDONLY))
+		sput(b, "rdonly_");     /* an iterator's element */
+	else if (r->type == PTR_TO_MEM && r->ref_obj_id)
+		sput(b, "ringbuf_");    /* the other referenced memory: ringbuf records */
 	sput(b, "%s", vreg_type_str(r));
 	if (r->type == PTR_TO_STACK) {
 		if (r->frameno != curframe)
@@ -285,7 +287,8 @@ static void slot_chars(const struct vslot *s, char t[9])
 		uint8_t ty = s->type[7 - k];
 
 		t[k] = ty == STACK_SPILL ? 'r' : ty == STACK_MISC ? 'm' : ty == STACK_ZERO ? '0' :
-		       ty == STACK_DYNPTR ? 'd' : '?';
+		       ty == STACK_DYNPTR ? 'd' :
+		       ty == STACK_ITER ? 'i' : '?';
 	}
 	t[8] = 0;
 }

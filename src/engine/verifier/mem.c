@@ -98,6 +98,8 @@ static struct vframe *stack_range(struct venv *env, int regno, const struct vreg
 				    (long long)*hi, fr->nslots * 8);
 		return NULL;
 	}
+	if ((*err = viter_check_stack_access(env, fr, *lo, *hi)))
+		return NULL;
 	vnote_stack_use(env, reg->frameno, (int32_t)*lo);
 	return fr;
 }
@@ -482,6 +484,8 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 		err = check_region(env, regno, &reg, off, size, reg.map->key_size, "map key");
 		break;
 	case PTR_TO_MEM:
+		if (write && (reg.flags & MEM_RDONLY))
+			return verr(env, "R%d cannot write into rdonly_mem", regno);
 		err = check_region(env, regno, &reg, off, size, reg.mem_size, "memory");
 		break;
 	case PTR_TO_CTX:
@@ -703,6 +707,8 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 			return verr(env, "R%d cannot write into map_key", regno);
 		return check_region(env, regno, &reg, 0, size, reg.map->key_size, "map key");
 	case PTR_TO_MEM:
+		if (uninit && (reg.flags & MEM_RDONLY))
+			return verr(env, "R%d cannot write into rdonly_mem", regno);
 		return check_region(env, regno, &reg, 0, size, reg.mem_size, "memory");
 	case PTR_TO_PACKET:
 		return check_packet_access(env, regno, &reg, 0, size);

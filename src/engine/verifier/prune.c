@@ -130,7 +130,13 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 		struct vstate *sl = *link;
 
 		if (sl->branches) {
-			/* an ancestor: the path went round a loop */
+			/* an ancestor: the path went round a loop; through an
+			 * active iterator's next, to a state covering this
+			 * one, it converged (iter.c says why it terminates) */
+			if (viter_converged(env, sl, cur, insn)) {
+				sl->hits++;
+				return 1;
+			}
 			/* hashes are computed when first needed (most
 			 * checkpoints never see their loop come round) */
 			if (!anc)

@@ -360,6 +360,8 @@ static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap
 	bool o_spill = o->spill_size && o->type[o->spill_off] == STACK_SPILL;
 	bool c_spill = c->spill_size && c->type[c->spill_off] == STACK_SPILL;
 
+	if (o->type[0] == STACK_ITER || c->type[0] == STACK_ITER)
+		return viter_slots_equal(o, c, exact); /* iter.c: same object, never renamed */
 	/* a dynptr covers only the same dynptr (kind, half, reference) */
 	if (o->dynptr_kind || c->dynptr_kind)
 		return o->dynptr_kind == c->dynptr_kind && o->dynptr_first == c->dynptr_first &&

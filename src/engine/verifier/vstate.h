@@ -39,6 +39,8 @@ enum vreg_type {
 #define PTR_MAYBE_NULL 0x1 /* flags: may be NULL until checked */
 #define PTR_DYNPTR_SLICE 0x2 /* flags: PTR_TO_MEM from dynptr_data (ref_obj_id:
 			      * its dynptr's id), never a ringbuf record itself */
+#define MEM_RDONLY     0x4 /* flags, PTR_TO_MEM: the program may only read it
+			    * (an iterator's element, verifier/iter.c) */
 
 /* Context slots whose arguments may be typed: 12 tracepoint arguments,
  * or six registers and fexit's return value. */
@@ -75,6 +77,10 @@ enum slot_type {
 	STACK_SPILL,       /* part of the spilled register */
 	STACK_DYNPTR,      /* part of a struct bpf_dynptr (dynptr.c): never read or
 			    * written as data */
+	STACK_ITER,        /* part of an open-coded iterator object (iter.c):
+			    * every byte of its slots, which no access but
+			    * the iterator kfuncs' may touch; the slot's
+			    * `spilled` describes it, never a register */
 };
 
 /* One 8-byte stack slot; slot i covers [-(i+1)*8, -i*8) of its frame. */
@@ -456,6 +462,25 @@ void vdynptr_mark_slice(struct venv *env, struct vreg *r0, const struct vdynptr_
 			uint32_t size);
 /* The callback argument of user_ringbuf_drain: a read-only local dynptr. */
 void vdynptr_mark_callback_arg(struct venv *env, struct vreg *r);
+
+/* iter.c: the open-coded iterator kfuncs (bpf_iter_num_*, bpf_iter_bits_*) */
+/* Is the call at pc one of them (which: helpers/iter.h's op, 0 if not)? */
+int viter_call_op(const struct venv *env, uint32_t pc);
+/* Checks and models the iterator kfunc call at env->insn. 0: go on after
+ * it, <0 rejection. */
+int viter_call(struct venv *env, int32_t id);
+/* Refuses an access to [lo, hi) of the frame touching an iterator. */
+int viter_check_stack_access(struct venv *env, const struct vframe *fr, int64_t lo, int64_t hi);
+/* Do two slots, one of them an iterator's, hold the same iterator (exact:
+ * at the same iteration depth too)? */
+bool viter_slots_equal(const struct vslot *old, const struct vslot *cur, bool exact);
+/* Refuses the exit of frame fr while it holds an iterator. */
+int viter_check_frame_exit(struct venv *env, const struct vframe *fr);
+/* At an iterator's next call: does the ancestor sl (a checkpoint still
+ * being explored) cover cur, an iteration of the same, active iterator?
+ * Then the loop converged (prune). */
+bool viter_converged(struct venv *env, const struct vstate *sl, const struct vstate *cur,
+		     uint32_t insn);
 
 /* walk.c */
 /* A copy of the current state pushed to be walked from insn later. */
