@@ -74,14 +74,16 @@ static uint64_t bpf_iter_num_next(uint64_t it, uint64_t r2, uint64_t r3, uint64_
 				  uint64_t r5)
 {
 	struct iter_num *s = PTR(it);
+	/* the next value wraps in 32 bits (start INT32_MIN begins at
+	 * INT32_MAX + 1), the comparison is in 64 */
+	int32_t next = (int32_t)((uint32_t)s->cur + 1);
 
 	(void)r2, (void)r3, (void)r4, (void)r5;
-	/* in 64 bits: cur == end == INT32_MAX must not wrap */
-	if ((int64_t)s->cur + 1 >= s->end) {
+	if ((int64_t)next >= s->end) {
 		s->cur = s->end = 0; /* sticky: every later call ends here too */
 		return 0;
 	}
-	s->cur++;
+	s->cur = next;
 	return (uint64_t)(uintptr_t)&s->cur;
 }
 

@@ -4,6 +4,7 @@
 #include "core/thread_mem.h"
 #include "helpers/callback.h"
 #include "helpers/dynptr.h"
+#include "helpers/iter.h"
 #include "isa/disasm.h"
 #include "isa/isa.h"
 #include "maps/map.h"
@@ -558,8 +559,20 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 		      const uint64_t *args)
 {
 	struct bpfrt_map *map = NULL;
+	struct bpfrt_iter_kfunc it = bpfrt_iter_kfunc_of(h->fn);
 	char who[96];
 
+	/* an open-coded iterator's object: stack the kfunc writes (new) or
+	 * reads and writes (next, destroy) whole */
+	if (it.type != BPFRT_ITER_NONE) {
+		snprintf(who, sizeof(who), "%s argument 1: ", h->name ? h->name : "iterator kfunc");
+		if (!stack_find(cr, args[0]))
+			return bad_arg(cr, prog, insn, who, "iterator not on the stack", args[0]);
+		return check_range(cr, prog, insn, args[0], bpfrt_iter_size(it.type),
+				   it.op == BPFRT_ITER_OP_NEW ? BPFRT_CHECK_WRITE
+							      : BPFRT_CHECK_READ | BPFRT_CHECK_WRITE,
+				   who);
+	}
 	for (int i = 0; i < 5; i++) {
 		enum bpfrt_arg_type t = h->args[i];
 		uint64_t v = args[i];
@@ -685,6 +698,14 @@ bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *
 		return false;
 	if (cr->ctx_prog != prog) /* a callback tail-called elsewhere */
 		bpfrt_check_set_prog(cr, prog);
+	{
+		struct bpfrt_iter_kfunc it = bpfrt_iter_kfunc_of(h->fn);
+
+		if (it.op == BPFRT_ITER_OP_NEW)
+			helper_wrote(cr, args[0], bpfrt_iter_size(it.type));
+		if (it.type != BPFRT_ITER_NONE)
+			return true; /* its element points into the object */
+	}
 	for (int i = 0; i < 5; i++) {
 		uint64_t size = i < 4 && is_size_arg(h->args[i + 1]) ? args[i + 1] : 0;
 

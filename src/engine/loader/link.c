@@ -6,6 +6,7 @@
  * host kfuncs by id. */
 #include "loader/object.h"
 #include "core/error.h"
+#include "core/env.h"
 #include "isa/isa.h"
 #include "maps/map.h"
 
@@ -354,6 +355,10 @@ int obj_link_prog(struct bpfrt_object *obj, size_t prog_idx, struct bpfrt_env *e
 	size_t pos;
 	int err;
 
+	/* the default environment's kfuncs (Linux's generic ones) are
+	 * registered with its helpers, at its first use */
+	if (!env || env == bpfrt_env_default())
+		bpfrt_helpers_init();
 	err = append(&l, op->sec, op->off, op->len, &pos);
 	/* Appending inside the loop grows range_cnt: a worklist. */
 	for (size_t i = 0; !err && i < l.range_cnt; i++)
