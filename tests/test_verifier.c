@@ -1041,7 +1041,7 @@ TEST(c_corpus_verdicts_runs_and_linux)
 {
 	static const char *const files[] = { "vmaps", "vringbuf", "vstack", "vctx", "vpacket",
 					     "vhelpers", "vloops", "vcallbacks",
-					     "vsext", "vleak", "vmapflags", "vspinlock",
+					     "vsext", "vleak", "vmapflags", "vspinlock", "viters",
 					     "vtailcall",
 #ifdef BTFARGS_BTF_ENCODED
 					     /* its target's BTF is in this executable */

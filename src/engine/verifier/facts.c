@@ -69,15 +69,34 @@ static int compute_liveness(struct venv *env)
 
 /* Does r0 at the exit at pc decide anything? The main program's exit
  * only where its kind bounds the return value (Linux marks r0 precise
- * only for such return checks); a subprogram's r0 goes on in its caller,
+ * only for such return checks); a subprogram's where it goes on in a
+ * caller that branches on it (sub_r0, from the callers' precise masks),
  * or is a callback's [0, 1] result. */
-static bool exit_r0_precise(const struct venv *env, uint32_t pc)
+static bool exit_r0_precise(const struct venv *env, uint32_t pc, const bool *sub_r0)
 {
 	const struct bpfrt_prog *prog = env->prog;
 
 	if (prog->subprog_cnt && pc >= prog->subprogs[0].end)
-		return true;
+		return sub_r0[prog->insn_subprog[pc]];
 	return env->kind && env->kind->returns_zero;
+}
+
+/* sub_r0[s]: subprogram s is a callback, or a call of it is followed by
+ * r0 being precise. */
+static void subprog_r0_precise(const struct venv *env, bool *sub_r0)
+{
+	const struct bpfrt_prog *prog = env->prog;
+
+	memset(sub_r0, 0, prog->subprog_cnt * sizeof(*sub_r0));
+	for (uint32_t pc = 0; pc < env->n; pc++) {
+		int c = env->aux[pc].lddw_tail ? -1 : bpfrt_insn_callee(prog, pc);
+
+		if (c < 0)
+			continue;
+		if (insn_is_lddw(&env->insns[pc]) || pc + 1 >= env->n ||
+		    (env->aux[pc + 1].precise & REGMASK(BPF_R0)))
+			sub_r0[c] = true;
+	}
 }
 
 /* Which registers and stack slots (r10 + constant) may decide a later
@@ -85,14 +104,20 @@ static bool exit_r0_precise(const struct venv *env, uint32_t pc)
  * operands through moves, ALU operations and fills. Joins leave these
  * alone, so loop counters are walked iteration by iteration (what Linux's
  * precision tracking gives it, computed here statically and roughly: it
- * only steers joins, soundness never depends on it). */
-static void compute_precise(struct venv *env)
+ * only steers joins and the widening of iterator loops (iter.c),
+ * soundness never depends on it). */
+static int compute_precise(struct venv *env)
 {
 	struct insn_aux *aux = env->aux;
+	bool *sub_r0 = calloc(env->prog->subprog_cnt ? env->prog->subprog_cnt : 1,
+			      sizeof(*sub_r0));
 	bool changed = true;
 
+	if (!sub_r0)
+		return -ENOMEM;
 	while (changed) {
 		changed = false;
+		subprog_r0_precise(env, sub_r0);
 		for (uint32_t i = env->n; i-- > 0;) {
 			const struct bpf_insn *insn = &env->insns[i];
 			uint16_t out = 0, in, dst = REGMASK(insn->dst_reg & 15);
@@ -147,7 +172,7 @@ static void compute_precise(struct venv *env)
 				break;
 			default:
 				if (insn_is_exit(insn))
-					in = exit_r0_precise(env, i) ? REGMASK(BPF_R0) : 0;
+					in = exit_r0_precise(env, i, sub_r0) ? REGMASK(BPF_R0) : 0;
 				else if (insn_is_call(insn) || insn_is_callx(insn))
 					in = (uint16_t)((out & ~(ARG_REGS | REGMASK(0))) | ARG_REGS);
 				else if (insn_op(insn) != BPF_JA)
@@ -161,6 +186,8 @@ static void compute_precise(struct venv *env)
 			}
 		}
 	}
+	free(sub_r0);
+	return 0;
 }
 
 /* Does r0 at the exit at pc decide anything for soundness? Wherever the
@@ -485,7 +512,8 @@ int vcompute_insn_facts(struct venv *env)
 	mark_lddws(env);
 	if (compute_liveness(env))
 		return -ENOMEM;
-	compute_precise(env);
+	if (compute_precise(env))
+		return -ENOMEM;
 	if (compute_decides(env))
 		return -ENOMEM;
 	mark_prune_points(env);

@@ -20,7 +20,8 @@
  * DRAINED and r0 = 0 (NULL: dereferencing it is refused as a scalar's),
  * and a path is pushed with it still ACTIVE, one deeper, and r0 a
  * non-NULL read-only pointer to the 4-byte element (PTR_TO_MEM,
- * MEM_RDONLY, its ref_obj_id the iterator's: destroy invalidates it). A
+ * MEM_RDONLY, its ref_obj_id the iterator's: after destroy it points at
+ * no bytes). A
  * DRAINED iterator's next returns NULL again. Before the ACTIVE path is
  * pushed, its scalars that no later branch depends on (not in the static
  * precise masks of the next insn, facts.c) and that differ from those of
@@ -414,13 +415,21 @@ int viter_call(struct venv *env, int32_t id)
 			    "bpf_iter_%s at stack off %lld)", tname, fn, tname, (long long)lo);
 	if (k.op == BPFRT_ITER_OP_NEXT)
 		return iter_next(env, fr, lo, k.type);
-	/* destroy: the element pointers die with it */
+	/* destroy: its element pointers point at nothing from now on (still
+	 * pointers, so a NULL test the compiler moved past the destroy
+	 * works, as in Linux; no access through them is in bounds) */
 	{
 		uint32_t ref = it_id(it);
 
 		if (!vrelease_ref_state(env->cur, ref))
 			return verr(env, "iterator reference id=%u is not held", ref);
-		vrelease_reference(env->cur, ref);
+		for_each_reg(env->cur, r, {
+			if (r->type == PTR_TO_MEM && (r->flags & MEM_RDONLY) &&
+			    r->ref_obj_id == ref) {
+				r->mem_size = 0;
+				r->ref_obj_id = 0;
+			}
+		});
 		for (uint32_t i = 0; i < bpfrt_iter_size(k.type) / 8; i++)
 			memset(slot_at(fr, lo + 8 * i), 0, sizeof(struct vslot));
 	}
