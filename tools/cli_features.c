@@ -95,7 +95,10 @@ static void print_markdown(void)
 	       "## Helpers\n\n| Id | Helper |\n|---|---|\n");
 	list_helpers(true, false);
 	printf("\n## Kfuncs\n\nHost functions BPF code declares `extern ... __ksym` and calls by name:\n"
-	       "bpfrt's own (`bpfrt_nest_kfunc_register()` adds `bpfrt_run_children`); an embedder\n"
+	       "Linux's generic open-coded iterators, which every environment has (libbpf's\n"
+	       "`bpf_for`, `bpf_repeat` and `bpf_for_each(num|bits, ...)`; the verifier proves their\n"
+	       "loops by convergence at the next call, whatever the trip count), bpfrt's own\n"
+	       "(`bpfrt_nest_kfunc_register()` adds `bpfrt_run_children`); an embedder\n"
 	       "registers its own with `bpfrt_kfunc_register`. Ids are given out in registration\n"
 	       "order from 512.\n\n| Kfunc | Id |\n|---|---|\n");
 	list_helpers(true, true);

@@ -230,8 +230,9 @@ static int check_scalar_arg(struct venv *env, int regno, const char *fn)
 
 /* bpf_iter_bits_new's unsafe_ptr__ign: any address, read without faulting
  * (an unreadable one fails the call). A pointer the program holds is
- * memory the kfunc reads, nr_words * 8 bytes (of at most 511 words), so it
- * must be initialised and hold no pointer, as any helper's input. */
+ * memory the kfunc reads, nr_words * 8 bytes (none when nr_words is 0 or
+ * over 511: the call fails first), so it must be initialised and hold no
+ * pointer, as any helper's input. */
 static int check_bits_source(struct venv *env, const char *fn)
 {
 	const struct vreg *src = reg_at(env, BPF_R2), *words = reg_at(env, BPF_R3);
@@ -242,7 +243,7 @@ static int check_bits_source(struct venv *env, const char *fn)
 		return err;
 	if (src->type == NOT_INIT)
 		return verr(env, "R2 !read_ok");
-	if (src->type == SCALAR)
+	if (src->type == SCALAR || words->u32min > BPFRT_ITER_BITS_MAX_WORDS || !words->u32max)
 		return 0;
 	max_words = words->u32max < BPFRT_ITER_BITS_MAX_WORDS ? words->u32max
 							       : BPFRT_ITER_BITS_MAX_WORDS;
