@@ -120,6 +120,31 @@ static int subprog_starts(const struct vg_prog *p, uint32_t *starts)
 static char klog[1 << 20];
 static const char *kreason;   /* the log's last line before the statistics */
 
+/* Linux calls kfuncs by their BTF id in vmlinux (BPF_PSEUDO_KFUNC_CALL);
+ * bpfrt's ids are its own. The kernel's call of the kfunc bpfrt registered
+ * under id, if the running kernel has one of that name: 1 and *btf_id. */
+static bool kernel_kfunc(int32_t id, int32_t *btf_id)
+{
+	static struct btf *vmlinux;
+	static bool tried;
+	BPFRT_OPTS(bpfrt_helper_info, h);
+	int32_t k;
+
+	if (!tried) {
+		tried = true;
+		vmlinux = btf__load_vmlinux_btf();
+		if (!vmlinux || libbpf_get_error(vmlinux))
+			vmlinux = NULL;
+	}
+	if (!vmlinux || bpfrt_helper_info((uint32_t)id, &h) || !h.name)
+		return false;
+	k = btf__find_by_name_kind(vmlinux, h.name, BTF_KIND_FUNC);
+	if (k <= 0)
+		return false;
+	*btf_id = k;
+	return true;
+}
+
 /* 1 accepted, 0 rejected (klog, kreason), -1 not comparable. */
 static int kernel_verdict_of(const struct vg_prog *p)
 {
@@ -136,6 +161,18 @@ static int kernel_verdict_of(const struct vg_prog *p)
 	if (p->kind == BPFRT_PROG_SYSCALL)
 		po.prog_flags = BPF_F_SLEEPABLE;
 	memcpy(insns, p->insns, p->n * sizeof(insns[0]));
+	for (uint32_t i = 0; i < p->n; i++) {
+		struct bpf_insn *in = &insns[i];
+		int32_t k;
+
+		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg ||
+		    in->imm < BPFRT_KFUNC_ID_BASE)
+			continue;
+		if (!kernel_kfunc(in->imm, &k))
+			return -1; /* a kfunc of bpfrt's own: nothing to compare */
+		in->src_reg = BPF_PSEUDO_KFUNC_CALL;
+		in->imm = k;
+	}
 	for (uint32_t r = 0; r < p->nref; r++) {
 		struct bpf_insn *in = &insns[p->refs[r].insn];
 

@@ -21,7 +21,7 @@ const char *const vg_class_names[VC_CNT] = {
 	"jmp", "jmp32", "ja", "gotol", "back-edge",
 	"lddw imm", "lddw map", "lddw map value", "lddw func",
 	"helper call", "local call", "callx", "bpf_loop", "tail call", "ringbuf record",
-	"packet", "ctx read", "ctx write", "ld_abs/ind", "spin lock",
+	"packet", "ctx read", "ctx write", "ld_abs/ind", "spin lock", "iterator loop",
 };
 
 /* ---- maps ----------------------------------------------------------------------- */
@@ -109,6 +109,8 @@ static void fill_slots(enum bpfrt_prog_kind k)
 
 static uint32_t helper_ids[BPFRT_MAX_HELPER_ID];
 static uint32_t helper_cnt;
+/* the open-coded iterator kfuncs: [0] num, [1] bits; new, next, destroy */
+static int iter_ids[2][3];
 
 void vg_init(void)
 {
@@ -126,6 +128,14 @@ void vg_init(void)
 		if (h && h->fn)
 			helper_ids[helper_cnt++] = id;
 	}
+	for (int t = 0; t < 2; t++)
+		for (int op = 0; op < 3; op++) {
+			static const char *const ops[] = { "new", "next", "destroy" };
+			char name[32];
+
+			snprintf(name, sizeof(name), "bpf_iter_%s_%s", t ? "bits" : "num", ops[op]);
+			iter_ids[t][op] = bpfrt_kfunc_id(name);
+		}
 	for (int k = 0; k < VG_KINDS; k++)
 		if (bpfrt_map_create(BPF_MAP_TYPE_PROG_ARRAY, "kind_progs", 4, 4, 4, NULL,
 				     &kind_progs[k]))
@@ -279,6 +289,7 @@ struct gen {
 	bool in_record;       /* inside a ringbuf reserve..submit block */
 	uint16_t reserved;    /* registers the current block owns */
 	int stk_lo;           /* lowest fp offset this frame uses */
+	int iters;            /* iterator loops open (their objects sit below stk_lo) */
 	size_t limit;         /* stop adding snippets at this many insns */
 	struct gsub subs[5];
 	int nsub;
@@ -1542,6 +1553,65 @@ static void s_loop(struct gen *g)
 	meet(&g->st, &before);
 }
 
+/* A loop over an open-coded iterator (bpf_for / bpf_for_each over bits):
+ * new, then next until NULL around a body of snippets, then destroy. The
+ * object sits below the stack the other snippets use, so nothing else
+ * touches it; the body may read the element. The trip count is the
+ * iterator's: the verifier proves it by convergence at next. */
+static void s_iter(struct gen *g)
+{
+	int t = (int)fz(2), off = g->stk_lo - 16 * (g->iters + 1), d;
+	size_t head, j;
+	struct gst before;
+
+	if (g->in_record || g->iters >= 2 || (g->reserved & 0x3f) || !room(g, 60) ||
+	    iter_ids[t][0] < 0 || iter_ids[t][1] < 0 || iter_ids[t][2] < 0)
+		return;
+	ptr_stack(g, 1, off);
+	if (t) {
+		/* words: an initialised stack buffer, or any address */
+		static int cursor;
+		int n = 1 + (int)fz(2), buf = stk_buf(g, 8 * n, true, &cursor);
+
+		if (fz(4))
+			ptr_stack(g, 2, buf);
+		else
+			emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, fz(2) ? 0 : 4096));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, n));
+	} else {
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, rnd_imm()));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, rnd_imm()));
+	}
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, iter_ids[t][0]));
+	clobber_calls(g);
+	set_scalar(g, 0);
+	before = g->st;
+	head = g->p->n;
+	ptr_stack(g, 1, off);
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, iter_ids[t][1]));
+	clobber_calls(g);
+	g->st.r[0].t = T_NONE;
+	j = g->p->n;
+	emit(g, I(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0));
+	if (fz(2) && (d = pick_dst(g)) >= 0) {
+		emit(g, I(BPF_LDX | BPF_MEM | BPF_W, d, 0, 0, 0));
+		set_scalar(g, d);
+	}
+	g->iters++;
+	g->depth++;
+	block(g, 1 + (int)fz(3));
+	g->depth--;
+	g->iters--;
+	emit(g, I(BPF_JMP | BPF_JA, 0, 0, (int16_t)((int64_t)head - (int64_t)g->p->n - 1), 0));
+	if (!g->full)
+		g->p->insns[j].off = (int16_t)(g->p->n - j - 1);
+	meet(&g->st, &before);
+	ptr_stack(g, 1, off);
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, iter_ids[t][2]));
+	clobber_calls(g);
+	g->st.r[0].t = T_NONE;
+}
+
 static void snippet(struct gen *g)
 {
 	uint32_t w = fz(100);
@@ -1592,8 +1662,10 @@ static void snippet(struct gen *g)
 		s_tail_call(g);
 	else if (w < 90)
 		s_callx(g);
-	else if (w < 94)
+	else if (w < 92)
 		s_ringbuf(g);
+	else if (w < 94 && g->depth < 3)
+		s_iter(g);
 	else if (g->ctx.packet)
 		s_packet(g);
 	else if (g->p->kind == BPFRT_PROG_SOCKET)
@@ -1848,6 +1920,8 @@ uint64_t vg_classes(const struct vg_prog *p, uint8_t *helpers)
 						SET(VC_RINGBUF_RECORD);
 					if (in->imm == BPF_FUNC_spin_lock)
 						SET(VC_SPIN_LOCK);
+					if (in->imm == iter_ids[0][1] || in->imm == iter_ids[1][1])
+						SET(VC_ITER_LOOP);
 					if (helpers && (uint32_t)in->imm < BPFRT_MAX_HELPER_ID)
 						helpers[in->imm] = 1;
 				}
