@@ -125,7 +125,9 @@ void vg_init(void)
 		struct bpfrt_helper_info info = { .sz = sizeof(info) };
 		const struct bpfrt_helper_info *h = bpfrt_helper_info(id, &info) ? NULL : &info;
 
-		if (h && h->fn)
+		/* the iterator kfuncs only in iterator loops (s_iter): their
+		 * first argument is an object on the stack, not a value */
+		if (h && h->fn && !(h->name && !strncmp(h->name, "bpf_iter_", 9)))
 			helper_ids[helper_cnt++] = id;
 	}
 	for (int t = 0; t < 2; t++)
@@ -1599,7 +1601,7 @@ static void s_iter(struct gen *g)
 	}
 	g->iters++;
 	g->depth++;
-	block(g, 1 + (int)fz(3));
+	block(g, 1 + (int)fz(2));
 	g->depth--;
 	g->iters--;
 	emit(g, I(BPF_JMP | BPF_JA, 0, 0, (int16_t)((int64_t)head - (int64_t)g->p->n - 1), 0));
@@ -1662,9 +1664,9 @@ static void snippet(struct gen *g)
 		s_tail_call(g);
 	else if (w < 90)
 		s_callx(g);
-	else if (w < 92)
+	else if (w < 93)
 		s_ringbuf(g);
-	else if (w < 94 && g->depth < 3)
+	else if (w < 94 && fz(4) == 0 && !g->depth)
 		s_iter(g);
 	else if (g->ctx.packet)
 		s_packet(g);
