@@ -281,16 +281,21 @@ static bool same_callsites(const struct vstate *a, const struct vstate *b)
 	return true;
 }
 
+/* How far up the path the ancestor searches look (a long walk has long
+ * chains; missing an ancestor only forgoes a widening or a convergence). */
+#define ANCESTOR_SEARCH 256
+
 /* The checkpoint of the previous iteration: the nearest ancestor saved
  * at this call with the same call sites, past the one just saved for the
  * current state. */
 static const struct vstate *previous_iteration(const struct venv *env, uint32_t insn)
 {
 	const struct vstate *cur = env->cur, *st = cur->parent;
+	int steps = ANCESTOR_SEARCH;
 
 	if (st && st->insn == insn)
 		st = st->parent;
-	for (; st; st = st->parent)
+	for (; st && steps--; st = st->parent)
 		if (st->insn == insn && same_callsites(st, cur))
 			return st;
 	return NULL;
@@ -443,7 +448,9 @@ int viter_call(struct venv *env, int32_t id)
 
 static bool is_ancestor(const struct vstate *sl, const struct vstate *cur)
 {
-	for (const struct vstate *st = cur->parent; st; st = st->parent)
+	int steps = 4 * ANCESTOR_SEARCH;
+
+	for (const struct vstate *st = cur->parent; st && steps--; st = st->parent)
 		if (st == sl)
 			return true;
 	return false;
