@@ -600,6 +600,28 @@ static void init_maps_as_the_runner(struct bpfrt_object *obj, const char *path)
 			bpfrt_map_update_elem(m, &key, &val, 0);
 }
 
+/* The verifier budget of every load here: Linux's 1M is the same verdict
+ * at four times the cost. The kernel's verifier tests are small programs
+ * (the largest bpfrt accepts walks well under this); the few it rejects
+ * for a precision gap exhaust any budget (without a cap they cost most of
+ * the suite's time, under ASan minutes), and a program that runs out is
+ * rejected either way, so no verdict depends on the difference. */
+#define SUITE_PROCESSED_INSNS 250000
+
+static struct bpfrt_env *suite_env(void)
+{
+	static struct bpfrt_env *env;
+
+	if (!env) {
+		struct bpfrt_env_opts eo = { .sz = sizeof(eo),
+					     .max_processed_insns = SUITE_PROCESSED_INSNS };
+
+		if (bpfrt_env_new(&eo, &env))
+			env = NULL; /* the default environment, Linux's budget */
+	}
+	return env;
+}
+
 /* Opens and loads, verified (the loader's work, maps, relocations, kfunc
  * and helper resolution, the structural validator, the verifier), the
  * file with only `only` and the auxiliary programs autoloaded, as the
@@ -613,7 +635,7 @@ static int load_object(const char *path, enum mode mode, const char *only, const
 	struct bpfrt_object_load_opts lo = { .sz = sizeof(lo),
 					     .prog_flags = mode == PRIV ? BPFRT_F_ALLOW_PTR_LEAKS : 0,
 					     .log_buf = log, .log_size = log ? 1 << 20 : 0,
-					     .log_level = log ? 2 : 0 };
+					     .log_level = log ? 2 : 0, .env = suite_env() };
 	int err;
 
 	/* __btf_path: the object objects.sh built into ../btf, as the
