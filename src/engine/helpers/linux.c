@@ -25,6 +25,7 @@
 #include "helpers/for_each.h"
 #include "helpers/iter.h"
 #include "helpers/probe.h"
+#include "helpers/skb.h"
 #include "helpers/stack.h"
 #include "helpers/spin_lock.h"
 #include "helpers/string.h"
@@ -442,6 +443,20 @@ static const struct bpfrt_helper_default defaults[] = {
 	{ BPF_FUNC_dynptr_data, { "dynptr_data", bpfrt_bpf_dynptr_data,
 	  BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL,
 	  { A(PTR_TO_DYNPTR), A(ANYTHING), A(CONST_SIZE_OR_ZERO) } } },
+	{ BPF_FUNC_skb_load_bytes, { "skb_load_bytes", bpfrt_bpf_skb_load_bytes,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX), A(ANYTHING), A(PTR_TO_UNINIT_MEM), A(CONST_SIZE) } } },
+	{ BPF_FUNC_skb_load_bytes_relative, { "skb_load_bytes_relative",
+	  bpfrt_bpf_skb_load_bytes_relative, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING), A(PTR_TO_UNINIT_MEM), A(CONST_SIZE), A(ANYTHING) } } },
+	/* Linux's from and to may be NULL with a zero size: PTR_TO_MEM
+	 * takes (NULL, 0) */
+	{ BPF_FUNC_csum_diff, { "csum_diff", bpfrt_bpf_csum_diff, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO), A(PTR_TO_MEM), A(CONST_SIZE_OR_ZERO),
+	    A(ANYTHING) } } },
+	{ BPF_FUNC_strtol, { "strtol", bpfrt_bpf_strtol, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(PTR_TO_LONG) } } },
+	{ BPF_FUNC_strtoul, { "strtoul", bpfrt_bpf_strtoul, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(PTR_TO_LONG) } } },
 };
 
 static void add_free_ids(struct bpfrt_env *env, const struct bpfrt_helper_default *set,

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "isa/isa.h"
 #include "isa/linux_names.h"
+#include "helpers/kind_rules.h"
 #include "helpers/unavailable.h"
 
 #include <stdarg.h>
@@ -185,13 +186,21 @@ static int check_alu(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 static int check_helper_call(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 {
 	const char *name = bpfrt_linux_helper_name(insn->imm);
+	const struct bpfrt_helper *h;
 
 	/* a poisoned CO-RE relocation: the verifier refuses it where a path
 	 * reaches it (libbpf's rule: dead code may keep it) */
 	if (insn->imm == BPFRT_CORE_POISON && bpfrt_prog_core_poison(v->prog, pc))
 		return 0;
-	if (bpfrt_prog_helper(v->prog, (uint32_t)insn->imm))
+	if ((h = bpfrt_prog_helper(v->prog, (uint32_t)insn->imm))) {
+		const char *which = name ? bpfrt_helper_kind_reason(insn->imm, h->fn,
+								   v->prog->kind) : NULL;
+
+		if (which)
+			return reject(pc, "program of this type cannot use helper %s#%d: only %s "
+				      "may", name, insn->imm, which);
 		return 0;
+	}
 	if (insn->imm >= BPFRT_KFUNC_ID_BASE && insn->imm < BPFRT_MAX_HELPER_ID)
 		return reject(pc, "call to kfunc id %d: no kfunc is registered under it",
 			      insn->imm);

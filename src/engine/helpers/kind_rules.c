@@ -1,0 +1,43 @@
+/* Helpers Linux gives only some program types (each type's func_proto
+ * callback in net/core/filter.c lists them): a packet helper needs a
+ * packet behind its context. bpfrt's UNSPEC (a caller's raw memory) may
+ * call all of them, as before: it is every kind's test bench. Helpers
+ * not listed here are allowed in every kind, as Linux's base set is. */
+#include "helpers/kind_rules.h"
+#include "helpers/skb.h"
+
+#include <linux/bpf.h>
+#include <stddef.h>
+
+#define K(k) (1ull << (k))
+#define SKB_KINDS (K(BPFRT_PROG_SOCKET) | K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) | \
+		   K(BPFRT_PROG_CGROUP_SKB) | K(BPFRT_PROG_SK_SKB) | K(BPFRT_PROG_LWT) | \
+		   K(BPFRT_PROG_FLOW_DISSECTOR))
+
+static const struct {
+	int32_t id;
+	bpfrt_helper_fn fn;
+	uint64_t kinds;  /* besides UNSPEC */
+	const char *which;
+} rules[] = {
+	{ BPF_FUNC_skb_load_bytes, bpfrt_bpf_skb_load_bytes, SKB_KINDS,
+	  "__sk_buff programs (socket, tc, cgroup_skb, sk_skb, lwt, flow_dissector)" },
+	{ BPF_FUNC_skb_load_bytes_relative, bpfrt_bpf_skb_load_bytes_relative,
+	  K(BPFRT_PROG_SOCKET) | K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) |
+	  K(BPFRT_PROG_CGROUP_SKB), "socket, tc and cgroup_skb programs" },
+	{ BPF_FUNC_csum_diff, bpfrt_bpf_csum_diff,
+	  K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) | K(BPFRT_PROG_XDP) |
+	  K(BPFRT_PROG_LWT), "tc, xdp and lwt programs" },
+};
+
+_Static_assert(BPFRT_PROG_EXT < 64, "kinds fit the 64-bit masks");
+
+const char *bpfrt_helper_kind_reason(int32_t id, bpfrt_helper_fn fn, enum bpfrt_prog_kind kind)
+{
+	if (kind == BPFRT_PROG_UNSPEC)
+		return NULL;
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (rules[i].id == id && rules[i].fn == fn)
+			return (unsigned)kind < 64 && (rules[i].kinds & K(kind)) ? NULL : rules[i].which;
+	return NULL;
+}
