@@ -70,6 +70,15 @@ static bool ctx_as_probe_source(const struct venv *env, int32_t id, int arg,
 	       (id == BPF_FUNC_probe_read_kernel || id == BPF_FUNC_probe_read_user);
 }
 
+/* Linux's pkt_access: the helpers a packet pointer may be handed to as
+ * memory. The packet helpers that read the packet themselves (skb_load_bytes)
+ * and the string helpers take none. */
+static bool helper_takes_packet(int32_t id)
+{
+	return id != BPF_FUNC_skb_load_bytes && id != BPF_FUNC_skb_load_bytes_relative &&
+	       id != BPF_FUNC_strtol && id != BPF_FUNC_strtoul;
+}
+
 static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id, int arg,
 		     struct call_args *ca)
 {
@@ -141,6 +150,8 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		ca->msize_max = max;
 		if (vreg_is_zero(r) && max == 0)
 			return 0; /* (NULL, 0) */
+		if (r->type == PTR_TO_PACKET && !helper_takes_packet(id))
+			return verr(env, "helper access to the packet is not allowed");
 		return vcheck_helper_mem(env, regno, max, t == BPFRT_ARG_PTR_TO_UNINIT_MEM,
 					vreg_is_const(reg_at(env, regno + 1)));
 	}
@@ -208,6 +219,11 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		ca->release_ref = r->ref_obj_id;
 		return 0;
 	case BPFRT_ARG_PTR_TO_LONG:
+		/* Linux's MEM_ALIGNED: the long is written whole, aligned */
+		if (r->type == PTR_TO_STACK && (!tnum_is_const(r->var_off) ||
+						((int64_t)r->off + (int64_t)r->var_off.value) % 8))
+			return verr(env, "misaligned stack access off %d+%lld size 8", r->off,
+				    (long long)r->var_off.value);
 		return vcheck_helper_mem(env, regno, 8, true, true);
 	case BPFRT_ARG_PTR_TO_SPIN_LOCK:
 		return vcheck_spin_lock_arg(env, h, regno); /* spin_lock.c */
