@@ -173,6 +173,8 @@ int build_case(const char *text, struct built *b, char *err, size_t errlen)
 	return 0;
 }
 
+struct bpfrt_env *load_env;
+
 int load_verified(const char *name, enum bpfrt_prog_kind kind, uint32_t flags,
 		  const struct bpfrt_map_ref *refs, uint32_t nref, const struct bpf_insn *insns,
 		  size_t n, bool jit, struct bpfrt_verify_opts *vo, struct bpfrt_prog **out)
@@ -195,7 +197,7 @@ int load_verified(const char *name, enum bpfrt_prog_kind kind, uint32_t flags,
 		prog->map_ref_cnt = nref;
 	}
 	err = bpfrt_prog_prepare(prog, insns, n,
-				 &(struct bpfrt_prepare){ .jit = jit, .verify = vo });
+				 &(struct bpfrt_prepare){ .jit = jit, .verify = vo, .env = load_env });
 	if (err) {
 		free(prog->map_refs);
 		free(prog);

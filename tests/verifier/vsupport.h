@@ -68,6 +68,9 @@ int load_verified(const char *name, enum bpfrt_prog_kind kind, uint32_t flags,
 		  const struct bpfrt_map_ref *refs, uint32_t nref, const struct bpf_insn *insns,
 		  size_t n, bool jit, struct bpfrt_verify_opts *vo, struct bpfrt_prog **out);
 /* load_verified with the case's name, kind, flags and map references. */
+/* The environment load_verified and load_case load in; NULL: the default. */
+extern struct bpfrt_env *load_env;
+
 int load_case(const struct vcase *c, const struct built *b, bool jit,
 	      struct bpfrt_prog **out, char *log, size_t log_size, uint32_t level);
 
