@@ -99,7 +99,7 @@ static struct stack_bucket *slot_xchg(struct stack_map *s, uint32_t id, struct s
 }
 
 /* Linux's jhash2 (Bob Jenkins' lookup3 hashword, public domain) over
- * the trace's 32-bit words, seed 0: the same ids Linux would give the
+ * the trace's 32-bit words, initial value 0: the same ids Linux would give the
  * same addresses. */
 #define ROL32(x, k) (((x) << (k)) | ((x) >> (32 - (k))))
 
