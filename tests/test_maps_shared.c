@@ -1,7 +1,9 @@
 /* Maps in shared memory (BPFRT_MAP_F_SHARED, bpfrt_map_shm): the kinds
  * that take the flag and those that refuse it, and the memfd another
  * process maps: the values programs and user space see, written from
- * either side, and a ring buffer consumed through the mapping. */
+ * either side, a ring buffer consumed through the mapping, and hash maps
+ * read along their chains as bpfrt_map_shm documents (and privatised in
+ * a fork child). */
 #define _GNU_SOURCE
 #include "testlib.h"
 #include "bpfrt/bpfrt.h"
@@ -33,14 +35,15 @@ TEST(kinds_without_shared_storage_refuse_the_flag)
 	BPFRT_OPTS(bpfrt_map_shm, info);
 	struct bpfrt_map *m = NULL;
 
-	CHECK_EQ(bpfrt_map_create(BPF_MAP_TYPE_HASH, "h", 4, 8, 4, &o, &m), -EOPNOTSUPP);
-	CHECK(strstr(bpfrt_last_error(), "BPF_MAP_TYPE_HASH") && strstr(bpfrt_last_error(), "'h'"),
+	CHECK_EQ(bpfrt_map_create(BPF_MAP_TYPE_QUEUE, "q", 0, 8, 4, &o, &m), -EOPNOTSUPP);
+	CHECK(strstr(bpfrt_last_error(), "BPF_MAP_TYPE_QUEUE") && strstr(bpfrt_last_error(), "'q'"),
 	      "message: %s", bpfrt_last_error());
 	CHECK(!m);
 	CHECK_EQ(bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "a", 4, 8, 4, &bad, &m), -EINVAL);
 	CHECK(strstr(bpfrt_last_error(), "bpfrt_flags") != NULL, "message: %s", bpfrt_last_error());
 	CHECK(bpfrt_map_type_shareable(BPF_MAP_TYPE_PERCPU_ARRAY));
-	CHECK(!bpfrt_map_type_shareable(BPF_MAP_TYPE_LRU_HASH));
+	CHECK(bpfrt_map_type_shareable(BPF_MAP_TYPE_LRU_HASH));
+	CHECK(!bpfrt_map_type_shareable(BPF_MAP_TYPE_LPM_TRIE));
 	/* a map made without the flag has no memfd to give */
 	REQUIRE(bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "private", 4, 8, 4, NULL, &m) == 0);
 	CHECK_EQ(bpfrt_map_shm(m, &info), -EINVAL);
@@ -159,6 +162,165 @@ TEST(ringbuf_consumed_through_the_mapping)
 	memcpy(&hdr, view + info.data_off + 16, 4);
 	CHECK(hdr & BPF_RINGBUF_BUSY_BIT);
 	bpfrt_ringbuf_discard(r, 0);
+	munmap(view, info.size);
+	bpfrt_map_free(m);
+}
+
+/* ---- hash maps: a reader of the documented layout ---------------------- */
+
+struct hash_view {
+	const struct bpfrt_map_shm *info;
+	const uint8_t *base;    /* this process's second mapping */
+};
+
+/* Element offset of a link, or 0: the end of a chain or a bad link. */
+static uint64_t view_elem(const struct hash_view *v, uint64_t link)
+{
+	uint64_t off = link - v->info->addr;
+
+	if ((link & 1) || link < v->info->addr || off < v->info->data_off ||
+	    (off - v->info->data_off) % v->info->elem_size ||
+	    (off - v->info->data_off) / v->info->elem_size >= v->info->n_elems)
+		return 0;
+	return off;
+}
+
+/* Sums key * 1000 + value over the entries (CPU 0's value of a per-CPU
+ * map), counts them, and checks every chain ends in its own bucket. */
+static int view_walk(const struct hash_view *v, uint64_t *sum, int *ends_ok)
+{
+	int n = 0;
+
+	*sum = 0;
+	*ends_ok = 1;
+	for (uint32_t b = 0; b < v->info->n_buckets; b++) {
+		uint64_t link, off;
+
+		memcpy(&link, v->base + v->info->buckets_off + b * 16ull + 8, 8);
+		while ((off = view_elem(v, link))) {
+			const uint8_t *e = v->base + off;
+			uint64_t key, val;
+			uint32_t index;
+
+			memcpy(&key, e + v->info->key_off, 8);
+			if (v->info->value_off) {
+				memcpy(&val, e + v->info->value_off, 8);
+			} else {
+				memcpy(&index, e + v->info->index_off, 4);
+				memcpy(&val, v->base + v->info->pcpu_off + index * 8ull, 8);
+			}
+			*sum += key * 1000 + val;
+			n++;
+			memcpy(&link, e + v->info->next_off, 8);
+		}
+		if (link != (((uint64_t)b << 1) | 1))
+			*ends_ok = 0;
+	}
+	return n;
+}
+
+TEST(hash_entries_read_through_the_mapping)
+{
+	static const enum bpf_map_type kinds[] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH,
+						   BPF_MAP_TYPE_PERCPU_HASH };
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct bpfrt_map *m = create_shared(kinds[k], 8, 8, 64, 0);
+		bool percpu = kinds[k] == BPF_MAP_TYPE_PERCPU_HASH;
+		int cpus = bpfrt_num_possible_cpus(), ends_ok;
+		BPFRT_OPTS(bpfrt_map_shm, info);
+		uint64_t *vals = calloc((size_t)cpus, 8), sum, want = 0;
+		struct hash_view v = { .info = &info };
+		uint8_t *view;
+
+		REQUIRE(m && vals);
+		REQUIRE(bpfrt_map_shm(m, &info) == 0);
+		CHECK_EQ(info.layout, BPFRT_MAP_SHM_HASH);
+		CHECK(info.n_buckets >= 64 && info.n_elems >= 64, "%u buckets, %u elements",
+		      info.n_buckets, info.n_elems);
+		CHECK_EQ(info.value_off == 0, percpu);
+		for (uint64_t key = 1; key <= 40; key++) {
+			for (int c = 0; c < cpus; c++)
+				vals[c] = key + 5 + (uint64_t)c * 100;
+			REQUIRE(bpfrt_map_update_elem(m, &key, vals, BPF_ANY) == 0);
+			want += key * 1000 + key + 5;
+		}
+		/* mapped at another address, as another process would */
+		view = mmap(NULL, info.size, PROT_READ, MAP_SHARED, info.fd, 0);
+		REQUIRE(view != MAP_FAILED);
+		v.base = view;
+		CHECK(info.addr != (uint64_t)(uintptr_t)view);
+		CHECK_EQ(view_walk(&v, &sum, &ends_ok), 40, "kind %d", kinds[k]);
+		CHECK_EQ(sum, want, "kind %d", kinds[k]);
+		CHECK(ends_ok, "every chain ends in its bucket's marker");
+		/* deleted and replaced entries show at once */
+		for (uint64_t key = 1; key <= 10; key++) {
+			REQUIRE(bpfrt_map_delete_elem(m, &key) == 0);
+			want -= key * 1000 + key + 5;
+		}
+		uint64_t key = 20;
+
+		for (int c = 0; c < cpus; c++)
+			vals[c] = 77;
+		REQUIRE(bpfrt_map_update_elem(m, &key, vals, BPF_EXIST) == 0);
+		want += 77 - 25;
+		CHECK_EQ(view_walk(&v, &sum, &ends_ok), 30, "kind %d", kinds[k]);
+		CHECK_EQ(sum, want, "kind %d", kinds[k]);
+		munmap(view, info.size);
+		free(vals);
+		bpfrt_map_free(m);
+	}
+}
+
+TEST(hash_fork_child_gets_a_private_copy)
+{
+	struct bpfrt_map *m = create_shared(BPF_MAP_TYPE_HASH, 8, 8, 32, 0);
+	BPFRT_OPTS(bpfrt_map_shm, info);
+	struct hash_view v = { .info = &info };
+	uint64_t key, val, sum;
+	uint8_t *view;
+	int st, ends_ok;
+	pid_t pid;
+
+	REQUIRE(m);
+	for (key = 1; key <= 8; key++) {
+		val = key;
+		REQUIRE(bpfrt_map_update_elem(m, &key, &val, BPF_ANY) == 0);
+	}
+	REQUIRE(bpfrt_map_shm(m, &info) == 0);
+	view = mmap(NULL, info.size, PROT_READ, MAP_SHARED, info.fd, 0);
+	REQUIRE(view != MAP_FAILED);
+	v.base = view;
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		/* the child rewrites, deletes and adds; all of it its own */
+		int ok = 1;
+
+		for (key = 1; key <= 8; key++) {
+			val = 1000 + key;
+			ok &= bpfrt_map_update_elem(m, &key, &val, BPF_EXIST) == 0;
+		}
+		for (key = 1; key <= 4; key++)
+			ok &= bpfrt_map_delete_elem(m, &key) == 0;
+		for (key = 100; key < 120; key++)
+			ok &= bpfrt_map_update_elem(m, &key, &key, BPF_NOEXIST) == 0;
+		key = 6;
+		ok &= bpfrt_map_lookup_elem(m, &key, &val) == 0 && val == 1006;
+		_exit(ok ? 0 : 1);
+	}
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's own updates: status %d", st);
+	/* the parent's map and its shared view are as before the fork */
+	CHECK_EQ(view_walk(&v, &sum, &ends_ok), 8);
+	CHECK_EQ(sum, 36u * 1000 + 36u);
+	CHECK(ends_ok);
+	for (key = 1; key <= 8; key++) {
+		REQUIRE(bpfrt_map_lookup_elem(m, &key, &val) == 0);
+		CHECK_EQ(val, key);
+	}
+	key = 100;
+	CHECK_EQ(bpfrt_map_lookup_elem(m, &key, &val), -ENOENT);
 	munmap(view, info.size);
 	bpfrt_map_free(m);
 }

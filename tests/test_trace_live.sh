@@ -72,8 +72,14 @@ step 'work 5' '^did 5 '
 check "map dump -p again: the counter grew with the target's work (10, then 15)" \
 	'[ "$(bss hits)" = 15 ]'
 out=$("$B/bpfrt" map dump -p "$pid" per_a 2>&1); rc=$?
-check "a hash map: read through the agent, which the output says" \
-	'[ $rc -eq 0 ] && has "^per_a\[7\] = 15$" && has "read through the agent"'
+check "a hash map: read live from its shared memory, not through the agent" \
+	'[ $rc -eq 0 ] && has "^per_a\[7\] = 15$" && ! has "through the agent"'
+out=$("$B/bpfrt" map update -p "$pid" per_a 7 100 2>&1); rc=$?
+step 'work 2' '^did 2 '
+out="$out
+$("$B/bpfrt" map dump -p "$pid" per_a 2>&1)"
+check "a hash map updated through the agent (its writer), then read live: 100 + 2" \
+	'[ $rc -eq 0 ] && has "updated through the agent" && has "^per_a\[7\] = 102$"'
 out=$("$B/bpfrt" map update -p "$pid" .bss hits 1000 2>&1); rc=$?
 step 'work 1' '^did 1 '
 check "map update -p: a global written in place, the programs count on from it" \
@@ -185,6 +191,9 @@ step 'work 3' '^did 3 '
 out=$("$B/bpfrt" map dump -p "$pid" calls 2>&1)
 check "--follow-fork: the children's calls count in the shared array (2 x 3, then 3)" \
 	'has "^calls\[0\] = 9$" && [ "$(grep -c "^child 3003 $plain_code$" "$tmp/out")" -eq 0 ]'
+out=$("$B/bpfrt" map dump -p "$pid" by_a 2>&1)
+check "--follow-fork: a child's hash map is its own copy, the parent's counts only its 3" \
+	'has "^by_a\[7\] = 3$" && ! has "through the agent"'
 step hold '^holding '
 child=$(sed -n 's/^holding //p' "$tmp/out")
 bg="$bg $child"
@@ -225,5 +234,6 @@ bg=
 out=$(cat "$tmp/out" "$tmp/err")
 check "a target killed by SIGKILL: the maps in shared memory dumped as it left them" \
 	'[ $rc -eq 137 ] && has "as it left them" && has "^calls\[0\] = 10$" &&
+	 has "^by_a\[7\] = 10$" && ! has "are lost with it" &&
 	 has "^args: 01 00 00 00 00 00 00 00$"'
 echo "1..$n"

@@ -182,7 +182,7 @@ static void dump_left_behind(struct session *s, const char *what)
 	for (int i = 0; i < s->shm->cnt; i++) {
 		struct shm_map *m = &s->shm->maps[i];
 
-		if (m->base && m->d.layout == 1)
+		if (m->base && (m->d.layout == 1 || m->d.layout == 3))
 			shm_dump(m, &s->dp);
 		else if (m->d.map.type != BPF_MAP_TYPE_RINGBUF &&
 			 m->d.map.type != BPF_MAP_TYPE_PROG_ARRAY)
@@ -190,8 +190,8 @@ static void dump_left_behind(struct session *s, const char *what)
 	}
 	fflush(stdout);
 	if (others)
-		fprintf(stderr, "bpfrt trace: maps not in shared memory (hash maps...) are lost "
-			"with it\n");
+		fprintf(stderr, "bpfrt trace: maps not in shared memory (queues, tries...) are "
+			"lost with it\n");
 }
 
 static void session_free(struct session *s)

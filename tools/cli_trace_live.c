@@ -242,8 +242,9 @@ static int live_update(int sock, struct shm_set *set, struct shm_map *m, struct 
 				*text ? text : strerror(-err));
 			goto fail;
 		}
-		fprintf(stderr, "bpfrt map update: %s updated through the agent (not in shared "
-			"memory: only arrays are)\n", am->name);
+		fprintf(stderr, "bpfrt map update: %s updated through the agent (%s)\n", am->name,
+			m->base && m->d.layout == 3 ? "a hash map is written only by its process, "
+			"whose pool it is" : "not in shared memory");
 	}
 	if (err) {
 		fprintf(stderr, "bpfrt map update: %s: %s\n", am->name, strerror(-err));
@@ -299,7 +300,7 @@ int cli_map_live(int argc, char **argv)
 	dumper_open(&dp, set->objs[m->obj].path, false);
 	if (update) {
 		rc = live_update(sock, set, m, &dp, argv[4], argv[5], buf);
-	} else if (m->base && m->d.layout == 1) {
+	} else if (m->base && (m->d.layout == 1 || m->d.layout == 3)) {
 		shm_dump(m, &dp);
 		fflush(stdout);
 		rc = 0;
@@ -317,7 +318,7 @@ int cli_map_live(int argc, char **argv)
 			fprintf(stderr, "bpfrt map dump: %s: %s\n", m->d.map.name, strerror(-err));
 		else
 			fprintf(stderr, "bpfrt map dump: %s read through the agent (not in shared "
-				"memory: only arrays are)\n", m->d.map.name);
+				"memory: only arrays, hash maps and ring buffers are)\n", m->d.map.name);
 		rc = err ? 1 : 0;
 	}
 	dumper_close(&dp);

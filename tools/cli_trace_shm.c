@@ -2,7 +2,9 @@
  * hands over (proto.h, MAPS) mapped here, so values are read and written
  * in place while the target runs and ring buffers are consumed here.
  *
- * Nothing here waits on the target: arrays have no lock (values are read
+ * Nothing here waits on the target: hash maps are only read, along chains
+ * whose every link is checked first (BPFRT_MAP_SHM_HASH), and arrays have
+ * no lock (values are read
  * and written in 8-byte words, as programs and bpfrt_map_copy_out do, so
  * a value being written meanwhile is at worst seen half old, half new, as
  * in Linux), and a ring buffer's consumer stops at the first record still
@@ -168,14 +170,79 @@ struct shm_map *shm_find(struct shm_set *set, const char *spec)
 	return NULL;
 }
 
+/* The mapping offset of the element a hash link names, or 0 for the end
+ * of a chain or a link that names no element (a torn or foreign value:
+ * every link is checked before it is followed, so the mapping alone can
+ * never lead outside it). */
+static uint64_t hash_elem_at(const struct shm_map *m, uint64_t link)
+{
+	uint64_t off, rel;
+
+	if ((link & 1) || link < m->d.addr)
+		return 0;
+	off = link - m->d.addr;
+	if (off < m->d.data_off)
+		return 0;
+	rel = off - m->d.data_off;
+	if (rel % m->d.elem_size || rel / m->d.elem_size >= m->d.n_elems)
+		return 0;
+	return off;
+}
+
+/* A shared hash map's entries, bucket by bucket along each chain (the
+ * order get_next_key gives), without a lock: see BPFRT_MAP_SHM_HASH. */
+static void shm_dump_hash(struct shm_map *m, struct dumper *dp, uint8_t *entry)
+{
+	const struct agent_map *am = &m->d.map;
+	size_t ks = am->key_size, vs = am->value_buf_size, vround = (am->value_size + 7) & ~7u;
+	uint64_t pool_end = m->d.data_off + (uint64_t)m->d.n_elems * m->d.elem_size;
+
+	if (m->d.buckets_off + (uint64_t)m->d.n_buckets * 16 > m->d.size || pool_end > m->d.size ||
+	    m->d.elem_size < (uint64_t)m->d.key_off + ks || m->d.next_off + 8 > m->d.elem_size ||
+	    m->d.index_off + 4 > m->d.elem_size ||
+	    (m->d.value_off && m->d.value_off + am->value_size > m->d.elem_size))
+		return;                 /* a description that does not fit the mapping */
+	for (uint32_t b = 0; b < m->d.n_buckets; b++) {
+		const uint64_t *first = (const uint64_t *)(m->base + m->d.buckets_off + b * 16ull + 8);
+		uint64_t link = __atomic_load_n(first, __ATOMIC_ACQUIRE), off;
+
+		for (uint32_t steps = 0; (off = hash_elem_at(m, link)) && steps < m->d.n_elems;
+		     steps++) {
+			const uint8_t *e = m->base + off;
+
+			copy_out(entry, e + m->d.key_off, ks);
+			if (m->d.value_off) {
+				copy_out(entry + ks, e + m->d.value_off, am->value_size);
+			} else {
+				uint32_t index = __atomic_load_n((const uint32_t *)(e + m->d.index_off),
+								 __ATOMIC_RELAXED);
+
+				if (index >= m->d.n_elems)
+					break;
+				for (uint32_t c = 0; c < m->d.nr_cpus && (c + 1) * vround <= vs; c++) {
+					uint64_t at = m->d.pcpu_off + c * m->d.cpu_stride + index * vround;
+
+					if (at + vround > m->d.size)
+						break;
+					copy_out(entry + ks + c * vround, m->base + at, vround);
+				}
+			}
+			dump_entry(dp, entry, ks + vs);
+			link = __atomic_load_n((const uint64_t *)(e + m->d.next_off), __ATOMIC_ACQUIRE);
+		}
+	}
+}
+
 void shm_dump(struct shm_map *m, struct dumper *dp)
 {
 	const struct agent_map *am = &m->d.map;
 	size_t ks = am->key_size, vs = am->value_buf_size;
-	uint8_t *entry = malloc(ks + vs);
+	uint8_t *entry = calloc(1, ks + vs);
 
 	dump_begin(dp, am);
-	if (!entry || ks != 4)
+	if (entry && m->d.layout == 3 /* BPFRT_MAP_SHM_HASH */)
+		shm_dump_hash(m, dp, entry);
+	if (!entry || ks != 4 || m->d.layout != 1)
 		goto out;
 	for (uint32_t i = 0; i < am->max_entries; i++) {
 		memcpy(entry, &i, 4);

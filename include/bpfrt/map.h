@@ -79,12 +79,15 @@ struct bpfrt_map_create_opts {
 #define bpfrt_map_create_opts__last_field spin_lock_off
 
 /* The map's storage is a memfd another process can map (bpfrt_map_shm):
- * ARRAY, PERCPU_ARRAY and RINGBUF only (other kinds: -EOPNOTSUPP naming
- * the kind; hash maps hold pointers, which mean nothing in another
- * process). What is in it is exactly what programs and this process see:
- * no lock guards it, so a process that dies while writing it leaves at
- * worst one value partly written (as a concurrent update in Linux), never
- * a lock held. */
+ * ARRAY, PERCPU_ARRAY, RINGBUF and the four hash kinds (HASH, PERCPU_HASH,
+ * LRU_HASH, LRU_PERCPU_HASH; other kinds: -EOPNOTSUPP naming the kind).
+ * What is in it is exactly what programs and this process see: no lock
+ * guards it against the other process, so a process that dies while
+ * writing it leaves at worst one value partly written (as a concurrent
+ * update in Linux), never a lock held. Hash maps are written only by the
+ * process that made them (their chains and pool are its own); others read
+ * them. A fork child gets a private copy of a shared hash map's storage
+ * (arrays and ring buffers stay shared with it). */
 #define BPFRT_MAP_F_SHARED (1ull << 0)
 
 /* Creates a map. name may be NULL; it may hold [A-Za-z0-9_.] only and is
@@ -238,11 +241,27 @@ BPFRT_API int bpfrt_ringbuf_poll(struct bpfrt_map *map, bpfrt_ringbuf_sample_fn 
  *    and DISCARD bits, u32 page offset). One consumer at a time: who
  *    consumes from the mapping advances consumer_pos (release), and the
  *    process that made the map must then not consume it itself.
+ *  - BPFRT_MAP_SHM_HASH: n_buckets buckets of 16 bytes at buckets_off,
+ *    each a u32 lock (the maker's writers only: never take it) and at
+ *    offset 8 the u64 link to its chain's first element; n_elems elements
+ *    of elem_size bytes at data_off. A link is either an element's address
+ *    in the maker's mapping, which lies at addr (the element is at offset
+ *    link - addr of the mapping), or, with bit 0 set, the end of a chain: (bucket << 1) | 1. In an
+ *    element: the u64 link to the next at next_off, the key at key_off,
+ *    the value at value_off; a per-CPU map (value_off 0) keeps the value
+ *    of CPU c (c < nr_cpus) at pcpu_off + c * cpu_stride + index *
+ *    round_up(value_size, 8), index the u32 at index_off. A reader loads
+ *    links atomically, checks every link lies on an element boundary in
+ *    the pool, and gives up a chain that is longer than n_elems or ends in
+ *    another bucket's marker (an element reused meanwhile): entries being
+ *    changed as it reads may be missed or seen twice, as in a Linux dump
+ *    racing updates.
  * fd stays the map's: dup it to keep it (it is closed with the map).
  * 0, or -EINVAL (a map made without BPFRT_MAP_F_SHARED, naming it). */
 enum bpfrt_map_shm_layout {
 	BPFRT_MAP_SHM_ARRAY = 1,
 	BPFRT_MAP_SHM_RINGBUF = 2,
+	BPFRT_MAP_SHM_HASH = 3,
 };
 
 struct bpfrt_map_shm {
@@ -258,9 +277,18 @@ struct bpfrt_map_shm {
 	uint64_t consumer_pos_off;  /* ring buffers */
 	uint64_t producer_pos_off;
 	uint64_t data_size;
+	uint64_t buckets_off;       /* hash maps */
+	uint32_t n_buckets;
+	uint32_t n_elems;
+	uint64_t pcpu_off;
+	uint64_t addr;
+	uint32_t next_off;
+	uint32_t index_off;
+	uint32_t key_off;
+	uint32_t value_off;
 };
 #define bpfrt_map_shm__first_field fd
-#define bpfrt_map_shm__last_field data_size
+#define bpfrt_map_shm__last_field value_off
 
 BPFRT_API int bpfrt_map_shm(const struct bpfrt_map *map, struct bpfrt_map_shm *out);
 

@@ -18,10 +18,10 @@
  * owns its objects and links; its end removes only those.
  *
  * Maps of the objects are made in shared memory where their kind allows
- * (arrays, per-CPU arrays, ring buffers: BPFRT_MAP_F_SHARED): their
- * memfds go to the controllers that ask, which read and write values in
- * place and consume ring buffers themselves; hash maps and the other
- * kinds are read and updated through the channel.
+ * (arrays, per-CPU arrays, ring buffers, hash maps: BPFRT_MAP_F_SHARED):
+ * their memfds go to the controllers that ask, which read values in place
+ * (and write arrays' in place) and consume ring buffers themselves; hash
+ * updates and the other kinds go through the channel.
  *
  * The agent is the host layer plus this file: libbpfrt.a is linked in
  * with its symbols hidden, so a target that itself uses libbpfrt keeps
@@ -375,6 +375,15 @@ static void send_object_maps(struct session *to, struct bpfrt_object *obj, int o
 			sh.consumer_pos_off = info.consumer_pos_off;
 			sh.producer_pos_off = info.producer_pos_off;
 			sh.data_size = info.data_size;
+			sh.buckets_off = info.buckets_off;
+			sh.n_buckets = info.n_buckets;
+			sh.n_elems = info.n_elems;
+			sh.pcpu_off = info.pcpu_off;
+			sh.addr = info.addr;
+			sh.next_off = info.next_off;
+			sh.index_off = info.index_off;
+			sh.key_off = info.key_off;
+			sh.value_off = info.value_off;
 		} else {
 			info.fd = -1;
 		}

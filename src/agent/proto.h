@@ -128,6 +128,15 @@ struct agent_shm {
 	uint64_t consumer_pos_off;
 	uint64_t producer_pos_off;
 	uint64_t data_size;
+	uint64_t buckets_off;   /* hash maps: as struct bpfrt_map_shm */
+	uint32_t n_buckets;
+	uint32_t n_elems;
+	uint64_t pcpu_off;
+	uint64_t addr;
+	uint32_t next_off;
+	uint32_t index_off;
+	uint32_t key_off;
+	uint32_t value_off;
 };
 
 /* UPDATE's fixed part; object name, NUL, map name, NUL, key, value follow */

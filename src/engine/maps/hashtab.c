@@ -38,7 +38,17 @@
  * index and are updated in place when the key exists. LRU_HASH evicts with
  * a clock (second-chance) sweep over the pool: program lookups set a
  * reference bit, the sweep clears it, and an element found unreferenced is
- * evicted: an approximate LRU, like Linux's. */
+ * evicted: an approximate LRU, like Linux's.
+ *
+ * Shared memory (BPFRT_MAP_F_SHARED): buckets, the pool and the per-CPU
+ * values lie in one memfd (bpfrt_map_shm describes where) that another
+ * process maps to read the entries as they are, walking chains with its
+ * own bounds checks: links are addresses in this process's mapping, which
+ * the reader translates. Only this process writes (the reader takes no
+ * lock, so nothing it leaves behind can block us); the pool's lists and
+ * counters stay in private memory. A fork child gets a private copy of the
+ * storage at once (an atfork handler), since its pool lists are copies too
+ * and two processes allocating from one pool would corrupt it. */
 #define _GNU_SOURCE
 #include "maps/map.h"
 #include "maps/spinlock.h"
@@ -46,11 +56,15 @@
 #include "core/rcu.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #define HTAB_CREATE_FLAGS (BPF_F_NO_PREALLOC | BPF_F_NO_COMMON_LRU | BPF_F_NUMA_NODE | \
 			   BPF_F_RDONLY | BPF_F_WRONLY | BPF_F_RDONLY_PROG | \
@@ -76,6 +90,9 @@ struct bucket {
 	struct bpfrt_spinlock lock;
 	_Atomic uintptr_t first;
 };
+/* the layout bpfrt_map_shm documents for readers in other processes */
+_Static_assert(sizeof(struct bucket) == 16 && offsetof(struct bucket, first) == 8,
+	       "shared hash bucket layout");
 
 struct htab {
 	struct bpfrt_map map;
@@ -106,6 +123,15 @@ struct htab {
 
 	struct bpfrt_spinlock lru_lock;
 	uint32_t clock_hand;
+
+	/* BPFRT_MAP_F_SHARED: the memfd all storage is in (else -1), its
+	 * mapping, and the storage's offsets in it; shm_next: the list of
+	 * shared maps the fork handler privatises */
+	int shm_fd;
+	void *shm_base;
+	size_t shm_len;
+	size_t elems_off, pcpu_off;
+	struct htab *shm_next;
 };
 
 static struct htab *to_htab(struct bpfrt_map *map)
@@ -831,13 +857,140 @@ static uint32_t round_up_pow2(uint32_t n)
 	return p;
 }
 
+/* ---- shared memory -------------------------------------------------------------- */
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct htab *shared_maps;        /* under shared_lock */
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+
+static void shared_fork_prepare(void)
+{
+	pthread_mutex_lock(&shared_lock);
+}
+
+static void shared_fork_parent(void)
+{
+	pthread_mutex_unlock(&shared_lock);
+}
+
+/* The child: each shared map's storage becomes a private copy at the same
+ * address (copied aside, then moved over the shared mapping in one
+ * mremap), and stops being shared. Only system calls and memcpy: the
+ * child of a multi-threaded process may call only async-signal-safe
+ * functions here. A copy that fails (no memory) leaves the map shared:
+ * the child must not write it then, which it cannot be told; so it is
+ * made read-only, and a write faults rather than corrupts the parent. */
+static void shared_fork_child(void)
+{
+	for (struct htab *h = shared_maps; h; h = h->shm_next) {
+		void *copy = mmap(NULL, h->shm_len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (copy != MAP_FAILED) {
+			memcpy(copy, h->shm_base, h->shm_len);
+			if (mremap(copy, h->shm_len, h->shm_len, MREMAP_MAYMOVE | MREMAP_FIXED,
+				   h->shm_base) == MAP_FAILED) {
+				munmap(copy, h->shm_len);
+				copy = MAP_FAILED;
+			}
+		}
+		if (copy == MAP_FAILED)
+			mprotect(h->shm_base, h->shm_len, PROT_READ);
+		close(h->shm_fd);
+		h->shm_fd = -1;
+	}
+	shared_maps = NULL;
+	pthread_mutex_unlock(&shared_lock);
+}
+
+static void shared_register_atfork(void)
+{
+	pthread_atfork(shared_fork_prepare, shared_fork_parent, shared_fork_child);
+}
+
+static void shared_add(struct htab *htab)
+{
+	pthread_once(&shared_once, shared_register_atfork);
+	pthread_mutex_lock(&shared_lock);
+	htab->shm_next = shared_maps;
+	shared_maps = htab;
+	pthread_mutex_unlock(&shared_lock);
+}
+
+static void shared_remove(struct htab *htab)
+{
+	pthread_mutex_lock(&shared_lock);
+	for (struct htab **pp = &shared_maps; *pp; pp = &(*pp)->shm_next)
+		if (*pp == htab) {
+			*pp = htab->shm_next;
+			break;
+		}
+	pthread_mutex_unlock(&shared_lock);
+}
+
+/* One memfd for buckets, pool and per-CPU values, each part 64-aligned. */
+static int shared_storage(struct htab *htab)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t buckets = (size_t)htab->n_buckets * sizeof(struct bucket);
+	size_t elems = (size_t)htab->n_elems * htab->elem_size;
+	size_t pcpu = htab->percpu ? (size_t)htab->nr_cpus * htab->pcpu_stride : 0;
+	void *base;
+	int fd;
+
+	htab->elems_off = BPFRT_ROUND_UP(buckets, 64);
+	htab->pcpu_off = BPFRT_ROUND_UP(htab->elems_off + elems, 64);
+	htab->shm_len = BPFRT_ROUND_UP(htab->pcpu_off + pcpu, page);
+	fd = bpfrt_map_shm_create(htab->map.name, htab->shm_len, &base);
+	if (fd < 0)
+		return fd;
+	htab->shm_fd = fd;
+	htab->shm_base = base;
+	htab->buckets = base;
+	htab->elems = (char *)base + htab->elems_off;
+	if (htab->percpu)
+		htab->pcpu_values = (char *)base + htab->pcpu_off;
+	shared_add(htab);
+	return 0;
+}
+
+static void htab_shm(struct bpfrt_map *map, struct bpfrt_map_shm *out)
+{
+	struct htab *htab = to_htab(map);
+
+	out->fd = htab->shm_fd;
+	out->layout = htab->shm_fd >= 0 ? BPFRT_MAP_SHM_HASH : 0;
+	out->size = htab->shm_len;
+	out->data_off = htab->elems_off;
+	out->elem_size = htab->elem_size;
+	out->cpu_stride = htab->pcpu_stride;
+	out->nr_cpus = htab->percpu ? (uint32_t)htab->nr_cpus : 1;
+	out->value_size = htab->map.value_size;
+	out->buckets_off = 0;
+	out->n_buckets = htab->n_buckets;
+	out->n_elems = htab->n_elems;
+	out->pcpu_off = htab->percpu ? htab->pcpu_off : 0;
+	out->addr = (uint64_t)(uintptr_t)htab->shm_base;
+	out->next_off = offsetof(struct htab_elem, next);
+	out->index_off = offsetof(struct htab_elem, index);
+	out->key_off = offsetof(struct htab_elem, data);
+	out->value_off = htab->percpu ? 0 : offsetof(struct htab_elem, data) + htab->key_round;
+}
+
 static void htab_free(struct bpfrt_map *map)
 {
 	struct htab *htab = to_htab(map);
 
-	free(htab->buckets);
-	free(htab->elems);
-	free(htab->pcpu_values);
+	if (htab->shm_base) {
+		shared_remove(htab);
+		munmap(htab->shm_base, htab->shm_len);
+		if (htab->shm_fd >= 0)
+			close(htab->shm_fd);
+	} else {
+		free(htab->buckets);
+		free(htab->elems);
+		free(htab->pcpu_values);
+	}
 	free(htab);
 }
 
@@ -892,11 +1045,21 @@ static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 	htab->n_buckets = round_up_pow2(attr->max_entries);
 	htab->elem_size = g.elem_size;
 	htab->n_elems = (uint32_t)g.n_elems;
-	htab->buckets = calloc(htab->n_buckets, sizeof(*htab->buckets));
-	htab->elems = calloc(htab->n_elems, htab->elem_size);
-	if (htab->percpu) {
+	htab->shm_fd = -1;
+	if (htab->percpu)
 		htab->pcpu_stride = g.pcpu_stride;
-		htab->pcpu_values = calloc(htab->nr_cpus, htab->pcpu_stride);
+	if (attr->bpfrt_flags & BPFRT_MAP_F_SHARED) {
+		int err = shared_storage(htab);
+
+		if (err) {
+			free(htab);
+			return err;
+		}
+	} else {
+		htab->buckets = calloc(htab->n_buckets, sizeof(*htab->buckets));
+		htab->elems = calloc(htab->n_elems, htab->elem_size);
+		if (htab->percpu)
+			htab->pcpu_values = calloc(htab->nr_cpus, htab->pcpu_stride);
 	}
 	if (!htab->buckets || !htab->elems || (htab->percpu && !htab->pcpu_values)) {
 		htab_free(&htab->map);
@@ -928,7 +1091,8 @@ static int htab_alloc(const struct bpfrt_map *attr, struct bpfrt_map **out)
 	.lookup = htab_lookup,							\
 	.lookup_percpu = htab_lookup_percpu,					\
 	.update = htab_update,							\
-	.delete = htab_delete
+	.delete = htab_delete,							\
+	.shm = htab_shm
 
 const struct bpfrt_map_ops bpfrt_htab_map_ops = { HTAB_OPS };
 const struct bpfrt_map_ops bpfrt_percpu_htab_map_ops = { HTAB_OPS };

@@ -99,6 +99,15 @@ int bpfrt_map_shm(const struct bpfrt_map *map, struct bpfrt_map_shm *out)
 	OUT_COPY(out, &info, consumer_pos_off);
 	OUT_COPY(out, &info, producer_pos_off);
 	OUT_COPY(out, &info, data_size);
+	OUT_COPY(out, &info, buckets_off);
+	OUT_COPY(out, &info, n_buckets);
+	OUT_COPY(out, &info, n_elems);
+	OUT_COPY(out, &info, pcpu_off);
+	OUT_COPY(out, &info, addr);
+	OUT_COPY(out, &info, next_off);
+	OUT_COPY(out, &info, index_off);
+	OUT_COPY(out, &info, key_off);
+	OUT_COPY(out, &info, value_off);
 	return 0;
 }
 
