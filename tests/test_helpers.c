@@ -6,6 +6,7 @@
 #include "insns.h"
 
 #include "bpfrt/bpfrt.h"
+#include "core/extable.h"
 #include "core/run.h"
 #include "helpers/callback.h"
 #include "helpers/helpers.h"
@@ -13,13 +14,17 @@
 #include "helpers/trace.h"
 
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -458,6 +463,193 @@ TEST(probe_read_str_lengths_and_faults)
 		}
 	}
 	munmap(page, (size_t)pg);
+}
+
+/* The two read paths side by side, called directly: the plain copy with
+ * fault-safe loads (bpfrt_probe_read, once the host's fault handler is in
+ * place, as it is in this binary) and the kernel-copy fallback
+ * (process_vm_readv or a pipe). Each case is checked against both. */
+struct read_path {
+	const char *name;
+	long (*read)(void *dst, const void *src, size_t n);
+	long (*read_str)(void *dst, const void *src, size_t size);
+};
+
+static const struct read_path read_paths[] = {
+	{ "copy", bpfrt_probe_read, bpfrt_probe_read_str },
+	{ "syscall", bpfrt_probe_read_syscall, bpfrt_probe_read_str_syscall },
+};
+
+static bool zeroed(const char *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/* Counts failed checks (the seccomp child has no CHECK output of its own
+ * to give, only an exit status). */
+#define READ_CHECK(cond, ...) \
+	do { if (!(cond)) { bad++; tl_fail(__FILE__, __LINE__, __VA_ARGS__); } } while (0)
+
+static int check_read_path(const struct read_path *rp)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *page = guarded_page();
+	char src[200], dst[200];
+	int bad = 0;
+
+	if (!page)
+		return 1;
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)(i * 7 + 1);
+	/* every alignment of source and destination, lengths around a word */
+	for (size_t so = 0; so < 8; so++)
+		for (size_t d = 0; d < 8; d++)
+			for (size_t n = 0; n <= 40; n++) {
+				memset(dst, 0x55, sizeof(dst));
+				READ_CHECK(rp->read(dst + d, src + so, n) == 0, "%s so %zu d %zu n %zu",
+					   rp->name, so, d, n);
+				READ_CHECK(!memcmp(dst + d, src + so, n) && (uint8_t)dst[d + n] == 0x55 &&
+					   (d == 0 || (uint8_t)dst[d - 1] == 0x55),
+					   "%s so %zu d %zu n %zu: copy", rp->name, so, d, n);
+			}
+	memset(page, 'x', (size_t)pg);
+	/* NULL, a low address, unmapped, non-canonical or kernel: -EFAULT,
+	 * all of dst zeroed */
+	static const uintptr_t bad_src[] = { 0, 8, 4095, 0xffff800000000000ull, ~(uintptr_t)7 };
+	for (size_t b = 0; b < ARRAY_LEN(bad_src); b++)
+		for (size_t n = 1; n <= 17; n += 8) {
+			memset(dst, 0x55, sizeof(dst));
+			READ_CHECK(rp->read(dst, (const void *)bad_src[b], n) == -EFAULT,
+				   "%s %#lx n %zu", rp->name, (unsigned long)bad_src[b], n);
+			READ_CHECK(zeroed(dst, n) && (uint8_t)dst[n] == 0x55, "%s %#lx n %zu: dst",
+				   rp->name, (unsigned long)bad_src[b], n);
+		}
+	READ_CHECK(rp->read(dst, page + pg, 8) == -EFAULT, "%s unmapped", rp->name);
+	/* a page boundary with the second page unmapped: the bytes before it
+	 * are readable, the read as a whole is not: -EFAULT, dst zeroed */
+	for (size_t before = 1; before <= 9; before++) {
+		memset(dst, 0x55, sizeof(dst));
+		READ_CHECK(rp->read(dst, page + pg - before, 24) == -EFAULT, "%s straddle %zu",
+			   rp->name, before);
+		READ_CHECK(zeroed(dst, 24) && (uint8_t)dst[24] == 0x55, "%s straddle %zu: dst",
+			   rp->name, before);
+		/* up to the boundary exactly: fine */
+		READ_CHECK(rp->read(dst, page + pg - before, before) == 0 &&
+			   !memcmp(dst, "xxxxxxxxx", before), "%s to the edge %zu", rp->name, before);
+	}
+	READ_CHECK(rp->read(dst, NULL, 0) == 0, "%s size 0", rp->name);
+
+	/* strings */
+	memset(dst, 0x55, sizeof(dst));
+	READ_CHECK(rp->read_str(dst, "hello", 16) == 6 && !strcmp(dst, "hello") &&
+		   zeroed(dst + 5, 11) && (uint8_t)dst[16] == 0x55, "%s str", rp->name);
+	/* cut: size - 1 bytes and a NUL, returns size; nothing written past */
+	memset(dst, 0x55, sizeof(dst));
+	READ_CHECK(rp->read_str(dst, "hello", 5) == 5 && !strcmp(dst, "hell") &&
+		   (uint8_t)dst[5] == 0x55, "%s str cut", rp->name);
+	/* a string of exactly size - 1 characters: its NUL fits */
+	READ_CHECK(rp->read_str(dst, "hello", 6) == 6 && !strcmp(dst, "hello"), "%s fits", rp->name);
+	READ_CHECK(rp->read_str(dst, "hello", 1) == 1 && dst[0] == 0, "%s size 1", rp->name);
+	READ_CHECK(rp->read_str(dst, "", 16) == 1 && zeroed(dst, 16), "%s empty", rp->name);
+	/* bytes after the NUL are not copied (dst is padded with zeros) */
+	READ_CHECK(rp->read_str(dst, "ab\0cd", 8) == 3 && zeroed(dst + 2, 6), "%s after NUL",
+		   rp->name);
+	READ_CHECK(rp->read_str(dst, NULL, 0) == 0, "%s str size 0", rp->name);
+	for (size_t b = 0; b < ARRAY_LEN(bad_src); b++) {
+		memset(dst, 0x55, sizeof(dst));
+		READ_CHECK(rp->read_str(dst, (const void *)bad_src[b], 16) == -EFAULT &&
+			   zeroed(dst, 16) && (uint8_t)dst[16] == 0x55, "%s str %#lx", rp->name,
+			   (unsigned long)bad_src[b]);
+	}
+	/* a string ending right before the hole, at every distance */
+	for (size_t len = 0; len < 9; len++) {
+		memset(page + pg - 9, 'y', 9);
+		page[pg - 1] = 0;
+		memset(dst, 0x55, sizeof(dst));
+		READ_CHECK(rp->read_str(dst, page + pg - 1 - len, 32) == (long)len + 1 &&
+			   strlen(dst) == len && zeroed(dst + len, 32 - len), "%s str end %zu",
+			   rp->name, len);
+	}
+	/* one that runs into the hole faults, unless the size limit comes
+	 * first; as Linux, the size-th byte is read (a cut string's last
+	 * byte, then replaced by the NUL) */
+	page[pg - 1] = 'z';
+	memset(dst, 0x55, sizeof(dst));
+	READ_CHECK(rp->read_str(dst, page + pg - 8, 16) == -EFAULT && zeroed(dst, 16) &&
+		   (uint8_t)dst[16] == 0x55, "%s str into the hole", rp->name);
+	READ_CHECK(rp->read_str(dst, page + pg - 8, 8) == 8 && !memcmp(dst, "yyyyyyy", 8),
+		   "%s str cut at the hole", rp->name);
+	READ_CHECK(rp->read_str(dst, page + pg - 8, 9) == -EFAULT && zeroed(dst, 9),
+		   "%s str cut one past the hole", rp->name);
+	munmap(page, (size_t)pg);
+	return bad;
+}
+
+TEST(probe_read_paths_agree)
+{
+	REQUIRE(bpfrt_extable_ready(), "the host's fault handler is not installed");
+	for (size_t i = 0; i < ARRAY_LEN(read_paths); i++)
+		CHECK_EQ(check_read_path(&read_paths[i]), 0, "%s", read_paths[i].name);
+}
+
+/* With process_vm_readv and pipe2 refused by a seccomp filter, the
+ * kernel-copy path cannot read anything: the copy path still reads good
+ * memory and gets -EFAULT for bad memory, from the interpreter and the
+ * JIT too, so it makes no system call (the fault's signal and sigreturn
+ * aside). The child's exit status: 0, 77 no seccomp here (qemu-user has
+ * none), else the failed checks. */
+static int reads_under_seccomp(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pipe2, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog fp = { .len = ARRAY_LEN(f), .filter = f };
+	char src[16] = "0123456789abcde", dst[16];
+	int bad = 0;
+
+	if (!bpfrt_extable_ready())
+		return 1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp))
+		return 77;
+	if (bpfrt_probe_read_syscall(dst, src, 16) != -EFAULT)
+		return 2; /* the filter did not take */
+	bad += check_read_path(&read_paths[0]);
+	FOR_EACH_MODE(m) {
+		memset(dst, 0x55, sizeof(dst));
+		READ_CHECK(CALL(m, BPF_FUNC_probe_read_kernel, (uintptr_t)dst, 16, (uintptr_t)src, 0,
+				0) == 0 && !memcmp(dst, src, 16), "%s", mode_names[m]);
+		READ_CHECK((int64_t)CALL(m, BPF_FUNC_probe_read_user, (uintptr_t)dst, 16, 0, 0, 0) ==
+			   -EFAULT && zeroed(dst, 16), "%s NULL", mode_names[m]);
+		READ_CHECK(CALL(m, BPF_FUNC_probe_read_user_str, (uintptr_t)dst, 16,
+				(uintptr_t)"hi", 0, 0) == 3 && !strcmp(dst, "hi"), "%s str",
+			   mode_names[m]);
+	}
+	return bad > 60 ? 60 : bad + (bad ? 3 : 0);
+}
+
+TEST(probe_read_makes_no_system_call)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(reads_under_seccomp());
+	REQUIRE_EQ(waitpid(pid, &status, 0), pid);
+	REQUIRE(WIFEXITED(status), "child status %#x", status);
+	if (WEXITSTATUS(status) == 77)
+		SKIP("no seccomp filters here");
+	CHECK_EQ(WEXITSTATUS(status), 0, "child: 1 no handler, 2 filter not in force, else "
+		 "3 + failed checks");
 }
 
 /* bpf_snprintf's buffer is an uninitialised-memory argument: every byte

@@ -1044,7 +1044,23 @@ ALL_ENGINES(probe_reads_copy_or_fault_cleanly)
 	for (int i = 0; i < 4; i++)
 		CHECK(*g.rc[i] == -EFAULT && all_zero(g.dst[i], 16), "edge read %d: %ld", i,
 		      *g.rc[i]);
-	munmap(edge, (size_t)page * 2);
+	/* The same with the second page unmapped, and a string that ends
+	 * right before it: the string reads stop at its NUL, the fixed-size
+	 * ones run into the hole. */
+	munmap(edge + page, (size_t)page);
+	probe_from(obj, jit, &g, edge + page - 8);
+	for (int i = 0; i < 4; i++)
+		CHECK(*g.rc[i] == -EFAULT && all_zero(g.dst[i], 16), "unmapped edge read %d: %ld",
+		      i, *g.rc[i]);
+	memcpy(edge + page - 4, "hey", 4);
+	probe_from(obj, jit, &g, edge + page - 4);
+	for (int i = 0; i < 2; i++)
+		CHECK(*g.rc[i] == -EFAULT && all_zero(g.dst[i], 16), "read %d before the hole: %ld",
+		      i, *g.rc[i]);
+	for (int i = 2; i < 4; i++)
+		CHECK(*g.rc[i] == 4 && !strcmp(g.dst[i], "hey") && all_zero(g.dst[i] + 3, 13),
+		      "str read %d before the hole: %ld", i, *g.rc[i]);
+	munmap(edge, (size_t)page);
 	munmap(none, (size_t)page);
 	bpfrt_object_close(obj);
 }

@@ -182,8 +182,7 @@ static uintptr_t static_fixup(uintptr_t pc)
 	if (pc == (uintptr_t)bpfrt_probe_ld8)
 		return (uintptr_t)bpfrt_probe_fx8;
 #endif
-	(void)pc;
-	return 0;
+	return bpfrt_extable_copy_fixup(pc);
 }
 
 uintptr_t bpfrt_extable_fixup(uintptr_t pc)

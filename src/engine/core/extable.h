@@ -1,8 +1,10 @@
 /* Fault-safe loads (BPFRT_PROBE_MEM, isa.h): the exception tables, as
  * Linux's JITs make them for BPF_PROBE_MEM. Every native instruction that
  * may fault on purpose (a JIT image's probe loads, the interpreter's load
- * routines below) has an entry: its address and the fixup to continue at,
- * code that zeroes the destination register and resumes after the load.
+ * routines below, the probe_read copies of extable_copy.c) has an entry:
+ * its address and the fixup to continue at, code that zeroes the
+ * destination register and resumes after the load (the copies' fixups
+ * return how far they got).
  * The host's SIGSEGV/SIGBUS handler (host/signal/probe_fault.c) asks
  * bpfrt_extable_fixup for the faulting pc and, on a hit, only sets the pc.
  *
@@ -55,6 +57,19 @@ void bpfrt_extable_set_host(int (*install)(void));
  * False: no handler (an engine without the host), so engines fall back to
  * probe reads through the kernel (helpers/probe.c) and the JIT refuses. */
 bool bpfrt_extable_ready(void);
+
+/* Fault-safe copies (core/extable_copy.c), for the probe_read helpers
+ * once bpfrt_extable_ready() (without the handler a fault there is a
+ * crash). Async-signal-safe: plain loads and stores, no system call.
+ * bpfrt_probe_copy: n bytes from src to dst; returns the bytes not
+ * copied, 0 when all were (the first ones are in dst).
+ * bpfrt_probe_copy_str: at most n bytes, stopping after the first NUL;
+ * returns the bytes copied with that NUL, n when none came, or -1 when
+ * the source faulted first. */
+size_t bpfrt_probe_copy(void *dst, const void *src, size_t n);
+long bpfrt_probe_copy_str(void *dst, const void *src, size_t n);
+/* The fixup of a fault in one of those copies' loads, else 0. */
+uintptr_t bpfrt_extable_copy_fixup(uintptr_t pc);
 
 /* The interpreter's fault-safe load of size (1, 2, 4, 8) bytes at addr,
  * zero-extended; 0 where it faults. */

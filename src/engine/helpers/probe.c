@@ -1,11 +1,20 @@
 /* Fault-free reads of arbitrary addresses.
  *
- * process_vm_readv on our own pid makes the kernel do the copy: an
- * unmapped or unreadable source gives EFAULT (or a short count) instead of
- * SIGSEGV. Where the system call is not allowed (seccomp, old kernels) a
- * pipe does the same: write(2) from a bad buffer fails with EFAULT. */
+ * Where the host's fault handler is in place (core/extable.h), a read is
+ * a plain copy whose loads are fault-safe (core/extable_copy.c): a fault
+ * on the source continues at the copy's fixup, and the read returns
+ * -EFAULT. No system call, so it is async-signal-safe and costs what a
+ * copy does.
+ *
+ * Without the handler (an engine without the host, or a host whose
+ * sigaction failed) the kernel does the copy: process_vm_readv on our own
+ * pid gives EFAULT (or a short count) for an unmapped or unreadable source
+ * instead of SIGSEGV. Where that system call is not allowed (seccomp, old
+ * kernels) a pipe does the same: write(2) from a bad buffer fails with
+ * EFAULT. */
 #define _GNU_SOURCE
 #include "helpers/probe.h"
+#include "core/extable.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,7 +97,7 @@ static long read_some(void *dst, const void *src, size_t n)
 	return done ? (long)done : -EFAULT;
 }
 
-long bpfrt_probe_read(void *dst, const void *src, size_t n)
+long bpfrt_probe_read_syscall(void *dst, const void *src, size_t n)
 {
 	size_t done = 0;
 
@@ -104,7 +113,7 @@ long bpfrt_probe_read(void *dst, const void *src, size_t n)
 	return 0;
 }
 
-long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
+long bpfrt_probe_read_str_syscall(void *dst, const void *src, size_t size)
 {
 	char *out = dst;
 	char bounce[256];
@@ -117,15 +126,17 @@ long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
 	 * unreadable. The bounce buffer keeps bytes after the NUL out of
 	 * dst, which holds the string, NUL-padded to size: the verifier
 	 * counts the whole buffer as written (ARG_PTR_TO_UNINIT_MEM), so no
-	 * byte of it may keep what the stack held before. */
-	while (done < size - 1) {
+	 * byte of it may keep what the stack held before. As Linux's
+	 * strncpy_from_*_nofault, up to size bytes are read, the last of a
+	 * cut string then replaced by the NUL. */
+	while (done < size) {
 		uintptr_t a = (uintptr_t)src + done;
 		size_t chunk = PROBE_PAGE - (a & (PROBE_PAGE - 1));
 		char *nul;
 		long r;
 
-		if (chunk > size - 1 - done)
-			chunk = size - 1 - done;
+		if (chunk > size - done)
+			chunk = size - done;
 		if (chunk > sizeof(bounce))
 			chunk = sizeof(bounce);
 		r = read_some(bounce, (const void *)a, chunk);
@@ -144,8 +155,46 @@ long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
 		memcpy(out + done, bounce, (size_t)r);
 		done += (size_t)r;
 	}
-	out[done] = 0;
-	return (long)done + 1;
+	out[size - 1] = 0;
+	return (long)size;
+}
+
+/* ---- the plain copies, where the fault handler is in place ---------------- */
+
+long bpfrt_probe_read(void *dst, const void *src, size_t n)
+{
+	if (!bpfrt_extable_ready())
+		return bpfrt_probe_read_syscall(dst, src, n);
+	if (bpfrt_probe_copy(dst, src, n)) {
+		memset(dst, 0, n);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+long bpfrt_probe_read_str(void *dst, const void *src, size_t size)
+{
+	char *out = dst;
+	long got;
+
+	if (size == 0)
+		return 0;
+	if (!bpfrt_extable_ready())
+		return bpfrt_probe_read_str_syscall(dst, src, size);
+	/* up to size bytes, none past the string's NUL; a cut string's last
+	 * byte becomes its NUL (Linux's strncpy_from_*_nofault) */
+	got = bpfrt_probe_copy_str(dst, src, size);
+	if (got <= 0) {
+		memset(dst, 0, size);
+		return -EFAULT;
+	}
+	if (out[got - 1] != 0) {        /* no NUL in size bytes: cut */
+		out[size - 1] = 0;
+		return (long)size;
+	}
+	/* NUL-padded to size, as the kernel-copy path leaves it */
+	memset(out + got, 0, size - (size_t)got);
+	return got;
 }
 
 /* ---- fault-safe writes (probe_write_user) ----------------------------------- */

@@ -4,9 +4,9 @@
  * bad address read 0. Any other fault is declined and goes on to the
  * other handlers (private-stack guard pages) and the host's.
  *
- * Installed on the first fault-safe load's program (bpfrt_extable_ready),
- * through signal/chain.c: the handler is lock-free and async-signal-safe
- * (the lookup reads the registry's atomics only). */
+ * Installed on the first fault-safe load's program or probe read
+ * (bpfrt_extable_ready), through signal/chain.c: the handler is lock-free
+ * and async-signal-safe (the lookup reads the registry's atomics only). */
 #define _GNU_SOURCE
 #include "signal/chain.h"
 #include "signal/ucontext.h"
