@@ -874,8 +874,9 @@ static void shared_fork_parent(void)
 }
 
 /* The child: each shared map's storage becomes a private copy at the same
- * address (copied aside, then moved over the shared mapping in one
- * mremap), and stops being shared. Only system calls and memcpy: the
+ * address (copied aside, a private mapping put in its place, copied
+ * back; mremap over it would save a copy but crashes qemu-user), and
+ * stops being shared. Only system calls and memcpy: the
  * child of a multi-threaded process may call only async-signal-safe
  * functions here. A copy that fails (no memory) leaves the map shared:
  * the child must not write it then, which it cannot be told; so it is
@@ -888,10 +889,13 @@ static void shared_fork_child(void)
 
 		if (copy != MAP_FAILED) {
 			memcpy(copy, h->shm_base, h->shm_len);
-			if (mremap(copy, h->shm_len, h->shm_len, MREMAP_MAYMOVE | MREMAP_FIXED,
-				   h->shm_base) == MAP_FAILED) {
+			if (mmap(h->shm_base, h->shm_len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
 				munmap(copy, h->shm_len);
 				copy = MAP_FAILED;
+			} else {
+				memcpy(h->shm_base, copy, h->shm_len);
+				munmap(copy, h->shm_len);
 			}
 		}
 		if (copy == MAP_FAILED)
