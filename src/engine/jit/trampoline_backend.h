@@ -29,6 +29,18 @@
  * hash), then its multi array run item by item, items flagged
  * BPFRT_TRAMP_ITEM_INLINE called inline as in an IMAGE.
  *
+ * PROBE: a kprobe/uprobe site's run path (src/host/attach/kprobe.c), a
+ * function its trampoline calls with rdi = the struct pt_regs it built.
+ * When the RCU read side is free and fast (no section open on the thread,
+ * registered, fence-free), no kretprobe program is attached, and the
+ * site's array holds one program flagged BPFRT_TRAMP_ITEM_INLINE with the
+ * attach guard free, it opens the read section inline, calls that
+ * program's JIT code directly with (regs, 0) and returns eax = 0; with no
+ * program attached it returns 0 at once. Anything else jumps to c_path
+ * (a function of the same argument, whose eax it returns) with nothing
+ * held. No FP state is touched on the inline path: an inline program
+ * calls nothing, so it leaves every FP register alone.
+ *
  * RCU_LOCK_FN / RCU_UNLOCK_FN: tests, the inline read-side lock / unlock
  * as void f(void). */
 #ifndef BPFRT_JIT_TRAMPOLINE_BACKEND_H
@@ -65,6 +77,7 @@ enum bpfrt_tramp_type {
 	BPFRT_TRAMP_STUB,
 	BPFRT_TRAMP_IMAGE,
 	BPFRT_TRAMP_MULTI,
+	BPFRT_TRAMP_PROBE,
 	BPFRT_TRAMP_RCU_LOCK_FN,
 	BPFRT_TRAMP_RCU_UNLOCK_FN,
 };
@@ -151,7 +164,11 @@ struct bpfrt_tramp_desc {
 	uint32_t pad_chunk_bits, pad_chunk_cnt;
 	void *(*lookup)(uintptr_t ip);  /* the address hash, in C */
 	const void *md_table;   /* the address hash's pointer: probed inline */
-	/* IMAGE, MULTI: where the run-path state is */
+	/* PROBE: the site's program array slots (struct bpfrt_prog_array
+	 * *_Atomic, entry and return programs) and its C run path */
+	const void *progs_slot, *rprogs_slot;
+	uintptr_t c_path;
+	/* IMAGE, MULTI, PROBE: where the run-path state is */
 	const struct bpfrt_tramp_layout *layout;
 };
 

@@ -86,6 +86,7 @@
 #include "core/error.h"
 #include "core/opts.h"
 #include "core/thread_mem.h"
+#include "jit/backend.h"
 #include "jit/execmem.h"
 #include "jit/x86_64/emit.h"
 #include "signal/chain.h"
@@ -131,6 +132,7 @@ struct kprobe_site {
 	struct bpfrt_x86_insn insns[SPAN_MAX];
 	uintptr_t ool;
 	uintptr_t tramp;
+	uintptr_t kret_landing;         /* in tramp: a kretprobe's return address (0: none) */
 	enum site_state state;
 	uint32_t links, force_int3;
 	struct bpfrt_prog_array *_Atomic progs;
@@ -518,16 +520,27 @@ static void emit_fp_restore(struct x86_buf *b, bool entry, uint32_t xsave_bytes)
 	fp_area_op(b, XRSTOR);
 }
 
-static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs);
+static int kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs);
+void bpfrt_kretprobe_tramp(void);
 
-/* The trampoline's code for execution at `at`, calling handler(site_arg,
- * regs), saving the FP state with xsave of xsave_bytes (0: fxsave) away
- * from a function's entry. Returns its length or -errno. */
+/* The trampoline's code for execution at `at`: the pt_regs, the site's
+ * run path (the backend's PROBE function: its one JIT'ed program that
+ * calls nothing, inline; everything else through handler(site_arg, regs)
+ * in C, behind a save of the FP state: xmm0-7 at a function's entry,
+ * xsave of xsave_bytes (0: fxsave) elsewhere), the restores, then the
+ * displaced span. At a function's entry the return landing follows the
+ * restores (*landing_off): when the run put the landing's address in the
+ * return slot (eax != 0), `call` the next instruction pushes it on the
+ * return stack buffer too, so the function's ret to it and the landing's
+ * own ret to the real caller are both predicted. Returns its length or
+ * -errno. */
 static int tramp_code(const struct kprobe_site *s, uintptr_t site_arg, uintptr_t handler,
-		      uint32_t xsave_bytes, uintptr_t at, uint8_t code[TRAMP_MAX])
+		      uint32_t xsave_bytes, uintptr_t at, uint8_t code[TRAMP_MAX],
+		      uint32_t *landing_off)
 {
 	struct x86_buf b = { .p = code, .cap = TRAMP_MAX };
-	int err;
+	size_t call_run, to_span = 0, call_skip = 0, run_fn, c_path;
+	int err, n;
 
 	emit_lea(&b, true, RSP, RSP, -RED_ZONE);
 	emit1(&b, X86_PUSHFQ);
@@ -545,13 +558,13 @@ static int tramp_code(const struct kprobe_site *s, uintptr_t site_arg, uintptr_t
 	regs_store_imm(&b, REGS_OFF(cs), 0x33);
 	regs_store_imm(&b, REGS_OFF(ss), 0x2b);
 	emit_mov_rr(&b, true, RBX, RSP);
-	emit_fp_save(&b, s->entry, xsave_bytes);
-	emit_mov_rr(&b, true, RSI, RBX);
-	emit_movabs(&b, RDI, site_arg);
-	emit_movabs(&b, RAX, handler);
-	emit_call_r(&b, RAX);
-	emit_fp_restore(&b, s->entry, xsave_bytes);
+	emit_alu_ri(&b, true, ALU_AND, RSP, -16);
+	emit_mov_rr(&b, true, RDI, RBX);
+	emit_call_rel32(&b, 0);                                   /* run_fn */
+	call_run = b.len - 4;
 	emit_mov_rr(&b, true, RSP, RBX);
+	if (s->entry)
+		emit_test_rr(&b, false, RAX, RAX);                /* kept by the movs below */
 	for (int r = RAX; r <= R15; r++)
 		if (r != RSP)
 			regs_mov(&b, r, regs_off[r], false);
@@ -563,10 +576,67 @@ static int tramp_code(const struct kprobe_site *s, uintptr_t site_arg, uintptr_t
 	else
 		emit1(&b, X86_POPFQ);
 	emit_rm_min(&b, false, true, 0x8d, RSP, RSP, RED_ZONE, false, 4); /* lea rsp,[rsp+128] */
+	if (s->entry) {
+		to_span = emit_jcc_fwd(&b, CC_E);
+		emit_call_rel32(&b, 0);                           /* call skip */
+		call_skip = b.len - 4;
+		*landing_off = (uint32_t)b.len;
+		/* the function returned here: r11 is free (the return
+		 * trampoline keeps rax, rdx and rbx only) */
+		emit_branch_abs(&b, at, (uintptr_t)bpfrt_kretprobe_tramp, false, R11);
+		emit_label_here(&b, call_skip);
+		emit_lea(&b, true, RSP, RSP, 8);                  /* drop the pushed landing */
+		emit_label_here(&b, to_span);
+	} else {
+		*landing_off = 0;
+	}
 	if (b.len + s->insn_cnt * BPFRT_X86_RELOC_MAX + 5 > TRAMP_MAX)
 		return bpfrt_err(-E2BIG, "kprobe: trampoline too long");
 	err = emit_span(s, at, &b);
-	return err ? err : (int)b.len;
+	if (err)
+		return err;
+
+	/* the C path: handler(site, regs) behind the FP state's save; entered
+	 * by a jmp from run_fn, so as a function called by the main path */
+	c_path = b.len;
+	emit_push(&b, RBP);
+	emit_mov_rr(&b, true, RBP, RSP);
+	emit_push(&b, RBX);
+	emit_push(&b, RAX);                                       /* [rbp-16]: the result */
+	emit_mov_rr(&b, true, RBX, RDI);
+	emit_fp_save(&b, s->entry, xsave_bytes);
+	emit_mov_rr(&b, true, RSI, RBX);
+	emit_movabs(&b, RDI, site_arg);
+	emit_movabs(&b, RAX, handler);
+	emit_call_r(&b, RAX);
+	emit_rm_min(&b, false, true, 0x89, RAX, RBP, -16, false, 1);
+	emit_fp_restore(&b, s->entry, xsave_bytes);
+	emit_rm_min(&b, false, true, 0x8b, RAX, RBP, -16, false, 1);
+	emit_lea(&b, true, RSP, RBP, -8);
+	emit_pop(&b, RBX);
+	emit_pop(&b, RBP);
+	emit1(&b, X86_RET);
+	if (b.overflow)
+		return bpfrt_err(-E2BIG, "kprobe: trampoline too long");
+
+	run_fn = (b.len + 15) & ~(size_t)15;
+	while (b.len < run_fn && !b.overflow)
+		emit1(&b, X86_INT3);
+	struct bpfrt_tramp_desc d = {
+		.type = BPFRT_TRAMP_PROBE,
+		.progs_slot = (const void *)(site_arg + offsetof(struct kprobe_site, progs)),
+		.rprogs_slot = (const void *)(site_arg + offsetof(struct kprobe_site, rprogs)),
+		.c_path = at + c_path, .layout = bpfrt_tramp_layout(),
+	};
+
+	n = bpfrt_x86_prepare_trampoline(b.p + b.len, b.cap - b.len, at + b.len, &d);
+	if (n < 0)
+		return bpfrt_err(n, "kprobe: cannot generate the run path");
+	b.len += (size_t)n;
+	int32_t rel = (int32_t)((int64_t)run_fn - (int64_t)(call_run + 4));
+
+	memcpy(b.p + call_run, &rel, 4);
+	return (int)b.len;
 }
 
 static int build_tramp(struct kprobe_site *s)
@@ -575,19 +645,23 @@ static int build_tramp(struct kprobe_site *s)
 	uint8_t code[TRAMP_MAX];
 	size_t off;
 	struct kp_arena *a;
+	uint32_t landing;
 	int n;
 
 	pthread_once(&once, fp_probe);
 	a = arena_get(sizeof(code), s->addr, &off);
 	if (!a)
 		return -ENOMEM;
-	n = tramp_code(s, (uintptr_t)s, (uintptr_t)kprobe_handle, xsave_size, a->base + off, code);
+	n = tramp_code(s, (uintptr_t)s, (uintptr_t)kprobe_handle, xsave_size, a->base + off, code,
+		       &landing);
 	if (n < 0)
 		return n;
 	n = bpfrt_execmem_copy(a->mem, off, code, (size_t)n);
 	if (n)
 		return bpfrt_err(n, "kprobe: cannot write the trampoline");
 	s->tramp = a->base + off;
+	if (landing)
+		s->kret_landing = s->tramp + landing;
 	return 0;
 }
 
@@ -612,7 +686,9 @@ int bpfrt_kprobe_tramp_code(uintptr_t addr, const uint8_t *code, size_t len, boo
 	if (!s.insn_cnt)
 		return bpfrt_err(-EINVAL, "kprobe: no instruction to displace");
 	s.span = (uint8_t)off;
-	n = tramp_code(&s, site_arg, (uintptr_t)kprobe_handle, xsave_bytes, at, buf);
+	uint32_t landing;
+
+	n = tramp_code(&s, site_arg, (uintptr_t)kprobe_handle, xsave_bytes, at, buf, &landing);
 	if (n < 0)
 		return n;
 	if ((size_t)n > cap)
@@ -627,6 +703,7 @@ struct kret_entry {
 	uintptr_t ret;          /* the real return address */
 	uintptr_t sp;           /* where it was on the stack */
 	struct kprobe_site *site;
+	uintptr_t landing;      /* what took its place there */
 };
 
 /* This thread's pending returns, outside static TLS (core/thread_mem.h):
@@ -647,43 +724,49 @@ static void count_misses(const struct bpfrt_prog_array *arr)
 		bpfrt_attach_count_miss(arr->items[i].prog);
 }
 
-static void kretprobe_enter(struct kprobe_site *s, const struct bpfrt_prog_array *arr,
-			    struct bpfrt_pt_regs *regs)
+/* Pushes the pending return and puts `landing` (where the return is to
+ * go: the site trampoline's landing, or bpfrt_kretprobe_tramp) in the
+ * return slot. Returns whether it did. */
+static bool kretprobe_enter(struct kprobe_site *s, const struct bpfrt_prog_array *arr,
+			    struct bpfrt_pt_regs *regs, uintptr_t landing)
 {
-	struct kret_stack *ks = bpfrt_thread_mem(&kret_mem, sizeof(struct kret_stack));
+	struct kret_stack *ks = kret_mem;
 	uintptr_t *slot = (uintptr_t *)(uintptr_t)regs->sp;
 	uintptr_t sp = regs->sp;
 	uint32_t depth;
 
+	if (__builtin_expect(!ks, 0))
+		ks = bpfrt_thread_mem(&kret_mem, sizeof(struct kret_stack));
 	if (!ks) {
 		count_misses(arr);
-		return;
+		return false;
 	}
 	depth = ks->depth;
 
 	/* Entries of frames below this one on the same stack are dead (a
 	 * longjmp skipped their returns); the same slot is dead too unless
-	 * it holds the trampoline (a tail call from a probed function). */
+	 * it holds that entry's landing (a tail call from a probed function). */
 	while (depth) {
 		const struct kret_entry *e = &ks->e[depth - 1];
 
 		if (e->sp > sp || sp - e->sp > KRET_SAME_STACK ||
-		    (e->sp == sp && *slot == (uintptr_t)bpfrt_kretprobe_tramp))
+		    (e->sp == sp && *slot == e->landing))
 			break;
 		depth--;
 	}
 	ks->depth = depth;
 	if (depth == KRET_DEPTH) {
 		count_misses(arr);
-		return;
+		return false;
 	}
-	ks->e[depth] = (struct kret_entry){ *slot, regs->sp, s };
+	ks->e[depth] = (struct kret_entry){ *slot, regs->sp, s, landing };
 	/* Published before the swap: a signal handler that runs a probed
 	 * function in between stacks on top of it. */
 	atomic_signal_fence(memory_order_seq_cst);
 	ks->depth = depth + 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	*slot = (uintptr_t)bpfrt_kretprobe_tramp;
+	*slot = landing;
+	return true;
 }
 
 uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
@@ -712,7 +795,7 @@ uintptr_t bpfrt_kretprobe_return(struct bpfrt_pt_regs *regs)
 
 	bpfrt_attach_enter();
 	arr = bpfrt_prog_array_load(&e.site->rprogs);
-	if (arr) {
+	if (arr && !bpfrt_attach_run_inline(arr, regs)) {
 		struct bpfrt_probe_frame outer = bpfrt_probe_frame;
 
 		bpfrt_probe_frame = (struct bpfrt_probe_frame){ regs, e.site->addr };
@@ -783,18 +866,20 @@ __asm__(".text\n"
 	"	ret\n"
 	".size bpfrt_kretprobe_tramp, .-bpfrt_kretprobe_tramp\n");
 
-/* The programs of a site, then its kretprobe entry. may_override: an
- * entry site's int3 path, where a program's bpf_override_return can make
- * the function return at once; true is returned then, with *rc. */
+/* The programs of a site, then its kretprobe entry with `landing` as the
+ * return address. may_override: an entry site's int3 path, where a
+ * program's bpf_override_return can make the function return at once;
+ * true is returned then, with *rc. *swapped: the return address was
+ * replaced. */
 static bool kprobe_run(struct kprobe_site *s, struct bpfrt_pt_regs *regs, bool may_override,
-		       uint64_t *rc)
+		       uint64_t *rc, uintptr_t landing, bool *swapped)
 {
 	const struct bpfrt_prog_array *arr;
 	bool override = false;
 
 	bpfrt_attach_enter();
 	arr = bpfrt_prog_array_load(&s->progs);
-	if (arr) {
+	if (arr && !bpfrt_attach_run_inline(arr, regs)) {
 		struct bpfrt_probe_frame outer = bpfrt_probe_frame;
 
 		bpfrt_probe_frame = (struct bpfrt_probe_frame){
@@ -804,19 +889,23 @@ static bool kprobe_run(struct kprobe_site *s, struct bpfrt_pt_regs *regs, bool m
 		*rc = bpfrt_probe_frame.override_rc;
 		bpfrt_probe_frame = outer;
 	}
+	*swapped = false;
 	arr = bpfrt_prog_array_load(&s->rprogs);
 	if (arr)
-		kretprobe_enter(s, arr, regs);
+		*swapped = kretprobe_enter(s, arr, regs, landing);
 	bpfrt_attach_exit();
 	return override;
 }
 
-/* The trampoline's handler (jmp mode: no override, such sites stay int3). */
-static void kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
+/* The trampoline's C path (jmp mode: no override, such sites stay int3):
+ * nonzero when the return slot now holds the trampoline's landing. */
+static int kprobe_handle(struct kprobe_site *s, struct bpfrt_pt_regs *regs)
 {
 	uint64_t rc;
+	bool swapped;
 
-	kprobe_run(s, regs, false, &rc);
+	kprobe_run(s, regs, false, &rc, s->kret_landing, &swapped);
+	return swapped;
 }
 
 static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
@@ -835,8 +924,9 @@ static bool kprobe_trap(void *ctx, ucontext_t *uc, uintptr_t addr)
 		count_misses(atomic_load(&s->rprogs));
 	} else {
 		uint64_t rc = 0;
+		bool swapped;
 
-		if (kprobe_run(s, &regs, true, &rc)) {
+		if (kprobe_run(s, &regs, true, &rc, (uintptr_t)bpfrt_kretprobe_tramp, &swapped)) {
 			/* bpf_override_return at a function's entry: return to
 			 * the caller now (the return address is at rsp; a
 			 * kretprobe's trampoline, if one took its place, runs
@@ -1310,7 +1400,10 @@ int bpfrt_kprobe_attach(struct bpfrt_prog *prog, const char *func, uintptr_t add
 			goto fail_link;
 	}
 	kl->site = s;
-	struct bpfrt_prog_array_item item = { .prog = prog, .cookie = o.cookie, .link = kl };
+	struct bpfrt_prog_array_item item = {
+		.prog = prog, .cookie = o.cookie, .link = kl,
+		.flags = bpfrt_tramp_prog_inlinable(prog) ? BPFRT_TRAMP_ITEM_INLINE : 0,
+	};
 
 	err = bpfrt_prog_array_add(o.retprobe ? &s->rprogs : &s->progs, &item);
 	if (err)

@@ -31,6 +31,7 @@
 #include "core/rcu.h"
 #include "core/run.h"
 #include "interp/interp.h"
+#include "jit/trampoline_backend.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -153,6 +154,26 @@ static inline void bpfrt_prog_array_run(const struct bpfrt_prog_array *arr, cons
 
 		bpfrt_attach_run(it->prog, (const char *)ctx + it->ctx_off, it->cookie, &r0);
 	}
+}
+
+/* The usual case, run without the general path: an array of one program
+ * flagged BPFRT_TRAMP_ITEM_INLINE (JIT'ed, calls nothing: it cannot abort
+ * or tail call and reads neither the cookie nor the probe frame) with the
+ * recursion guard free; the x86 trampolines emit the same run inline.
+ * Returns false, having done nothing, for any other array. */
+static inline bool bpfrt_attach_run_inline(const struct bpfrt_prog_array *arr, const void *ctx)
+{
+	struct bpfrt_attach_tls *t = &bpfrt_attach_tls;
+	struct bpfrt_prog *prog;
+
+	if (arr->cnt != 1 || !(arr->items[0].flags & BPFRT_TRAMP_ITEM_INLINE) || t->depth)
+		return false;
+	prog = arr->items[0].prog;
+	t->active[0] = prog;
+	t->depth = 1;
+	prog->jit_func((uint64_t)(uintptr_t)ctx + arr->items[0].ctx_off, 0);
+	t->depth = 0;
+	return true;
 }
 
 /* Reads an RCU-published array pointer inside the read section. */

@@ -221,14 +221,20 @@ static void emit_rcu_lock_slow(struct x86_buf *b, uintptr_t image, struct slow_b
 
 /* The nested case goes out of line to *nested, which
  * emit_rcu_unlock_nested() emits. */
-static void emit_rcu_unlock(struct x86_buf *b, struct slow_block *nested)
+/* Leaving the outermost section. */
+static void emit_rcu_unlock_outermost(struct x86_buf *b)
 {
-	fs_cmp32_imm8(b, RCU_OFF(nesting), 1);
-	nested->jcc = emit_jcc_fwd(b, CC_NE);
 	fs_mov32_imm(b, RCU_OFF(nesting), 0);
 	fs_mov32_imm(b, RCU_OFF(run_cpu), 0);
 	emit_fs_rm(b, false, true, 0xc7, 0, RCU_OFF(ctr));         /* mov qword ctr, 0 */
 	emit_u32(b, 0);
+}
+
+static void emit_rcu_unlock(struct x86_buf *b, struct slow_block *nested)
+{
+	fs_cmp32_imm8(b, RCU_OFF(nesting), 1);
+	nested->jcc = emit_jcc_fwd(b, CC_NE);
+	emit_rcu_unlock_outermost(b);
 	nested->back = b->len;
 }
 
@@ -634,6 +640,75 @@ static int prepare_multi(struct x86_buf *b, uintptr_t image, const struct bpfrt_
 	return finish(b);
 }
 
+/* ---- kprobe/uprobe sites: the run path (PROBE) -----------------------------
+ *
+ *   if (self.nesting || !self.fast || *rprogs_slot) goto c_path;
+ *   self.nesting = 1; self.ctr = gp_ctr;          the outermost lock
+ *   arr = *progs_slot;
+ *   if (arr) {
+ *           if (arr->cnt != 1 || !(item 0 INLINE) || attach depth) {
+ *                   unlock; goto c_path;
+ *           }
+ *           active[0] = prog; attach depth = 1;
+ *           prog->jit_func(regs, 0);
+ *           attach depth = 0;
+ *   }
+ *   unlock; return 0;
+ *
+ * The slow read-side cases go to C whole rather than to
+ * bpfrt_rcu_read_lock_slow(): at a probe inside a function every FP
+ * register may be live, and only the C path saves the whole FP state.
+ * The kretprobe slot is only tested for NULL before the section (an
+ * attach racing with the event may or may not see it, as in C). */
+static int prepare_probe(struct x86_buf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
+{
+	const struct bpfrt_tramp_layout *l = d->layout;
+	size_t to_c[3], to_unlock_c[3], none;
+
+	if (!d->progs_slot || !d->rprogs_slot || !d->c_path || !l || l->arr_cnt >= 128)
+		return -EINVAL;
+	fs_cmp32_imm8(b, RCU_OFF(nesting), 0);
+	to_c[0] = emit_jcc_fwd(b, CC_NE);
+	emit_fs_rm(b, false, false, 0x80, ALU_CMP, RCU_OFF(fast));  /* cmp byte fast, 0 */
+	emit1(b, 0);
+	to_c[1] = emit_jcc_fwd(b, CC_E);
+	load64_abs(b, image, RAX, (uintptr_t)d->rprogs_slot);
+	emit_test_rr(b, true, RAX, RAX);
+	to_c[2] = emit_jcc_fwd(b, CC_NE);
+	fs_mov32_imm(b, RCU_OFF(nesting), 1);
+	load64_abs(b, image, RAX, (uintptr_t)&bpfrt_rcu_gp_ctr);
+	emit_fs_rm(b, false, true, 0x89, RAX, RCU_OFF(ctr));       /* mov ctr, rax */
+	load64_abs(b, image, RAX, (uintptr_t)d->progs_slot);       /* acquire: a mov */
+	emit_test_rr(b, true, RAX, RAX);
+	none = emit_jcc_fwd(b, CC_E);
+	emit_alu_mi(b, false, ALU_CMP, RAX, (int32_t)l->arr_cnt, 1, 1);
+	to_unlock_c[0] = emit_jcc_fwd(b, CC_NE);
+	emit_test_mi(b, false, RAX, item_off(l, l->item_flags), BPFRT_TRAMP_ITEM_INLINE, 4);
+	to_unlock_c[1] = emit_jcc_fwd(b, CC_E);
+	fs_cmp32_imm8(b, l->tls_depth, 0);
+	to_unlock_c[2] = emit_jcc_fwd(b, CC_NE);
+	emit_rm_min(b, false, true, 0x8b, RAX, RAX, item_off(l, l->item_prog), false, 4);
+	emit_fs_rm(b, false, true, 0x89, RAX, l->tls_active);    /* active[0] = prog */
+	fs_mov32_imm(b, l->tls_depth, 1);
+	emit_alu_ri(b, true, ALU_SUB, RSP, 8);                  /* 16-aligned at the call */
+	emit_alu_rr(b, false, ALU_XOR, RSI, RSI);               /* rdi = regs already */
+	/* call [rax + jit_func] */
+	emit_rm_min(b, false, false, 0xff, 2, RAX, (int32_t)l->prog_jit_func, false, 4);
+	emit_alu_ri(b, true, ALU_ADD, RSP, 8);
+	fs_mov32_imm(b, l->tls_depth, 0);
+	emit_label_here(b, none);
+	emit_rcu_unlock_outermost(b);
+	emit_alu_rr(b, false, ALU_XOR, RAX, RAX);
+	emit1(b, X86_RET);
+	for (int i = 0; i < 3; i++)
+		emit_label_here(b, to_unlock_c[i]);
+	emit_rcu_unlock_outermost(b);
+	for (int i = 0; i < 3; i++)
+		emit_label_here(b, to_c[i]);
+	jmp_abs(b, image, d->c_path);
+	return finish(b);
+}
+
 static int prepare_classic(struct x86_buf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
 	size_t to_orig = 0, to_skip = 0;
@@ -697,6 +772,8 @@ int bpfrt_x86_prepare_trampoline(void *buf, size_t cap, uintptr_t image,
 		return prepare_image(&b, image, d);
 	case BPFRT_TRAMP_MULTI:
 		return prepare_multi(&b, image, d);
+	case BPFRT_TRAMP_PROBE:
+		return prepare_probe(&b, image, d);
 	case BPFRT_TRAMP_RCU_LOCK_FN:
 	case BPFRT_TRAMP_RCU_UNLOCK_FN:
 		return prepare_rcu_fn(&b, image, d->type == BPFRT_TRAMP_RCU_LOCK_FN);
