@@ -666,6 +666,80 @@ TEST(kprobe_float_registers)
 	check_restored();
 }
 
+/* The flags word of pt_regs at a function's entry: what pushfq gives
+ * right before the call, in both modes and both engines (jmp mode builds
+ * it from lahf/seto where it can; int3 mode has the kernel's). */
+static uint64_t raw_flags;
+
+static struct bpfrt_prog *flags_prog(bool jit)
+{
+	const struct bpf_insn insns[] = {
+		LDX(BPF_DW, 2, 1, 144),         /* pt_regs->flags */
+		LDDW(1, (uint64_t)(uintptr_t)&raw_flags),
+		STX(BPF_DW, 1, 2, 0),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "kp_flags", .jit = jit);
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(!bpfrt_prog_load(insns, ARRAY_LEN(insns), &o, &p), "load: %s", bpfrt_last_error());
+	return p;
+}
+
+/* kp_args6() called right after `cmp b, a` set the flags; returns them
+ * as pushfq read them just before the call. */
+static uint64_t call_after_cmp(long a, long b)
+{
+	uint64_t before;
+
+	__asm__ volatile("mov %%rsp, %%rbx\n\t"
+			 "lea -128(%%rsp), %%rsp\n\t"   /* past the red zone */
+			 "and $-16, %%rsp\n\t"
+			 "cmp %[b], %[a]\n\t"
+			 "pushfq\n\t"
+			 "pop %%r12\n\t"
+			 "call kp_args6\n\t"
+			 "mov %%rbx, %%rsp\n\t"
+			 "mov %%r12, %[before]"
+			 : [before] "=m"(before)
+			 : [a] "D"(a), [b] "S"(b)
+			 : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "memory",
+			   "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+			   "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+	return before;
+}
+
+TEST(kprobe_flags_at_entry)
+{
+	static const long pairs[][2] = {
+		{ 1, 1 }, { 0, 1 }, { 1, 0 }, { (long)(1ul << 63), 1 }, { -1, 0x7fffffff },
+	};
+
+	for (int jit = 0; jit < 2; jit++) {
+		struct bpfrt_prog *p = flags_prog(jit);
+
+		for (int m = 0; m < 2 && p; m++) {
+			enum bpfrt_kprobe_mode mode = m ? BPFRT_KPROBE_AUTO : BPFRT_KPROBE_INT3;
+			struct bpfrt_link *l = kattach(p, "kp_args6", 0, false, mode);
+
+			if (l && m)
+				CHECK(bpfrt_kprobe_optimized(l), "kp_args6 not optimized");
+			for (size_t i = 0; i < ARRAY_LEN(pairs) && l; i++) {
+				uint64_t before;
+
+				raw_flags = 0;
+				before = call_after_cmp(pairs[i][0], pairs[i][1]);
+				CHECK_EQ(raw_flags, before, "cmp %ld, %ld: %s %s", pairs[i][1],
+					 pairs[i][0], mode_name(mode), jit ? "jit" : "interp");
+			}
+			bpfrt_link_destroy(l);
+		}
+		bpfrt_prog_free(p);
+	}
+	check_restored();
+}
+
 /* get_func_ip: the probed address for a kprobe (func+OFF included), the
  * function's entry for a kretprobe, as Linux; 0 for a ctx that is not the
  * probe's (a program run on its own). */

@@ -39,7 +39,12 @@
  * program attached it returns 0 at once. Anything else jumps to c_path
  * (a function of the same argument, whose eax it returns) with nothing
  * held. No FP state is touched on the inline path: an inline program
- * calls nothing, so it leaves every FP register alone.
+ * calls nothing, so it leaves every FP register alone. With kret_enter
+ * (a C function built to use general registers only) kretprobe programs
+ * attached do not send the event to C: after the entry program,
+ * eax = kret_enter(md, regs) inside the read section, once the thread's
+ * return stack exists (the u64 at thread-pointer offset tls_kret is not
+ * 0; making it is left to c_path).
  *
  * RCU_LOCK_FN / RCU_UNLOCK_FN: tests, the inline read-side lock / unlock
  * as void f(void). */
@@ -168,6 +173,8 @@ struct bpfrt_tramp_desc {
 	 * *_Atomic, entry and return programs) and its C run path */
 	const void *progs_slot, *rprogs_slot;
 	uintptr_t c_path;
+	uintptr_t kret_enter;   /* int kret_enter(md, regs); 0: kretprobes in C */
+	int32_t tls_kret;
 	/* IMAGE, MULTI, PROBE: where the run-path state is */
 	const struct bpfrt_tramp_layout *layout;
 };

@@ -43,7 +43,7 @@ struct tramp_link {
 
 /* Offset of an initial-exec TLS variable from the thread pointer: the same
  * in every thread. */
-static int32_t tls_offset(const void *var)
+int32_t bpfrt_tramp_tls_offset(const void *var)
 {
 	uintptr_t addr = (uintptr_t)var;
 
@@ -73,8 +73,8 @@ static struct bpfrt_tramp_layout layout;
 static void layout_init(void)
 {
 	layout = (struct bpfrt_tramp_layout){
-		.tls_depth = tls_offset(&bpfrt_attach_tls.depth),
-		.tls_active = tls_offset(&bpfrt_attach_tls.active[0]),
+		.tls_depth = bpfrt_tramp_tls_offset(&bpfrt_attach_tls.depth),
+		.tls_active = bpfrt_tramp_tls_offset(&bpfrt_attach_tls.active[0]),
 		.arr_cnt = offsetof(struct bpfrt_prog_array, cnt),
 		.arr_items = offsetof(struct bpfrt_prog_array, items),
 		.item_shift = (uint32_t)__builtin_ctz(sizeof(struct bpfrt_prog_array_item)),

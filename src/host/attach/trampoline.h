@@ -161,4 +161,8 @@ void bpfrt_tramp_run_item(struct bpfrt_tramp_frame *frame, void *md,
 /* True if prog's image may be called inline (struct bpfrt_tramp_item). */
 bool bpfrt_tramp_prog_inlinable(const struct bpfrt_prog *prog);
 
+/* Offset of an initial-exec TLS variable from the thread pointer: the same
+ * in every thread, for generated fs-relative accesses. */
+int32_t bpfrt_tramp_tls_offset(const void *var);
+
 #endif

@@ -642,7 +642,8 @@ static int prepare_multi(struct x86_buf *b, uintptr_t image, const struct bpfrt_
 
 /* ---- kprobe/uprobe sites: the run path (PROBE) -----------------------------
  *
- *   if (self.nesting || !self.fast || *rprogs_slot) goto c_path;
+ *   if (self.nesting || !self.fast) goto c_path;
+ *   if (*rprogs_slot && (!kret_enter || !tls[tls_kret])) goto c_path;
  *   self.nesting = 1; self.ctr = gp_ctr;          the outermost lock
  *   arr = *progs_slot;
  *   if (arr) {
@@ -653,28 +654,42 @@ static int prepare_multi(struct x86_buf *b, uintptr_t image, const struct bpfrt_
  *           prog->jit_func(regs, 0);
  *           attach depth = 0;
  *   }
- *   unlock; return 0;
+ *   eax = *rprogs_slot ? kret_enter(md, regs) : 0;
+ *   unlock; return eax;
  *
- * The slow read-side cases go to C whole rather than to
+ * rbx keeps regs (pushed: rsp is then 16-aligned for the calls). The
+ * slow read-side cases go to C whole rather than to
  * bpfrt_rcu_read_lock_slow(): at a probe inside a function every FP
  * register may be live, and only the C path saves the whole FP state.
- * The kretprobe slot is only tested for NULL before the section (an
- * attach racing with the event may or may not see it, as in C). */
+ * The kretprobe slot's first test is outside the section (for NULL
+ * only); kret_enter reads it again inside. */
 static int prepare_probe(struct x86_buf *b, uintptr_t image, const struct bpfrt_tramp_desc *d)
 {
 	const struct bpfrt_tramp_layout *l = d->layout;
-	size_t to_c[3], to_unlock_c[3], none;
+	size_t to_c[4], to_unlock_c[3], none, no_kret, no_kret2;
+	int n_c = 0;
 
-	if (!d->progs_slot || !d->rprogs_slot || !d->c_path || !l || l->arr_cnt >= 128)
+	if (!d->progs_slot || !d->rprogs_slot || !d->c_path || !l || l->arr_cnt >= 128 ||
+	    (d->kret_enter && !d->tls_kret))
 		return -EINVAL;
+	emit_push(b, RBX);
+	emit_mov_rr(b, true, RBX, RDI);
 	fs_cmp32_imm8(b, RCU_OFF(nesting), 0);
-	to_c[0] = emit_jcc_fwd(b, CC_NE);
+	to_c[n_c++] = emit_jcc_fwd(b, CC_NE);
 	emit_fs_rm(b, false, false, 0x80, ALU_CMP, RCU_OFF(fast));  /* cmp byte fast, 0 */
 	emit1(b, 0);
-	to_c[1] = emit_jcc_fwd(b, CC_E);
+	to_c[n_c++] = emit_jcc_fwd(b, CC_E);
 	load64_abs(b, image, RAX, (uintptr_t)d->rprogs_slot);
 	emit_test_rr(b, true, RAX, RAX);
-	to_c[2] = emit_jcc_fwd(b, CC_NE);
+	if (d->kret_enter) {
+		no_kret = emit_jcc_fwd(b, CC_E);
+		emit_fs_rm(b, false, true, 0x83, ALU_CMP, d->tls_kret); /* cmp qword fs:[kret], 0 */
+		emit1(b, 0);
+		to_c[n_c++] = emit_jcc_fwd(b, CC_E);
+		emit_label_here(b, no_kret);
+	} else {
+		to_c[n_c++] = emit_jcc_fwd(b, CC_NE);
+	}
 	fs_mov32_imm(b, RCU_OFF(nesting), 1);
 	load64_abs(b, image, RAX, (uintptr_t)&bpfrt_rcu_gp_ctr);
 	emit_fs_rm(b, false, true, 0x89, RAX, RCU_OFF(ctr));       /* mov ctr, rax */
@@ -690,21 +705,32 @@ static int prepare_probe(struct x86_buf *b, uintptr_t image, const struct bpfrt_
 	emit_rm_min(b, false, true, 0x8b, RAX, RAX, item_off(l, l->item_prog), false, 4);
 	emit_fs_rm(b, false, true, 0x89, RAX, l->tls_active);    /* active[0] = prog */
 	fs_mov32_imm(b, l->tls_depth, 1);
-	emit_alu_ri(b, true, ALU_SUB, RSP, 8);                  /* 16-aligned at the call */
-	emit_alu_rr(b, false, ALU_XOR, RSI, RSI);               /* rdi = regs already */
+	emit_mov_rr(b, true, RDI, RBX);
+	emit_alu_rr(b, false, ALU_XOR, RSI, RSI);
 	/* call [rax + jit_func] */
 	emit_rm_min(b, false, false, 0xff, 2, RAX, (int32_t)l->prog_jit_func, false, 4);
-	emit_alu_ri(b, true, ALU_ADD, RSP, 8);
 	fs_mov32_imm(b, l->tls_depth, 0);
 	emit_label_here(b, none);
-	emit_rcu_unlock_outermost(b);
 	emit_alu_rr(b, false, ALU_XOR, RAX, RAX);
+	if (d->kret_enter) {
+		load64_abs(b, image, RCX, (uintptr_t)d->rprogs_slot);
+		emit_test_rr(b, true, RCX, RCX);
+		no_kret2 = emit_jcc_fwd(b, CC_E);
+		emit_movabs(b, RDI, (uint64_t)(uintptr_t)d->md);
+		emit_mov_rr(b, true, RSI, RBX);
+		call_abs(b, image, d->kret_enter);
+		emit_label_here(b, no_kret2);
+	}
+	emit_rcu_unlock_outermost(b);
+	emit_pop(b, RBX);
 	emit1(b, X86_RET);
 	for (int i = 0; i < 3; i++)
 		emit_label_here(b, to_unlock_c[i]);
 	emit_rcu_unlock_outermost(b);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < n_c; i++)
 		emit_label_here(b, to_c[i]);
+	emit_mov_rr(b, true, RDI, RBX);
+	emit_pop(b, RBX);
 	jmp_abs(b, image, d->c_path);
 	return finish(b);
 }
