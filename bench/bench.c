@@ -25,6 +25,7 @@ static const struct bench *const benches[] = {
 	&bench_trig_fentry_multi_hash,
 	&bench_trig_kprobe, &bench_trig_kprobe_opt, &bench_trig_kretprobe,
 	&bench_trig_bpfrt_uprobe, &bench_trig_bpfrt_uprobe_int3, &bench_trig_bpfrt_uretprobe,
+	&bench_trig_bpfrt_uprobe_percpu, &bench_trig_bpfrt_uprobe_2t,
 	&bench_trig_bpfrt_usdt, &bench_trig_bpfrt_usdt_noarg,
 	&bench_multi_calls,
 	&bench_multi_attach,

@@ -36,7 +36,7 @@ extern const struct bench bench_trig_fentry, bench_trig_fexit, bench_trig_fmodre
 /* kprobes (bench_kprobe.c). */
 extern const struct bench bench_trig_kprobe, bench_trig_kprobe_opt, bench_trig_kretprobe;
 extern const struct bench bench_trig_bpfrt_uprobe, bench_trig_bpfrt_uprobe_int3,
-	bench_trig_bpfrt_uretprobe;
+	bench_trig_bpfrt_uretprobe, bench_trig_bpfrt_uprobe_percpu, bench_trig_bpfrt_uprobe_2t;
 /* USDT: bpfrt's (bench_usdt.c) and the kernel's on the same site
  * (bench_trigger.c). */
 extern const struct bench bench_trig_bpfrt_usdt, bench_trig_bpfrt_usdt_noarg, bench_trig_usdt;
@@ -115,6 +115,7 @@ struct bench_harness {
 	/* Events since the last call (swap the counters to 0). */
 	void (*measure)(struct bench_res *res);
 	void (*teardown)(void);           /* may be NULL */
+	int producers;                    /* without -p (0: 1) */
 };
 
 /* Parses the options, runs h, prints progress and summary; exits. */

@@ -60,7 +60,7 @@ static void harness_usage(FILE *f, const char *name)
 		   "[-c consumers] [-a]\n"
 		   "  -w N  seconds of warm-up, not in the summary (default 1)\n"
 		   "  -d N  seconds measured (default 5)\n"
-		   "  -p N  producer threads (default 1)\n"
+		   "  -p N  producer threads (default 1, 2 for the -2t rows)\n"
 		   "  -c N  consumer threads (default 1; trigger benchmarks have none)\n"
 		   "  -a    pin producers (then consumers) to CPUs 0, 1, ... in turn\n", name);
 }
@@ -128,6 +128,7 @@ int bench_harness_main(const struct bench_harness *h, int argc, char **argv)
 	clockid_t *clocks;
 	int iters, measured = 0, err;
 
+	bench_env.producers = h->producers > 0 ? h->producers : 1;
 	if (parse_env(argc, argv))
 		return 2;
 	iters = bench_env.warmup_s + bench_env.duration_s;

@@ -5,6 +5,11 @@
 # usage: bench/run_bench_trigger.sh [BUILD_DIR] [bpfrt-bench options...]
 #   options default to -w1 -d5 -a (the kernel's script uses -w2 -d5 -a)
 #   TRIG_BENCHES="base tp ..." limits the rows.
+# With both bpfrt-uprobe-percpu (one producer) and bpfrt-uprobe-2t (two, the
+# same program) in the run, the last line is the two-thread scaling: the
+# 2-thread aggregate rate (2 x its rate per producer CPU-second, each
+# producer on a CPU of its own) over the 1-thread rate. A -p option
+# overrides both rows' producer counts, so leave it out for that line.
 # Kernel rows need root; the tp row also needs tracefs mounted (the script
 # mounts it at /sys/kernel/tracing when root and it is missing). Rows the
 # kernel refuses say why.
@@ -35,9 +40,16 @@ for n in $names; do
 		prod=$(echo "$out" | sed 's/.*(\s*\([0-9.]*\)M\/prod.*/\1/')
 		ns=$(echo "$full" | sed -n 's/^Per producer CPU-second:.*(\([0-9.]*\) ns\/event)/\1/p')
 		printf "%-18s %-26s %9s %9s   %s\n" "$n" "$hits" "$prod" "${ns:--}" "$what"
+		case "$n" in
+		bpfrt-uprobe-percpu) ns_1t=$ns ;;
+		bpfrt-uprobe-2t) ns_2t=$ns ;;
+		esac
 		;;
 	*)
 		printf "%-18s %-26s %9s %9s   %s\n" "$n" "skipped" "-" "-" "${out#Skipped: }"
 		;;
 	esac
 done
+if [ -n "${ns_1t:-}" ] && [ -n "${ns_2t:-}" ]; then
+	awk -v a="$ns_1t" -v b="$ns_2t" 'BEGIN { printf "2-thread scaling (bpfrt-uprobe-2t aggregate / bpfrt-uprobe-percpu): %.2fx\n", 2 * a / b }'
+fi
