@@ -49,14 +49,26 @@
  * (tried again at the next attach to it).
  *
  * The trampoline (jmp mode), in JIT memory near the site:
- *   lea rsp,[rsp-128]; pushfq          skip the red zone, keep the flags
+ *   lea rsp,[rsp-128]; flags word      skip the red zone; the flags by
+ *                                      pushfq, or at a function's entry
+ *                                      by lahf/seto (pushfq costs ~9 ns)
  *   struct bpfrt_pt_regs at rsp        every GPR, ip = addr + 1, sp, flags
- *   save FP state                      xmm0-7 at a function's entry (only
- *                                      argument registers are live there),
- *                                      xsave of all enabled state elsewhere
- *   call kprobe_handle(site, regs)     16-byte aligned stack
- *   restore FP state, GPRs; popfq; lea rsp,[rsp+128]
+ *   call run_fn(regs)                  16-byte aligned stack
+ *   restore GPRs; popfq (lea at an entry); lea rsp,[rsp+128]
+ *   [entry: the kretprobe landing, below]
  *   relocated span; jmp addr + span
+ *   C path: save FP state; kprobe_handle(site, regs); restore; ret
+ *   run_fn                             the backend's PROBE function
+ * run_fn (jit/trampoline_backend.h) runs the usual case without C: the
+ * RCU read side inline and the site's one program, JIT'ed and calling
+ * nothing (BPFRT_TRAMP_ITEM_INLINE), called directly; a kretprobe entry
+ * goes to kprobe_kret_enter, built to use general registers only. No FP
+ * state is saved on that path (nothing on it touches FP registers).
+ * Anything else (several programs, helpers, the interpreter, a nested
+ * or first read section of the thread, its first kretprobe) jumps to the
+ * C path, which saves the FP state first: xmm0-7 at a function's entry
+ * (only argument registers are live there), xsave of all enabled state
+ * elsewhere.
  * The int3 path builds the same pt_regs from the signal's ucontext (the
  * kernel saved the FP state) and runs the same handler in signal context.
  * A SIGTRAP handler that interrupts a thread between the two stores of
@@ -64,14 +76,21 @@
  * are skipped and counted as misses.
  *
  * kretprobes: the entry handler (a kretprobe's site is the function entry)
- * pushes {return address, rsp, site} on a per-thread shadow stack and
- * replaces the return address with bpfrt_kretprobe_tramp, which builds a
- * pt_regs (ax = return value), keeps xmm0/xmm1 (float returns), finds its
- * entry by stack address, runs the site's kretprobe programs and returns to
- * the real address. Entries left behind by longjmp (lower stack addresses
- * than the returning frame) are dropped when an outer probed function
- * returns; tail calls between probed functions stack two entries on one
- * frame and unwind through the trampoline twice. */
+ * pushes {return address, rsp, site, landing} on a per-thread shadow stack
+ * and replaces the return address with the landing: in jmp mode the site
+ * trampoline's, in int3 mode bpfrt_kretprobe_tramp itself. The trampoline
+ * then `call`s past the landing before the displaced span (and drops the
+ * pushed address again): the return stack buffer holds the landing, so
+ * the function's ret to it is predicted, and so is the final ret to the
+ * real caller. The landing jumps to bpfrt_kretprobe_tramp, which builds
+ * a pt_regs (ax = return value), keeps xmm0/xmm1 (float returns), finds
+ * its entry by stack address, runs the site's kretprobe programs and
+ * returns to the real address. Entries left behind by longjmp (lower
+ * stack addresses than the returning frame) are dropped when an outer
+ * probed function returns; tail calls between probed functions stack two
+ * entries on one frame and unwind through the trampoline twice (the
+ * landing or bpfrt_kretprobe_tramp_pushf, its pushfq twin for CPUs
+ * without LAHF in 64-bit mode). */
 #define _GNU_SOURCE
 #include "bpfrt/kprobe.h"
 #include "attach/helpers_tracing.h"

@@ -1,10 +1,11 @@
 /* x86-64 trampolines for fentry/fexit/fmod_ret and fentry.multi (the
  * userspace counterpart of the kernel's arch_prepare_bpf_trampoline).
  *
- * Four kinds (jit/trampoline_backend.h): the fentry STUB and its IMAGEs and the
- * fentry.multi global trampoline (MULTI) generate the run path itself (RCU
- * read lock inline, recursion guard inline, calls of the JIT images; C only
- * off the fast path), see prepare_stub/prepare_image/prepare_multi below.
+ * Five kinds (jit/trampoline_backend.h): the fentry STUB and its IMAGEs, the
+ * fentry.multi global trampoline (MULTI) and a kprobe/uprobe site's run
+ * function (PROBE) generate the run path itself (RCU read lock inline,
+ * recursion guard inline, calls of the JIT images; C only off the fast
+ * path), see prepare_stub/prepare_image/prepare_multi/prepare_probe below.
  * The CLASSIC trampoline (fexit, fmod_ret, BPFRT_TRAMP_NO_FAST=1) calls C
  * for the run path; it is described here.
  *
