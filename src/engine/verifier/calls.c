@@ -367,7 +367,7 @@ static int enter_callback(struct venv *env, const struct bpfrt_helper *h, int fu
 		site->inv = ni;
 		site->cap = cap;
 	}
-	snap = vstate_copy(env->cur);
+	snap = vstate_save(env, env->cur, call);
 	if (!snap)
 		return -ENOMEM;
 	snap->parent = NULL;

@@ -324,12 +324,14 @@ static void widen_imprecise(struct venv *env, const struct vstate *prev, struct 
 
 		if (o->nslots != c->nslots)
 			continue;
+		/* prev, a checkpoint, is packed (vframe_reg, vframe_slot) */
 		for (int r = 0; r < BPF_R10; r++)
-			if (!(keep & REGMASK(r)) && o->regs[r].type == SCALAR &&
-			    c->regs[r].type == SCALAR && !scalar_exact(&o->regs[r], &c->regs[r]))
+			if (!(keep & REGMASK(r)) && vframe_reg(o, r)->type == SCALAR &&
+			    c->regs[r].type == SCALAR && !scalar_exact(vframe_reg(o, r), &c->regs[r]))
 				vreg_mark_unknown(&c->regs[r]);
-		for (uint32_t k = 0; k < c->nslots; k++) {
-			const struct vslot *os = &o->slots[k];
+		for (uint32_t k = 0; k < c->nslots && k < o->slots_held; k++) {
+			struct vslot tmp;
+			const struct vslot *os = vframe_slot(o, k, &tmp);
 			struct vslot *cs = &c->slots[k];
 
 			if ((k < 64 && (keep_slots & (1ull << k))) || !slot_has_spill(os) ||

@@ -35,7 +35,7 @@ void vupdate_branch_counts(struct venv *env, struct vstate *st)
 		if (st->evicted)
 			env->graveyard_done++;
 		else
-			vstate_trim(env, st);
+			vstate_pack(env, st);
 		st = st->parent;
 	}
 	if (env->graveyard_done >= 64)
@@ -78,7 +78,7 @@ static uint64_t loop_hash(struct venv *env, const struct vstate *st, uint32_t in
 	uint64_t h = 0xcbf29ce484222325ull ^ st->curframe;
 
 	for (int r = 0; r < BPF_NREGS; r++) {
-		const struct vreg *v = &f->regs[r];
+		const struct vreg *v = vframe_reg(f, r); /* a checkpoint's: packed */
 		uint64_t w[6];
 
 		if (!(live & REGMASK(r)) || v->type == NOT_INIT)
@@ -205,10 +205,9 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 		*oldest = old->next;
 		evict_state(env, old);
 	}
-	cp = vstate_copy(cur);
+	cp = vstate_save(env, cur, insn);
 	if (!cp)
 		return -ENOMEM;
-	cp->insn = insn;
 	cp->hash = hash;         /* 0 if not computed yet */
 	for (uint32_t f = 0; f <= cur->curframe; f++) {
 		cp->frames[f]->live_read = 0;

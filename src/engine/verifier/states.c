@@ -102,12 +102,31 @@ struct vstate *vstate_copy(const struct vstate *src)
 	return st;
 }
 
+/* A packed frame's registers and spills, and how many it has. */
+static uint32_t packed_vreg_cnt(const struct vframe *f)
+{
+	uint32_t n = (uint32_t)__builtin_popcount(f->regs_held);
+
+	for (uint32_t k = 0; k < f->slots_held; k++)
+		if (f->packed_slots[k].spilled != PACKED_NO_SPILL)
+			n++;
+	return n;
+}
+
+static size_t frame_size(const struct vframe *f)
+{
+	if (f->packed)
+		return offsetof(struct vframe, regs) + packed_vreg_cnt(f) * sizeof(struct vreg) +
+		       f->slots_held * sizeof(struct vslot_packed);
+	return sizeof(*f) + f->slots_held * sizeof(struct vslot);
+}
+
 size_t vstate_size(const struct vstate *st)
 {
 	size_t n = sizeof(*st) + st->nrefs * sizeof(*st->refs);
 
 	for (uint32_t i = 0; i <= st->curframe; i++)
-		n += sizeof(*st->frames[i]) + st->frames[i]->slots_held * sizeof(struct vslot);
+		n += frame_size(st->frames[i]);
 	return n;
 }
 
@@ -403,12 +422,17 @@ static bool slot_safe(const struct vslot *o, const struct vslot *c, struct idmap
 
 /* Bytes of the kinds this file knows (a kind added for some object kept
  * on the stack is compared whether read or not). */
-static bool slot_plain(const struct vslot *s)
+static bool types_plain(const uint8_t *type)
 {
 	for (int k = 0; k < 8; k++)
-		if (s->type[k] > STACK_SPILL)
+		if (type[k] > STACK_SPILL)
 			return false;
 	return true;
+}
+
+static bool slot_plain(const struct vslot *s)
+{
+	return types_plain(s->type);
 }
 
 static bool slot_empty(const struct vslot *s)
@@ -418,30 +442,136 @@ static bool slot_empty(const struct vslot *s)
 	return !memcmp(s->type, invalid.type, sizeof(s->type)) && !s->spill_size;
 }
 
-void vstate_trim(struct venv *env, struct vstate *st)
+/* The registers a comparison at insn reads in frame f of st: the live
+ * ones (the caller resumes after the call with r0 and r6-r9, or calls
+ * the callback again with its r1-r5: the helper's arguments) and r10. */
+static uint16_t frame_live(const struct venv *env, const struct vstate *st, uint32_t f,
+			   uint32_t insn)
+{
+	uint16_t live;
+
+	if (f == st->curframe) {
+		live = env->aux[insn].live;
+	} else {
+		live = (uint16_t)(env->aux[st->frames[f + 1]->callsite + 1].live & ~ARG_REGS);
+		if (st->frames[f + 1]->in_callback)
+			live |= ARG_REGS;
+	}
+	return live | REGMASK(BPF_R10);
+}
+
+/* Does a comparison read slot k's spilled register (explored: only if
+ * the walk read the slot, or it holds an object)? */
+static bool slot_spill_kept(const struct vframe *fr, const struct vslot *sl, uint32_t k,
+			    bool explored)
+{
+	if (!types_plain(sl->type))
+		return true;
+	if (!slot_has_spill(sl))
+		return false;
+	return !explored || k >= 64 || (fr->live_read & (1ull << k));
+}
+
+/* A packed copy of fr (packed or not) with the registers of regs;
+ * explored: as vstate_pack says. */
+static struct vframe *frame_pack(const struct vframe *fr, uint16_t regs, bool explored)
+{
+	uint32_t held = fr->slots_held, nv = 0;
+	struct vslot tmp;
+	struct vframe *p;
+	struct vreg *v;
+	size_t size;
+
+	while (explored && held) {
+		const struct vslot *sl = vframe_slot(fr, held - 1, &tmp);
+
+		if (!slot_empty(sl) && (held > 64 || (fr->live_read & (1ull << (held - 1))) ||
+					!slot_plain(sl)))
+			break;
+		held--;
+	}
+	for (int r = 0; r < BPF_NREGS; r++)
+		if ((regs & REGMASK(r)) && vframe_reg(fr, r)->type == NOT_INIT)
+			regs &= (uint16_t)~REGMASK(r);
+	nv = (uint32_t)__builtin_popcount(regs);
+	for (uint32_t k = 0; k < held; k++)
+		nv += slot_spill_kept(fr, vframe_slot(fr, k, &tmp), k, explored);
+	size = offsetof(struct vframe, regs) + nv * sizeof(struct vreg) +
+	       held * sizeof(struct vslot_packed);
+	if (!(p = malloc(size)))
+		return NULL;
+	memcpy(p, fr, offsetof(struct vframe, regs));
+	p->packed = true;
+	p->regs_held = regs;
+	p->slots = NULL;
+	p->slots_held = held;
+	p->packed_vregs = v = (struct vreg *)((char *)p + offsetof(struct vframe, regs));
+	p->packed_slots = (struct vslot_packed *)(v + nv);
+	for (int r = 0; r < BPF_NREGS; r++)
+		if (regs & REGMASK(r))
+			*v++ = *vframe_reg(fr, r);
+	for (uint32_t k = 0; k < held; k++) {
+		const struct vslot *sl = vframe_slot(fr, k, &tmp);
+		struct vslot_packed *ps = &p->packed_slots[k];
+
+		memcpy(ps->type, sl->type, sizeof(ps->type));
+		ps->spill_off = sl->spill_off;
+		ps->spill_size = sl->spill_size;
+		ps->dynptr_kind = sl->dynptr_kind;
+		ps->dynptr_first = sl->dynptr_first;
+		ps->spilled = PACKED_NO_SPILL;
+		if (slot_spill_kept(fr, sl, k, explored)) {
+			ps->spilled = (uint8_t)(v - p->packed_vregs);
+			*v++ = sl->spilled;
+		}
+	}
+	return p;
+}
+
+struct vstate *vstate_save(struct venv *env, const struct vstate *cur, uint32_t insn)
+{
+	struct vstate *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->curframe = cur->curframe;
+	st->parent = cur->parent;
+	st->joined = cur->joined;
+	st->join_insn = cur->join_insn;
+	st->insn = insn;
+	st->lock_map = cur->lock_map;
+	st->lock_id = cur->lock_id;
+	for (uint32_t f = 0; f <= cur->curframe; f++) {
+		st->frames[f] = frame_pack(cur->frames[f], frame_live(env, cur, f, insn), false);
+		if (!st->frames[f]) {
+			st->curframe = f ? f - 1 : 0;
+			vstate_free(st);
+			return NULL;
+		}
+	}
+	if (cur->nrefs) {
+		st->refs = memdup(cur->refs, cur->nrefs * sizeof(*st->refs));
+		if (!st->refs) {
+			vstate_free(st);
+			return NULL;
+		}
+		st->nrefs = cur->nrefs;
+	}
+	return st;
+}
+
+void vstate_pack(struct venv *env, struct vstate *st)
 {
 	size_t before = vstate_size(st);
 
 	for (uint32_t f = 0; f <= st->curframe; f++) {
 		struct vframe *fr = st->frames[f];
-		uint32_t held = fr->slots_held;
+		struct vframe *p = frame_pack(fr, fr->packed ? fr->regs_held : 0xffff, true);
 
-		while (held && (slot_empty(&fr->slots[held - 1]) ||
-				(held <= 64 && !(fr->live_read & (1ull << (held - 1))) &&
-				 slot_plain(&fr->slots[held - 1]))))
-			held--;
-		if (held == fr->slots_held)
-			continue;
-		if (!held) {
-			free(fr->slots);
-			fr->slots = NULL;
-		} else {
-			struct vslot *n = realloc(fr->slots, held * sizeof(*n));
-
-			if (n)
-				fr->slots = n;
+		if (p) { /* else the frame stays as it is */
+			st->frames[f] = p;
+			vframe_free(fr);
 		}
-		fr->slots_held = held;
 	}
 	env->kept_bytes -= before - vstate_size(st);
 }
@@ -450,6 +580,8 @@ static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t 
 		       uint16_t decides, uint64_t live_slots, uint64_t precise_slots,
 		       struct idmap *m, bool exact)
 {
+	struct vslot tmp;
+
 	if (o->callsite != c->callsite || o->subprog != c->subprog || o->nslots != c->nslots ||
 	    o->in_callback != c->in_callback)
 		return false;
@@ -457,19 +589,19 @@ static bool frame_safe(const struct vframe *o, const struct vframe *c, uint16_t 
 		return false; /* another iteration of a callback: no loop (cb_iter) */
 	for (int r = 0; r < BPF_NREGS; r++)
 		if ((live & REGMASK(r)) &&
-		    !regsafe(&o->regs[r], &c->regs[r], m, exact, !(decides & REGMASK(r))))
+		    !regsafe(vframe_reg(o, r), &c->regs[r], m, exact, !(decides & REGMASK(r))))
 			return false;
 	for (uint32_t s = 0; s < o->nslots; s++) {
 		if (s >= o->slots_held) {
-			/* dropped (vstate_trim): never read by old's walk */
+			/* dropped (vstate_pack): never read by old's walk */
 			if (!slot_plain(&c->slots[s]))
 				return false;
 			continue;
 		}
-		if (s < 64 && !(live_slots & (1ull << s)) && slot_plain(&o->slots[s]) &&
+		if (s < 64 && !(live_slots & (1ull << s)) && types_plain(vframe_slot_types(o, s)) &&
 		    slot_plain(&c->slots[s]))
 			continue; /* never read again before written whole */
-		if (!slot_safe(&o->slots[s], &c->slots[s], m, exact,
+		if (!slot_safe(vframe_slot(o, s, &tmp), &c->slots[s], m, exact,
 			       s < 64 && !(precise_slots & (1ull << s))))
 			return false;
 	}
@@ -489,30 +621,22 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 	m.cnt = 0;
 	m.tmp = 0;
 	for (uint32_t f = 0; f <= old->curframe; f++) {
-		const struct insn_aux *at;
-		uint16_t live, decides;
+		uint16_t live = frame_live(env, old, f, insn), decides;
 		/* a caller's slots: all precise (its callee may read them
 		 * through a pointer) */
 		uint64_t precise_slots = ~0ull;
 
 		if (f == old->curframe) {
-			at = &env->aux[insn];
-			live = at->live;
-			decides = at->decides;
+			decides = env->aux[insn].decides;
 			if (prune)
-				precise_slots = at->decides_slots;
-		} else { /* the caller resumes after the call with r0 and r6-r9 */
-			at = &env->aux[old->frames[f + 1]->callsite + 1];
-			live = (uint16_t)(at->live & ~ARG_REGS);
-			decides = at->decides;
-			/* ...or calls the callback again with its r1-r5 (the
-			 * helper's arguments: count, callback, context) */
-			if (old->frames[f + 1]->in_callback) {
-				live |= ARG_REGS;
+				precise_slots = env->aux[insn].decides_slots;
+		} else {
+			decides = env->aux[old->frames[f + 1]->callsite + 1].decides;
+			/* a callback's r1-r5: the helper's arguments (count,
+			 * callback, context) when it is called again */
+			if (old->frames[f + 1]->in_callback)
 				decides |= ARG_REGS;
-			}
 		}
-		live |= REGMASK(BPF_R10);
 		if (!frame_safe(old->frames[f], cur->frames[f], live, prune ? decides : 0xffff,
 				prune ? old->frames[f]->live_read : ~0ull, precise_slots, &m, exact))
 			return false;
@@ -590,17 +714,21 @@ int vjoin_distance(struct venv *env, const struct vstate *old, const struct vsta
 		if (o->callsite != c->callsite || o->subprog != c->subprog)
 			return -1;
 		for (int r = 0; r < BPF_NREGS; r++) {
-			const struct vreg *or = &o->regs[r], *cr = &c->regs[r];
+			const struct vreg *or = vframe_reg(o, r), *cr = &c->regs[r];
 
 			if (or->type == SCALAR && cr->type == SCALAR)
 				d += !range_within(or, cr);
 			else if (or->type != cr->type)
 				d += 4;
 		}
-		for (uint32_t k = 0; k < o->slots_held; k++)
-			if (slot_has_spill(&o->slots[k]) && slot_has_spill(&c->slots[k]) &&
-			    o->slots[k].spilled.type == SCALAR && c->slots[k].spilled.type == SCALAR)
-				d += !range_within(&o->slots[k].spilled, &c->slots[k].spilled);
+		for (uint32_t k = 0; k < o->slots_held; k++) {
+			struct vslot tmp;
+			const struct vslot *os = vframe_slot(o, k, &tmp);
+
+			if (slot_has_spill(os) && slot_has_spill(&c->slots[k]) &&
+			    os->spilled.type == SCALAR && c->slots[k].spilled.type == SCALAR)
+				d += !range_within(&os->spilled, &c->slots[k].spilled);
+		}
 	}
 	(void)env;
 	(void)insn;
@@ -631,9 +759,10 @@ void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur
 		}
 		for (int r = 0; r < BPF_NREGS; r++)
 			if (!(keep & REGMASK(r)))
-				join_scalar(&o->regs[r], &c->regs[r], widen);
+				join_scalar(vframe_reg(o, r), &c->regs[r], widen);
 		for (uint32_t k = 0; k < o->slots_held; k++) {
-			const struct vslot *os = &o->slots[k];
+			struct vslot tmp;
+			const struct vslot *os = vframe_slot(o, k, &tmp);
 			struct vslot *cs = &c->slots[k];
 
 			if (k < 64 && (keep_slots & (1ull << k)))

@@ -101,8 +101,17 @@ static inline bool slot_has_spill(const struct vslot *s)
 	return s->spill_size && s->type[s->spill_off] == 3 /* STACK_SPILL */;
 }
 
+/* A slot of a packed frame: its bytes' types and spill fields; the
+ * spilled register, where it matters, is one of the frame's packed_vregs
+ * (spilled: its index, PACKED_NO_SPILL: none, read as all zeroes). */
+#define PACKED_NO_SPILL 0xff
+struct vslot_packed {
+	uint8_t type[8];
+	uint8_t spill_off, spill_size, dynptr_kind, dynptr_first;
+	uint8_t spilled;
+};
+
 struct vframe {
-	struct vreg regs[BPF_NREGS];
 	uint32_t callsite;      /* insn of the call that made this frame */
 	uint32_t subprog;
 	uint32_t nslots;
@@ -124,10 +133,61 @@ struct vframe {
 	uint64_t written;
 	/* entries of slots: nslots, except in a fully explored checkpoint
 	 * whose deepest slots were dropped (never read again, or never
-	 * written: vstate_trim) */
+	 * written: vstate_pack) */
 	uint32_t slots_held;
 	struct vslot *slots;
+	/* A saved state (checkpoint, callback entry) is never changed but
+	 * for its read marks, and only compared at its insn: its frames are
+	 * packed (vstate_save, vstate_pack) into one allocation without
+	 * regs and slots (read them through vframe_reg and vframe_slot). It
+	 * keeps the registers of regs_held (those a comparison reads; any
+	 * other reads as NOT_INIT), then the spilled registers its slots
+	 * need, in packed_vregs, and slots_held packed_slots. */
+	bool packed;
+	uint16_t regs_held;
+	struct vreg *packed_vregs;
+	struct vslot_packed *packed_slots;
+	/* last: a packed frame is allocated without them */
+	struct vreg regs[BPF_NREGS];
 };
+
+static const struct vreg vreg_not_init; /* all zeroes: NOT_INIT */
+
+/* Register r of a frame, packed or not. */
+static inline const struct vreg *vframe_reg(const struct vframe *f, int r)
+{
+	if (!f->packed)
+		return &f->regs[r];
+	if (!(f->regs_held & (1u << r)))
+		return &vreg_not_init;
+	return &f->packed_vregs[__builtin_popcount(f->regs_held & ((1u << r) - 1u))];
+}
+
+/* Slot k (below slots_held) of a frame; a packed one is unpacked into *tmp. */
+static inline const struct vslot *vframe_slot(const struct vframe *f, uint32_t k,
+					      struct vslot *tmp)
+{
+	const struct vslot_packed *p;
+
+	if (!f->packed)
+		return &f->slots[k];
+	p = &f->packed_slots[k];
+	memcpy(tmp->type, p->type, sizeof(tmp->type));
+	tmp->spill_off = p->spill_off;
+	tmp->spill_size = p->spill_size;
+	tmp->dynptr_kind = p->dynptr_kind;
+	tmp->dynptr_first = p->dynptr_first;
+	if (p->spilled == PACKED_NO_SPILL)
+		memset(&tmp->spilled, 0, sizeof(tmp->spilled));
+	else
+		tmp->spilled = f->packed_vregs[p->spilled];
+	return tmp;
+}
+
+static inline const uint8_t *vframe_slot_types(const struct vframe *f, uint32_t k)
+{
+	return f->packed ? f->packed_slots[k].type : f->slots[k].type;
+}
 
 struct vref {
 	uint32_t id;
@@ -320,9 +380,14 @@ void vstate_free(struct vstate *st);
 struct vstate *vstate_copy(const struct vstate *src);
 /* Memory a state takes (frames, slots, references). */
 size_t vstate_size(const struct vstate *st);
-/* A checkpoint is fully explored: its deepest slots that its walk never
- * read (or that were never written) are dropped (their memory too). */
-void vstate_trim(struct venv *env, struct vstate *st);
+/* A copy of cur saved at insn, only ever compared there (a checkpoint or
+ * a callback entry): its frames packed, with only the registers a
+ * comparison at insn reads (vframe.packed). */
+struct vstate *vstate_save(struct venv *env, const struct vstate *cur, uint32_t insn);
+/* A checkpoint is fully explored, its read marks final: the slots its
+ * walk never read are packed without their spills, and the deepest such
+ * slots (or never written ones) are dropped. Kept bytes follow. */
+void vstate_pack(struct venv *env, struct vstate *st);
 /* A state starts or stops being kept for pruning (the peak figures). */
 void vstate_kept(struct venv *env, const struct vstate *st);
 void vstate_unkept(struct venv *env, const struct vstate *st);
@@ -361,7 +426,7 @@ void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur
 /* 1: a fully explored state covers the current one (prune), 0: go on. */
 int vstate_is_visited(struct venv *env, uint32_t insn);
 /* A path of st's ended: each checkpoint whose paths all ended is fully
- * explored (trimmed; freed if it was evicted). */
+ * explored (packed; freed if it was evicted). */
 void vupdate_branch_counts(struct venv *env, struct vstate *st);
 
 /* facts.c */
