@@ -652,6 +652,63 @@ TEST(probe_read_makes_no_system_call)
 		 "3 + failed checks");
 }
 
+/* A host whose fault handler is not installed (here: none handed down,
+ * in a fresh process of this binary, before anything asked for it): the
+ * reads go through the kernel and still pass every case, from C and from
+ * programs in the interpreter and the JIT. */
+TEST(probe_read_without_fault_handler_child)
+{
+	char src[16] = "0123456789abcde", dst[16];
+
+	if (!getenv("BPFRT_TEST_NO_FAULT_HANDLER"))
+		SKIP("run by probe_read_falls_back_without_the_fault_handler");
+	bpfrt_extable_set_host(NULL);
+	REQUIRE(!bpfrt_extable_ready(), "a handler is installed");
+	CHECK_EQ(check_read_path(&read_paths[0]), 0);
+	FOR_EACH_MODE(m) {
+		memset(dst, 0x55, sizeof(dst));
+		CHECK(CALL(m, BPF_FUNC_probe_read_kernel, (uintptr_t)dst, 16, (uintptr_t)src, 0, 0) ==
+		      0 && !memcmp(dst, src, 16), "%s", mode_names[m]);
+		CHECK((int64_t)CALL(m, BPF_FUNC_probe_read_user, (uintptr_t)dst, 16, 8, 0, 0) ==
+		      -EFAULT && zeroed(dst, 16), "%s bad", mode_names[m]);
+		CHECK(CALL(m, BPF_FUNC_probe_read_user_str, (uintptr_t)dst, 16, (uintptr_t)"hi", 0,
+			   0) == 3 && !strcmp(dst, "hi"), "%s str", mode_names[m]);
+	}
+}
+
+TEST(probe_read_falls_back_without_the_fault_handler)
+{
+	int pipefd[2], status = 0;
+	char out[4096];
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	if (getenv("BPFRT_TEST_NO_FAULT_HANDLER"))
+		SKIP("already the child");
+	REQUIRE(pipe(pipefd) == 0);
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		setenv("BPFRT_TEST_NO_FAULT_HANDLER", "1", 1);
+		tl_exec_self("probe_read_without_fault_handler_child");
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (len < (ssize_t)sizeof(out) - 1 &&
+	       (n = read(pipefd[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
+		len += n;
+	out[len] = '\0';
+	close(pipefd[0]);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: %s", status, out);
+	CHECK(strstr(out, "ok 1 - probe_read_without_fault_handler_child\n") && !strstr(out, "SKIP"),
+	      "%s", out);
+}
+
 /* bpf_snprintf's buffer is an uninitialised-memory argument: every byte
  * of it is written, the string NUL-padded and the whole buffer zeroed on
  * an error, so nothing the stack held before stays readable. */
