@@ -134,6 +134,11 @@ check "-p of no process: refused, naming it" '[ $rc -eq 1 ] && has "no process 9
 if cc -static -O2 -o "$tmp/static_tick" tests/trace/ticker.c tests/trace/work_fn.c -pthread 2>/dev/null; then
 	"$tmp/static_tick" 100000 >/dev/null &
 	spid=$!
+	# until the fork has exec'd it: before, the PID is a dynamic shell
+	for _ in $(seq 100); do
+		[ "$(readlink /proc/$spid/exe 2>/dev/null)" = "$tmp/static_tick" ] && break
+		sleep 0.05
+	done
 	out=$(timeout 60 "$B/bpfrt" trace "$P/trace_work.bpf.o" -p $spid 2>&1); rc=$?
 	kill $spid
 	wait $spid
