@@ -33,6 +33,8 @@ long kp_rip_lea(long x);
 long kp_call_first(long x);
 long kp_jcc(long x);
 long kp_jmp_first(long x);
+long kp_tail_a(long x);
+long kp_tail_b(long x);
 long kp_loop(long x, long n);
 long kp_indirect(long (*fn)(void));
 long kp_leaf(void);
@@ -48,6 +50,7 @@ static const struct { const char *name; void *fn; } targets[] = {
 	{ "kp_jmp_first", (void *)kp_jmp_first }, { "kp_loop", (void *)kp_loop },
 	{ "kp_indirect", (void *)kp_indirect }, { "kp_stress", (void *)kp_stress },
 	{ "kp_jump_out", (void *)kp_jump_out }, { "kp_xmm_mid", (void *)kp_xmm_mid },
+	{ "kp_tail_a", (void *)kp_tail_a }, { "kp_tail_b", (void *)kp_tail_b },
 };
 #define SNAP 32
 static uint8_t snap[ARRAY_LEN(targets)][SNAP];
@@ -598,6 +601,41 @@ static void churn(bool jit, enum bpfrt_kprobe_mode mode, double seconds)
 		"phases\n", jit ? "jit" : "interp", mode_name(mode), cycles, opt_cycles,
 		in_attached);
 	bpfrt_prog_free(p);
+	check_restored();
+}
+
+/* A probed function that tail-calls another probed one: both kretprobes
+ * run, on one frame (two entries for one return slot, the inner one's
+ * return going to the outer one's landing), and the value comes back. */
+TEST(kretprobe_tail_call)
+{
+	for (int jit = 0; jit < 2; jit++) {
+		struct bpfrt_prog *p = counter_prog(jit);
+
+		for (int m = 0; m < 2 && p; m++) {
+			enum bpfrt_kprobe_mode mode = m ? BPFRT_KPROBE_AUTO : BPFRT_KPROBE_INT3;
+			struct bpfrt_link *a = kattach(p, "kp_tail_a", 0, true, mode);
+			struct bpfrt_link *b = kattach(p, "kp_tail_b", 0, true, mode);
+
+			if (a && b && m)
+				CHECK(bpfrt_kprobe_optimized(a) && bpfrt_kprobe_optimized(b),
+				      "optimized: a %d b %d", bpfrt_kprobe_optimized(a),
+				      bpfrt_kprobe_optimized(b));
+			raw_hits = 0;
+			for (long i = 1; i <= 50 && a && b; i++) {
+				long r = kp_tail_a(i);
+
+				CHECK(r == i + 1, "%s: kp_tail_a(%ld) = %ld", mode_name(mode), i, r);
+				CHECK(raw_ax == i + 1, "%s: ax %ld", mode_name(mode), raw_ax);
+			}
+			CHECK(kp_tail_b(7) == 8, "kp_tail_b");
+			CHECK(raw_hits == (a && b ? 101 : 1), "%s %s: hits %ld", mode_name(mode),
+			      jit ? "jit" : "interp", raw_hits);
+			bpfrt_link_destroy(a);
+			bpfrt_link_destroy(b);
+		}
+		bpfrt_prog_free(p);
+	}
 	check_restored();
 }
 

@@ -97,6 +97,22 @@ __asm__(".text\n"
 	"1:	lea 1(%rdi), %rax\n"
 	"	ret\n"
 	".size kp_jmp_first, .-kp_jmp_first\n"
+	/* long kp_tail_a(long x): a tail call of kp_tail_b (its one
+	 * instruction: jmp rel32) */
+	".globl kp_tail_a\n.type kp_tail_a, @function\n.p2align 4\n"
+	"kp_tail_a:\n"
+	"	.byte 0xe9\n"
+	"	.long kp_tail_b - . - 4\n"
+	".size kp_tail_a, .-kp_tail_a\n"
+	/* long kp_tail_b(long x): x + 1 */
+	".globl kp_tail_b\n.type kp_tail_b, @function\n.p2align 4\n"
+	"kp_tail_b:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	lea 1(%rdi), %rax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size kp_tail_b, .-kp_tail_b\n"
 	/* long kp_loop(long x, long n): x * n (n >= 1); the loop branches
 	 * back to +2, inside the first 5 bytes: int3 mode only */
 	".globl kp_loop\n.type kp_loop, @function\n.p2align 4\n"
