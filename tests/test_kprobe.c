@@ -35,6 +35,7 @@ long kp_jcc(long x);
 long kp_jmp_first(long x);
 long kp_tail_a(long x);
 long kp_tail_b(long x);
+void kp_keep_caller(uint64_t out[21]);
 long kp_loop(long x, long n);
 long kp_indirect(long (*fn)(void));
 long kp_leaf(void);
@@ -635,6 +636,65 @@ TEST(kretprobe_tail_call)
 			bpfrt_link_destroy(b);
 		}
 		bpfrt_prog_free(p);
+	}
+	check_restored();
+}
+
+/* r0 = bpf_ktime_get_ns() & 0: a helper call, so the run takes the C path */
+static struct bpfrt_prog *helper_prog(bool jit)
+{
+	const struct bpf_insn insns[] = {
+		CALL_HELPER(BPF_FUNC_ktime_get_ns),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	BPFRT_OPTS(bpfrt_prog_load_opts, o, .name = "kp_helper", .jit = jit);
+	struct bpfrt_prog *p = NULL;
+
+	CHECK(!bpfrt_prog_load(insns, ARRAY_LEN(insns), &o, &p), "load: %s", bpfrt_last_error());
+	return p;
+}
+
+/* A caller may keep values in call-clobbered registers across a call of a
+ * function it knows leaves them alone (GCC's -fipa-ra does, at -O2, for
+ * functions in the same unit): a probe on the callee, at its entry or its
+ * return, must leave every register as the function itself would, in
+ * both modes, whether the program runs directly or through C. */
+TEST(probes_keep_the_registers_a_callee_leaves_alone)
+{
+	static const uint64_t want[7] = { 0x1111, 0x2222, 0x8888, 0x9999, 0xaaaa, 0xbbbb, 0x77 };
+
+	for (int jit = 0; jit < 2; jit++) {
+		struct bpfrt_prog *progs[2] = { counter_prog(jit), helper_prog(jit) };
+
+		for (int k = 0; k < 4; k++) {
+			enum bpfrt_kprobe_mode mode = k & 1 ? BPFRT_KPROBE_AUTO : BPFRT_KPROBE_INT3;
+			bool ret = k & 2;
+
+			for (int pi = 0; pi < 2; pi++) {
+				struct bpfrt_link *l = kattach(progs[pi], "kp_tail_b", 0, ret, mode);
+				uint64_t out[21];
+
+				if (!l)
+					continue;
+				memset(out, 0, sizeof(out));
+				kp_keep_caller(out);
+				for (int i = 0; i < 7; i++)
+					CHECK(out[i] == want[i], "%s %s %s %s: register %d = %#llx",
+					      jit ? "jit" : "interp", mode_name(mode),
+					      ret ? "return" : "entry", pi ? "C path" : "direct", i,
+					      (unsigned long long)out[i]);
+				for (int x = 2; x < 16; x++)
+					CHECK(out[7 + x - 2] == 0x1000u + (unsigned)x,
+					      "%s %s %s %s: xmm%d = %#llx", jit ? "jit" : "interp",
+					      mode_name(mode), ret ? "return" : "entry",
+					      pi ? "C path" : "direct", x,
+					      (unsigned long long)out[7 + x - 2]);
+				bpfrt_link_destroy(l);
+			}
+		}
+		bpfrt_prog_free(progs[0]);
+		bpfrt_prog_free(progs[1]);
 	}
 	check_restored();
 }
