@@ -42,7 +42,9 @@ struct bpfrt_prog;
  *    socket filter reads the packet through no pointer). ctx_in,
  *    optional, may set mark, priority, ingress_ifindex, ifindex, cb[],
  *    tstamp, wire_len, gso_segs, gso_size and hwtstamp (as Linux); any
- *    other field non-zero is refused. data_out, ctx_out as XDP.
+ *    other field non-zero is refused. The program may write cb[] (Linux's
+ *    socket filter rules); ctx_out gets the settable fields after the run.
+ *    data_out as XDP.
  *  - TRACEPOINT, RAW_TRACEPOINT, FENTRY, FEXIT, FMOD_RET, FENTRY_MULTI,
  *    KPROBE, KRETPROBE, UPROBE: no data_in/data_out; the context is
  *    ctx_in, or without it a zeroed one of the size the program was

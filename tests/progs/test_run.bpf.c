@@ -8,7 +8,7 @@ char _license[] SEC("license") = "GPL";
 
 __u32 seen_ifindex, seen_rxq;
 __u64 fentry_seen, fexit_seen;
-__u32 skb_len, skb_proto, skb_pkt_type, skb_ifindex, skb_mark, skb_cb0, skb_wire_len;
+__u32 skb_len, skb_proto, skb_pkt_type, skb_ifindex, skb_mark, skb_cb0;
 
 /* Swaps the Ethernet source and destination addresses and flips the
  * EtherType's low byte; XDP_TX when the frame was 0x0800 (IPv4), else
@@ -45,7 +45,8 @@ int xdp_byte59(struct xdp_md *ctx)
 	return data[59];
 }
 
-/* __sk_buff fields a socket filter sees; returns len. */
+/* __sk_buff fields a socket filter sees (it may write cb[] only);
+ * returns len and leaves cb[0] + 1 in cb[1]. */
 SEC("socket")
 int socket_fields(struct __sk_buff *skb)
 {
@@ -55,7 +56,7 @@ int socket_fields(struct __sk_buff *skb)
 	skb_ifindex = skb->ifindex;
 	skb_mark = skb->mark;
 	skb_cb0 = skb->cb[0];
-	skb_wire_len = skb->wire_len;
+	skb->cb[1] = skb->cb[0] + 1;
 	return skb->len;
 }
 

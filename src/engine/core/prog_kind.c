@@ -145,12 +145,12 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 			  .ctx_type = "struct __sk_buff" },
 		.short_name = "socket",
 		.secs = SECS({ "socket", BPFRT_SEC_TARGET_OPT }),
-		/* the __sk_buff test runs build, read-only (Linux hides some
-		 * fields from socket filters: bpfrt_ctx_rule_sk_filter_skb has
-		 * its rules, not applied while test runs hand socket programs
-		 * wire_len) */
+		/* the __sk_buff test runs build, with Linux's socket filter
+		 * rules: no packet pointers (the packet is read through
+		 * helpers and legacy loads), none of the fields Linux hides
+		 * from socket filters, writes to cb[] only */
 		.ctx = { .sizing = BPFRT_CTX_FIXED, .size = sizeof(struct __sk_buff),
-			 .rdonly = true },
+			 .rule = bpfrt_ctx_rule_sk_filter_skb },
 		.test_ctx = BPFRT_TEST_CTX_SK_BUFF,
 	},
 	[BPFRT_PROG_XDP] = {
