@@ -454,6 +454,28 @@ TEST(packet_reads_outside_data_and_data_end)
 	bpfrt_object_close(obj);
 }
 
+/* The metadata [data_meta, data) is a region of its own: a read before
+ * it, and one running from it into the packet, are caught. */
+TEST(metadata_reads_outside_data_meta_and_data)
+{
+	struct bpfrt_object *obj = load_unsafe();
+	unsigned char pkt[20] = { 0 };
+	struct xdp_md md = { .data = 4, .data_end = sizeof(pkt) };
+	const char *names[] = { "xdp_meta_read_before", "xdp_meta_read_into_data" };
+
+	REQUIRE(obj);
+	for (int i = 0; i < 2; i++) {
+		BPFRT_OPTS(bpfrt_test_run_opts, o, .data_in = pkt,
+			   .data_size_in = sizeof(pkt), .ctx_in = &md, .ctx_size_in = sizeof(md),
+			   .mode = BPFRT_EXEC_CHECKED);
+		int err = bpfrt_prog_test_run_opts(prog_of(obj, names[i]), &o);
+
+		CHECK(err == -EFAULT && strstr(bpfrt_last_error(), "nearest region: packet"),
+		      "%s: %d %s", names[i], err, bpfrt_last_error());
+	}
+	bpfrt_object_close(obj);
+}
+
 /* A host kfunc handed the context may read all of it (the verifier counts
  * it as reading the kind's whole context): a trusted raw_tp program
  * passing a context shorter than that is caught at the call. */

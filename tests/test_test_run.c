@@ -117,6 +117,65 @@ BOTH_ENGINES(xdp_data_end_is_the_packet_length)
 	bpfrt_object_close(obj);
 }
 
+/* The metadata, as Linux's test runs give it: none by default (data_meta
+ * = data), else ctx_in's data bytes at data_in's start; the program reads
+ * and writes it in every engine (the checking interpreter knows its
+ * region), data_out holds it, ctx_out says its length. */
+TEST(xdp_metadata_before_the_packet)
+{
+	static const enum bpfrt_exec_mode modes[] = { BPFRT_EXEC_INTERP, BPFRT_EXEC_CHECKED,
+						      BPFRT_EXEC_JIT };
+	struct bpfrt_object *obj = load(true);
+	struct xdp_md md = { .data = 4, .data_end = 64 }, out;
+	uint8_t in[64], dout[64];
+	struct bpfrt_prog *p;
+
+	REQUIRE(obj);
+	p = prog(obj, "xdp_meta");
+	in[0] = 0x5a;
+	in[1] = 0;
+	frame(in + 4, 0x0800);
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		BPFRT_OPTS(bpfrt_test_run_opts, o, .data_in = in + 4, .data_size_in = 60,
+			   .mode = modes[m]);
+
+		CHECK(bpfrt_prog_test_run_opts(p, &o) == 0, "%s", bpfrt_last_error());
+		CHECK(o.retval == 1000, "mode %d: no metadata by default: %llu", modes[m],
+		      (unsigned long long)o.retval);
+		o.data_in = in;
+		o.data_size_in = 64;
+		o.data_out = dout;
+		o.data_size_out = sizeof(dout);
+		o.ctx_in = &md;
+		o.ctx_size_in = sizeof(md);
+		o.ctx_out = &out;
+		o.ctx_size_out = sizeof(out);
+		memset(dout, 0, sizeof(dout));
+		CHECK(bpfrt_prog_test_run_opts(p, &o) == 0, "%s", bpfrt_last_error());
+		CHECK(o.retval == 0x5a, "mode %d: retval %llu", modes[m],
+		      (unsigned long long)o.retval);
+		CHECK(o.data_size_out == 64 && dout[0] == 0x5a && dout[1] == 0x77 &&
+		      !memcmp(dout + 4, in + 4, 60), "data_out: the metadata, then the packet");
+		CHECK(out.data == 4 && out.data_end == 64 && out.data_meta == 0,
+		      "ctx_out %u %u %u", out.data, out.data_end, out.data_meta);
+		CHECK(in[1] == 0, "data_in was written");
+	}
+	/* Linux's metadata: a multiple of 4, at most 32 bytes, inside data_in */
+	{
+		BPFRT_OPTS(bpfrt_test_run_opts, o, .data_in = in, .data_size_in = 64,
+			   .ctx_in = &md, .ctx_size_in = sizeof(md));
+
+		md.data = 6;
+		CHECK(bpfrt_prog_test_run_opts(p, &o) == -EINVAL && has("metadata"), "%s",
+		      bpfrt_last_error());
+		md.data = 36;
+		CHECK(bpfrt_prog_test_run_opts(p, &o) == -EINVAL && has("metadata"));
+		md.data = 32;
+		CHECK(bpfrt_prog_test_run_opts(p, &o) == 0 && o.retval == 0x5a);
+	}
+	bpfrt_object_close(obj);
+}
+
 TEST(xdp_ctx_in_and_ctx_out_follow_linux)
 {
 	struct bpfrt_object *obj = load(false);
@@ -150,9 +209,9 @@ TEST(xdp_ctx_in_and_ctx_out_follow_linux)
 	CHECK(bpfrt_prog_test_run_opts(p, &o) == -EINVAL && has("data_end"), "%s",
 	      bpfrt_last_error());
 	md.data_end = 60;
-	md.data = 4;
+	md.data_meta = 4;
 	CHECK(bpfrt_prog_test_run_opts(p, &o) == -EINVAL && has("data_meta"));
-	md.data = 0;
+	md.data_meta = 0;
 	md.egress_ifindex = 3;
 	CHECK(bpfrt_prog_test_run_opts(p, &o) == -EINVAL && has("egress_ifindex"));
 	md.egress_ifindex = 0;

@@ -204,8 +204,10 @@ BPFRT_API int bpfrt_prog_run(const struct bpfrt_prog *prog, enum bpfrt_exec_mode
  * verifier takes r1 to be a valid pointer, so code under `if (ctx == 0)`
  * is never checked) and arg2 below bpfrt_prog_ctx_access() (the bytes
  * its loads and stores reach). For XDP, data/data_end must describe real
- * memory below 4 GiB: use bpfrt_prog_test_run_opts (bpfrt/test_run.h),
- * which builds it. */
+ * memory below 4 GiB, and data_meta the metadata before it, [data_meta,
+ * data) (data_meta = data: none; the verifier lets programs read and
+ * write it once they compared data_meta + n with data): use
+ * bpfrt_prog_test_run_opts (bpfrt/test_run.h), which builds it. */
 
 BPFRT_API const char *bpfrt_prog_name(const struct bpfrt_prog *prog);
 BPFRT_API const struct bpf_insn *bpfrt_prog_insns(const struct bpfrt_prog *prog, size_t *cnt);

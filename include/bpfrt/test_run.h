@@ -30,12 +30,16 @@ struct bpfrt_prog;
  *    The program gets an xdp_md whose data/data_end point at a private
  *    copy of it, mapped below 4 GiB (xdp_md's fields are 32 bits; where no
  *    such memory can be mapped the run fails with -ENOMEM and says so);
- *    data_meta is 0 (bpfrt has no metadata area). ctx_in, optional, is an
- *    xdp_md as Linux takes it: data and data_meta 0, data_end equal to
- *    data_size_in, egress_ifindex 0; ingress_ifindex and rx_queue_index
- *    are passed on (default ingress_ifindex 1, loopback, as Linux).
- *    data_out gets the packet after the run, ctx_out the xdp_md with
- *    offsets (data 0, data_end = length) as Linux reports them.
+ *    data_meta is where the metadata before the packet starts (data
+ *    itself: none, unless ctx_in gives some). ctx_in, optional, is an
+ *    xdp_md as Linux takes it: data the metadata's length (a multiple of
+ *    4, at most 32: data_in's first bytes are the metadata, the packet
+ *    follows), data_meta 0, data_end equal to data_size_in, egress_ifindex
+ *    0; ingress_ifindex and rx_queue_index are passed on (default
+ *    ingress_ifindex 1, loopback, as Linux). data_out gets the metadata
+ *    and the packet after the run, ctx_out the xdp_md with offsets from
+ *    data_meta (data = the metadata's length, data_end = the whole
+ *    length) as Linux reports them.
  *  - SOCKET: data_in is the packet (>= 14 bytes); the program gets a
  *    struct __sk_buff with len, protocol (the Ethernet type, network
  *    order), pkt_type and ifindex filled from it (data/data_end 0: a

@@ -45,6 +45,19 @@ int xdp_byte59(struct xdp_md *ctx)
 	return data[59];
 }
 
+/* The metadata [data_meta, data): with at least 4 bytes, writes 0x77 to
+ * its byte 1 and returns its byte 0; else 1000. */
+SEC("xdp")
+int xdp_meta(struct xdp_md *ctx)
+{
+	unsigned char *meta = (void *)(long)ctx->data_meta, *data = (void *)(long)ctx->data;
+
+	if (meta + 4 > data)
+		return 1000;
+	meta[1] = 0x77;
+	return meta[0];
+}
+
 /* __sk_buff fields a socket filter sees (it may write cb[] only);
  * returns len and leaves cb[0] + 1 in cb[1]. */
 SEC("socket")

@@ -188,3 +188,22 @@ int xdp_read_past_end(struct xdp_md *ctx)
 
 	return *(volatile unsigned char *)(d + len);
 }
+
+/* The metadata is [data_meta, data): a read just before it, and a 2-byte
+ * read from its last byte into the packet (idx 1), which neither region
+ * holds whole. */
+SEC("xdp")
+int xdp_meta_read_before(struct xdp_md *ctx)
+{
+	unsigned char *m = (unsigned char *)(long)ctx->data_meta;
+
+	return *(volatile unsigned char *)(m - idx);
+}
+
+SEC("xdp")
+int xdp_meta_read_into_data(struct xdp_md *ctx)
+{
+	unsigned char *d = (unsigned char *)(long)ctx->data;
+
+	return *(volatile unsigned short *)(d - idx);
+}

@@ -232,7 +232,7 @@ static struct kctx kind_ctx(enum bpfrt_prog_kind k, uint32_t unspec_size)
 	case BPFRT_PROG_KPROBE:
 	case BPFRT_PROG_KRETPROBE:
 	case BPFRT_PROG_UPROBE: return (struct kctx){ 168, true };
-	case BPFRT_PROG_SOCKET: return (struct kctx){ 192, true };
+	case BPFRT_PROG_SOCKET: return (struct kctx){ 192, false }; /* cb[] writable (the kernel's rules) */
 	case BPFRT_PROG_XDP: return (struct kctx){ 24, true, false, true };
 	case BPFRT_PROG_UNSPEC:
 	case BPFRT_PROG_SYSCALL: return (struct kctx){ unspec_size, false };
@@ -1415,15 +1415,19 @@ static void s_packet(struct gen *g)
 	int p = 7 + (int)fz(3), n = 1 + (int)fz(40);
 	struct gst before;
 	size_t j;
+	bool meta;
 
 	if (!g->ctx.packet || !g->ctx_ok || !usable(g, p) || (g->reserved & 0x1c) ||
 	    !room(g, 40))
 		return;
-	emit(g, I(BPF_LDX | BPF_MEM | BPF_W, p, 6, 0, 0));
-	emit(g, I(BPF_LDX | BPF_MEM | BPF_W, 3, 6, 4, 0));
+	/* data against data_end, or (XDP) data_meta against data: the
+	 * metadata's bytes behave as the packet's (ctx_for gives 16) */
+	meta = g->p->kind == BPFRT_PROG_XDP && fz(3) == 0;
+	emit(g, I(BPF_LDX | BPF_MEM | BPF_W, p, 6, meta ? 8 : 0, 0));
+	emit(g, I(BPF_LDX | BPF_MEM | BPF_W, 3, 6, meta ? 0 : 4, 0));
 	emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 4, p, 0, 0));
 	emit(g, I(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, n));
-	g->st.r[3] = (struct greg){ .t = T_PKT_END };
+	g->st.r[3] = (struct greg){ .t = meta ? T_NONE : T_PKT_END };
 	g->st.r[4].t = T_NONE;
 	g->st.r[p].t = T_NONE;
 	before = g->st;

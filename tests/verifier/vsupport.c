@@ -223,7 +223,9 @@ struct xdp_md_ctx {
 	uint32_t data, data_end, data_meta, ifindex, rxq, egress;
 };
 
-static uint8_t *packet;          /* below 4 GiB, 64 bytes */
+/* below 4 GiB: 16 bytes of metadata, then the 64-byte packet */
+#define META_LEN 16
+static uint8_t *packet;
 static uint64_t ctx_buf[64];
 
 uint64_t ctx_for(const struct vcase *c, uint64_t *len)
@@ -246,8 +248,9 @@ uint64_t ctx_for(const struct vcase *c, uint64_t *len)
 #endif
 		if (!packet)
 			return 0;
-		memset(packet, 0xab, 64);
-		xdp.data = (uint32_t)(uintptr_t)packet;
+		memset(packet, 0xab, META_LEN + 64);
+		xdp.data_meta = (uint32_t)(uintptr_t)packet;
+		xdp.data = xdp.data_meta + META_LEN;
 		xdp.data_end = xdp.data + 64;
 		*len = sizeof(xdp);
 		return (uint64_t)(uintptr_t)&xdp;

@@ -42,13 +42,14 @@ static const struct bpfrt_ctx_layout pt_regs_ctx = {
 #define SKB_CTX(rulefn, ro, pkt_ro) { \
 	.sizing = BPFRT_CTX_FIXED, .size = sizeof(struct __sk_buff), .rule = rulefn, .rdonly = ro, \
 	.packet_field_cnt = 2, .packet_rdonly = pkt_ro, \
-	.packet_fields = { { offsetof(struct __sk_buff, data), 4, false }, \
-			   { offsetof(struct __sk_buff, data_end), 4, true } } }
+	.packet_fields = { { offsetof(struct __sk_buff, data), 4, BPFRT_PKT_DATA }, \
+			   { offsetof(struct __sk_buff, data_end), 4, BPFRT_PKT_END } } }
 /* a context of 64-bit packet pointers at data_off and end_off */
 #define PTR_PKT_CTX(T, rulefn, ro, data_f, end_f, pkt_ro) { \
 	.sizing = BPFRT_CTX_FIXED, .size = sizeof(T), .rule = rulefn, .rdonly = ro, \
 	.packet_field_cnt = 2, .packet_rdonly = pkt_ro, \
-	.packet_fields = { { offsetof(T, data_f), 8, false }, { offsetof(T, end_f), 8, true } } }
+	.packet_fields = { { offsetof(T, data_f), 8, BPFRT_PKT_DATA }, \
+			   { offsetof(T, end_f), 8, BPFRT_PKT_END } } }
 #define RULE_CTX(T, rulefn, ro) { \
 	.sizing = BPFRT_CTX_FIXED, .size = sizeof(T), .rule = rulefn, .rdonly = ro }
 /* u64 arguments or kernel pointers, read whole */
@@ -162,13 +163,14 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 			     { "xdp.frags/cpumap", BPFRT_SEC_EXACT, BPFRT_SEC_XDP_FRAGS },
 			     { "xdp.frags", BPFRT_SEC_EXACT, BPFRT_SEC_XDP_FRAGS },
 			     { "xdp", BPFRT_SEC_TARGET_OPT }),
-		/* u32 data and data_end load as packet pointers (the packet
-		 * lies below 4 GiB); data_meta is a plain number */
+		/* u32 data, data_end and data_meta load as packet pointers
+		 * (the packet and its metadata lie below 4 GiB) */
 		.ctx = { .sizing = BPFRT_CTX_FIXED, .size = sizeof(struct xdp_md), .rdonly = true,
-			 .packet_field_cnt = 2,
+			 .packet_field_cnt = 3,
 			 .packet_fields = {
-				 { offsetof(struct xdp_md, data), 4, false },
-				 { offsetof(struct xdp_md, data_end), 4, true },
+				 { offsetof(struct xdp_md, data), 4, BPFRT_PKT_DATA },
+				 { offsetof(struct xdp_md, data_end), 4, BPFRT_PKT_END },
+				 { offsetof(struct xdp_md, data_meta), 4, BPFRT_PKT_META },
 			 },
 			 .addr_fields_end = offsetof(struct xdp_md, data_meta) + 4 },
 		.test_ctx = BPFRT_TEST_CTX_XDP_MD,

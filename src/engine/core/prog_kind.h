@@ -75,14 +75,22 @@ enum bpfrt_test_ctx {
 	BPFRT_TEST_CTX_SK_BUFF,   /* a __sk_buff describing the packet */
 };
 
+/* What a packet-pointer field of the context points to. */
+enum bpfrt_ctx_packet_role {
+	BPFRT_PKT_DATA,           /* the packet's start (data) */
+	BPFRT_PKT_END,            /* its end (data_end) */
+	BPFRT_PKT_META,           /* its metadata's start (data_meta): the metadata
+				   * lies in [data_meta, data) */
+};
+
 /* A context field that loads as a pointer into the packet. */
 struct bpfrt_ctx_packet_field {
 	uint16_t off;
 	uint8_t width;            /* bytes; the load must be the whole field */
-	bool end;                 /* the packet's end (data_end), else its start (data) */
+	uint8_t role;             /* enum bpfrt_ctx_packet_role */
 };
 
-#define BPFRT_CTX_PACKET_FIELDS_MAX 2
+#define BPFRT_CTX_PACKET_FIELDS_MAX 3
 
 struct bpfrt_ctx_layout {
 	enum bpfrt_ctx_sizing sizing;

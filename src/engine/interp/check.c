@@ -40,6 +40,7 @@ static const char *const region_names[] = {
 	[BPFRT_REGION_MAP_VALUE] = "map value",
 	[BPFRT_REGION_RINGBUF] = "ringbuf record",
 	[BPFRT_REGION_DYNPTR] = "dynptr",
+	[BPFRT_REGION_PACKET_META] = "packet metadata",
 };
 
 static bool region_holds(const struct bpfrt_check_region *r, uint64_t addr, uint64_t size)
@@ -102,6 +103,8 @@ static struct bpfrt_check_region *region_find(struct bpfrt_check_run *cr, uint64
 		return &cr->ctx_region;
 	if (cr->pkt_region.end && region_holds(&cr->pkt_region, addr, size))
 		return &cr->pkt_region;
+	if (cr->meta_region.end && region_holds(&cr->meta_region, addr, size))
+		return &cr->meta_region;
 	for (uint32_t i = cr->region_cnt; i-- > 0;)
 		if (!cr->regions[i].released && region_holds(&cr->regions[i], addr, size))
 			return &cr->regions[i];
@@ -155,12 +158,13 @@ static uint64_t ctx_pointer_field(uint64_t ctx, const struct bpfrt_ctx_packet_fi
 }
 
 /* The packet [data, data_end) a context of prog's kind points to, if its
- * kind has one and the run gave the fields. */
+ * kind has one and the run gave the fields, and where its metadata starts
+ * (*data_meta: data if the kind has none). */
 static bool ctx_packet(const struct bpfrt_prog *prog, uint64_t ctx, uint32_t ctx_given,
-		       uint64_t *data, uint64_t *data_end)
+		       uint64_t *data, uint64_t *data_end, uint64_t *data_meta)
 {
 	const struct bpfrt_prog_kind_desc *desc = bpfrt_prog_kind_desc(prog->kind);
-	bool have_data = false, have_end = false;
+	bool have_data = false, have_end = false, have_meta = false;
 
 	if (!desc)
 		return false;
@@ -169,21 +173,30 @@ static bool ctx_packet(const struct bpfrt_prog *prog, uint64_t ctx, uint32_t ctx
 
 		if ((uint32_t)f->off + f->width > ctx_given)
 			return false;
-		if (f->end) {
+		switch (f->role) {
+		case BPFRT_PKT_END:
 			*data_end = ctx_pointer_field(ctx, f);
 			have_end = true;
-		} else {
+			break;
+		case BPFRT_PKT_META:
+			*data_meta = ctx_pointer_field(ctx, f);
+			have_meta = true;
+			break;
+		default:
 			*data = ctx_pointer_field(ctx, f);
 			have_data = true;
+			break;
 		}
 	}
+	if (!have_meta)
+		*data_meta = *data;
 	return have_data && have_end;
 }
 
 void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 			  uint64_t ctx, uint64_t ctx_len)
 {
-	uint64_t data = 0, data_end = 0;
+	uint64_t data = 0, data_end = 0, data_meta = 0;
 
 	memset(cr, 0, sizeof(*cr));
 	cr->ctx = ctx;
@@ -192,11 +205,20 @@ void bpfrt_check_run_init(struct bpfrt_check_run *cr, const struct bpfrt_prog *p
 	/* the packet between the context's packet-pointer fields (xdp_md's
 	 * u32 data and data_end: the packet lies below 4 GiB, as the
 	 * verifier's packet pointers assume) */
-	if (ctx_packet(prog, ctx, cr->ctx_given, &data, &data_end) && data <= data_end)
+	if (ctx_packet(prog, ctx, cr->ctx_given, &data, &data_end, &data_meta) &&
+	    data <= data_end) {
 		cr->pkt_region = (struct bpfrt_check_region){
 			.start = data, .end = data_end, .kind = BPFRT_REGION_PACKET,
 			.writable = true, .readable = true,
 		};
+		/* the metadata ends where the packet starts (a context
+		 * whose data_meta lies past data has none) */
+		if (data_meta < data)
+			cr->meta_region = (struct bpfrt_check_region){
+				.start = data_meta, .end = data, .kind = BPFRT_REGION_PACKET_META,
+				.writable = true, .readable = true,
+			};
+	}
 }
 
 void bpfrt_check_run_fini(struct bpfrt_check_run *cr)
@@ -299,6 +321,8 @@ static void nearest_region(struct bpfrt_check_run *cr, uint64_t addr, uint64_t s
 		CONSIDER(&cr->ctx_region);
 	if (cr->pkt_region.end)
 		CONSIDER(&cr->pkt_region);
+	if (cr->meta_region.end)
+		CONSIDER(&cr->meta_region);
 	for (uint32_t i = 0; i < cr->region_cnt; i++)
 		CONSIDER(&cr->regions[i]);
 	for (const struct bpfrt_check_stack *s = cr->stack; s; s = s->outer) {

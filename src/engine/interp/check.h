@@ -6,7 +6,8 @@
  *  - the context at r1, bounded by the smaller of the run's context
  *    length (r2, as bpfrt_prog_run takes it) and what the verifier proved
  *    the program reads (max_ctx_access), and by its kind's context;
- *  - the packet [data, data_end) the context of a packet kind (XDP) names;
+ *  - the packet [data, data_end) the context of a packet kind (XDP) names,
+ *    and its metadata [data_meta, data) where the context has data_meta;
  *  - each activation's BPF stack: the live frames [current frame bottom,
  *    top) of the interpreter activations running (the main one and the
  *    callbacks nested in it), with one init byte per stack byte: a read of
@@ -53,6 +54,7 @@ enum bpfrt_check_region_kind {
 	BPFRT_REGION_MAP_VALUE,
 	BPFRT_REGION_RINGBUF,
 	BPFRT_REGION_DYNPTR,       /* a struct bpf_dynptr a helper hands a callback */
+	BPFRT_REGION_PACKET_META,  /* the packet's metadata, before its data */
 };
 
 struct bpfrt_check_region {
@@ -75,7 +77,8 @@ struct bpfrt_check_stack {
 struct bpfrt_check_run {
 	uint64_t ctx;              /* r1 at entry */
 	uint32_t ctx_given;        /* context bytes the caller provides (r2) */
-	struct bpfrt_check_region ctx_region, pkt_region;
+	/* the packet and its metadata (end 0: none) */
+	struct bpfrt_check_region ctx_region, pkt_region, meta_region;
 	const struct bpfrt_prog *ctx_prog; /* the program ctx_region is bounded for */
 	struct bpfrt_check_region *regions; /* map values, ringbuf records */
 	uint32_t region_cnt, region_cap;

@@ -36,6 +36,7 @@ static int ptr_arith(struct venv *env, const struct bpf_insn *insn, struct vreg 
 		return verr(env, "R%d pointer arithmetic on %s prohibited", insn->dst_reg,
 			    vreg_type_str(ptr));
 	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
 		if (!kind_has_packet(env))
 			return verr(env, "R%d pointer arithmetic on pkt prohibited", insn->dst_reg);
 		break;
@@ -75,7 +76,7 @@ static int ptr_arith(struct venv *env, const struct bpf_insn *insn, struct vreg 
 		res.umin = var.umin, res.umax = var.umax;
 		res.s32min = var.s32min, res.s32max = var.s32max;
 		res.u32min = var.u32min, res.u32max = var.u32max;
-		if (ptr->type == PTR_TO_PACKET) {
+		if (is_pkt_pointer(ptr)) {
 			/* a new family: nothing is known about its range yet */
 			res.id = ++env->id_gen;
 			res.range = 0;
@@ -189,10 +190,11 @@ int vdo_alu(struct venv *env, const struct bpf_insn *insn)
 			    dst->type == PTR_TO_PACKET_END || src.type == PTR_TO_PACKET_END)
 				return verr(env, "R%d pointer -= pointer of another kind prohibited",
 					    insn->dst_reg);
-			/* two packet pointers differ by an offset into one packet,
-			 * which says nothing of the address layout; any other
-			 * difference does (two map values, two elements) */
-			if (dst->type != PTR_TO_PACKET &&
+			/* two packet (or metadata) pointers differ by an offset
+			 * into one packet, which says nothing of the address
+			 * layout; any other difference does (two map values,
+			 * two elements) */
+			if (!is_pkt_pointer(dst) &&
 			    (err = vcheck_ptr_leak(env, dst, "R%d pointer -= pointer prohibited",
 						  insn->dst_reg)))
 				return err;
@@ -232,24 +234,46 @@ static void mark_null_outcome(struct vstate *st, uint32_t id, bool is_null)
 		vrelease_ref_state(st, ref);
 }
 
+/* pkt' (off bytes past its family's variable part) lies at or before
+ * its bound (right_open: before it): off bytes of the family are inside
+ * (one more), for every register of the family (same type and id). */
 static void set_packet_range(struct vstate *st, const struct vreg *pkt, bool right_open)
 {
 	int64_t range = (int64_t)pkt->off + (right_open ? 1 : 0);
 
-	if (pkt->off < 0 || range > MAX_PACKET_OFF)
+	/* the family's variable part plus off must stay a packet offset */
+	if (pkt->off < 0 || range > MAX_PACKET_OFF || pkt->umax > MAX_PACKET_OFF ||
+	    pkt->umax + (uint64_t)pkt->off > MAX_PACKET_OFF)
 		return;
 	for_each_reg(st, r, {
-		if (r->type == PTR_TO_PACKET && r->id == pkt->id && r->range < range)
+		if (r->type == pkt->type && r->id == pkt->id && r->range < range)
 			r->range = (int32_t)range;
 	});
 }
 
-/* pkt <op> pkt_end (or swapped): which side proves how many bytes. */
+/* The packet's start itself, as the context gave it (Linux's
+ * reg_is_init_pkt_pointer): where the metadata ends. */
+static bool is_pkt_start(const struct vreg *r)
+{
+	return r->type == PTR_TO_PACKET && r->off == 0 && tnum_equals_const(r->var_off, 0);
+}
+
+/* Does `bound` bound `p` from above: a packet pointer by the packet's end,
+ * a metadata pointer by the packet's start (its end)? */
+static bool pkt_bounded_by(const struct vreg *p, const struct vreg *bound)
+{
+	return (p->type == PTR_TO_PACKET && bound->type == PTR_TO_PACKET_END) ||
+	       (p->type == PTR_TO_PACKET_META && is_pkt_start(bound));
+}
+
+/* pkt <op> pkt_end or meta <op> data (or swapped): which side proves how
+ * many bytes (both directions of each comparison: the branch where the
+ * pointer is at or before its bound). */
 static void packet_compare(struct venv *env, struct vstate *taken, struct vstate *fall,
 			   const struct vreg *dst, const struct vreg *src, uint8_t op)
 {
-	const struct vreg *pkt = dst->type == PTR_TO_PACKET ? dst : src;
-	bool swapped = dst->type != PTR_TO_PACKET;
+	bool swapped = !pkt_bounded_by(dst, src);
+	const struct vreg *pkt = swapped ? src : dst;
 
 	if (swapped) { /* end OP pkt  ==  pkt OP' end */
 		switch (op) {
@@ -368,8 +392,7 @@ int vdo_cond_jmp(struct venv *env, const struct bpf_insn *insn, uint32_t *next)
 	if (!(!is32 && (op == BPF_JEQ || op == BPF_JNE) &&
 	      (((dst->flags & PTR_MAYBE_NULL) && vreg_is_zero(&src)) ||
 	       (x && (src.flags & PTR_MAYBE_NULL) && vreg_is_zero(dst)))) &&
-	    !(!is32 && x && (dst->type == PTR_TO_PACKET || dst->type == PTR_TO_PACKET_END) &&
-	      (src.type == PTR_TO_PACKET || src.type == PTR_TO_PACKET_END))) {
+	    !(!is32 && x && is_pkt_family(dst) && is_pkt_family(&src))) {
 		bool d = is_ptr(dst);
 
 		if ((err = vcheck_ptr_leak(env, d ? dst : &src, "R%d pointer comparison prohibited",
@@ -395,8 +418,7 @@ int vdo_cond_jmp(struct venv *env, const struct bpf_insn *insn, uint32_t *next)
 		}
 	}
 	if (!is32 && x && op != BPF_JEQ && op != BPF_JNE && op != BPF_JSET &&
-	    ((dst->type == PTR_TO_PACKET && src.type == PTR_TO_PACKET_END) ||
-	     (dst->type == PTR_TO_PACKET_END && src.type == PTR_TO_PACKET)))
+	    (pkt_bounded_by(dst, &src) || pkt_bounded_by(&src, dst)))
 		packet_compare(env, other, env->cur, dst, &src, op);
 	return 0;
 }

@@ -150,7 +150,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		ca->msize_max = max;
 		if (vreg_is_zero(r) && max == 0)
 			return 0; /* (NULL, 0) */
-		if (r->type == PTR_TO_PACKET && !helper_takes_packet(id))
+		if (is_pkt_pointer(r) && !helper_takes_packet(id))
 			return verr(env, "helper access to the packet is not allowed");
 		return vcheck_helper_mem(env, regno, max, t == BPFRT_ARG_PTR_TO_UNINIT_MEM,
 					vreg_is_const(reg_at(env, regno + 1)));
@@ -749,13 +749,12 @@ static void invalidate_packet_pointers(struct vstate *st)
 		struct vframe *fr = st->frames[f];
 
 		for (int i = 0; i < BPF_NREGS; i++)
-			if (fr->regs[i].type == PTR_TO_PACKET || fr->regs[i].type == PTR_TO_PACKET_END)
+			if (is_pkt_family(&fr->regs[i]))
 				mark_not_init(&fr->regs[i]);
 		for (uint32_t k = 0; k < fr->nslots; k++) {
 			struct vslot *sl = &fr->slots[k];
 
-			if (!slot_has_spill(sl) || (sl->spilled.type != PTR_TO_PACKET &&
-						    sl->spilled.type != PTR_TO_PACKET_END))
+			if (!slot_has_spill(sl) || !is_pkt_family(&sl->spilled))
 				continue;
 			for (int b = 0; b < 8; b++)
 				if (sl->type[b] == STACK_SPILL)

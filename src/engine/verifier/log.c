@@ -29,7 +29,7 @@ const char *const vreg_type_names[VREG_TYPE_CNT] = {
 	[PTR_TO_MAP_VALUE] = "map_value", [PTR_TO_MAP_KEY] = "map_key",
 	[PTR_TO_MEM] = "mem", [PTR_TO_PACKET] = "pkt", [PTR_TO_PACKET_END] = "pkt_end",
 	[PTR_TO_FUNC] = "func", [PTR_TO_BTF_ID] = "ptr_",
-	[CONST_PTR_TO_DYNPTR] = "dynptr_ptr",
+	[CONST_PTR_TO_DYNPTR] = "dynptr_ptr", [PTR_TO_PACKET_META] = "pkt_meta",
 };
 
 /* The maybe-NULL forms, spelled out (no per-thread buffer: the library
@@ -40,6 +40,7 @@ static const char *const vreg_type_null_names[VREG_TYPE_CNT] = {
 	[PTR_TO_MAP_KEY] = "map_key_or_null", [PTR_TO_MEM] = "mem_or_null",
 	[PTR_TO_PACKET] = "pkt_or_null", [PTR_TO_PACKET_END] = "pkt_end_or_null",
 	[PTR_TO_FUNC] = "func_or_null", [PTR_TO_BTF_ID] = "ptr_or_null",
+	[PTR_TO_PACKET_META] = "pkt_meta_or_null",
 };
 
 const char *vreg_type_str(const struct vreg *r)
@@ -236,7 +237,7 @@ static void put_reg(struct sbuf *b, const struct vreg *r, uint32_t curframe)
 	sput(b, "(");
 	/* ids shown where the kernel shows them: a null check or a packet
 	 * range still to come (a reference has its ref_obj_id) */
-	if (r->id && ((r->flags & PTR_MAYBE_NULL) || r->type == PTR_TO_PACKET)) {
+	if (r->id && ((r->flags & PTR_MAYBE_NULL) || is_pkt_pointer(r))) {
 		sput(b, "%sid=%u", sep, r->id);
 		sep = ",";
 	}
@@ -255,7 +256,7 @@ static void put_reg(struct sbuf *b, const struct vreg *r, uint32_t curframe)
 		put_snum(b, r->off);
 		sep = ",";
 	}
-	if (r->type == PTR_TO_PACKET) {
+	if (is_pkt_pointer(r)) {
 		sput(b, "%sr=", sep);
 		put_unum(b, (uint64_t)(int64_t)r->range);
 		sep = ",";

@@ -351,7 +351,8 @@ static int ctx_field(struct venv *env, int32_t off, uint32_t size, struct vreg *
 		if (off != f->off || size != f->width)
 			return verr(env, "invalid bpf_context access off=%d size=%u (packet "
 				    "pointers are loaded whole, %u bytes)", off, size, f->width);
-		mark_ptr(dst, f->end ? PTR_TO_PACKET_END : PTR_TO_PACKET);
+		mark_ptr(dst, f->role == BPFRT_PKT_END ? PTR_TO_PACKET_END :
+			      f->role == BPFRT_PKT_META ? PTR_TO_PACKET_META : PTR_TO_PACKET);
 		return 0;
 	}
 	if (vbtf_ctx_arg(env, off, size, sext, dst))
@@ -493,6 +494,7 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 	case PTR_TO_BTF_ID:
 		return vbtf_check_access(env, regno, &reg, off, size, write, dst, sext);
 	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
 		/* Linux's per-kind direct packet access (may_access_direct_pkt_data) */
 		if (write && bpfrt_prog_kind_packet_rdonly(env->kind, env->prog->kind_variant))
 			return verr(env, "cannot write into packet (%s programs read it only)",
@@ -568,6 +570,7 @@ int vdo_store(struct venv *env, const struct bpf_insn *insn)
 		dest = "ctx";
 		break;
 	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
 		dest = "packet";
 		break;
 	default:
@@ -711,6 +714,7 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 			return verr(env, "R%d cannot write into rdonly_mem", regno);
 		return check_region(env, regno, &reg, 0, size, reg.mem_size, "memory");
 	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
 		return check_packet_access(env, regno, &reg, 0, size);
 	default:
 		return verr(env, "R%d type=%s expected=fp, pkt, map_value, mem", regno,

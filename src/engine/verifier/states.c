@@ -330,11 +330,11 @@ static bool regsafe(const struct vreg *old, const struct vreg *cur, struct idmap
 		return false;
 	if (!range_within(old, cur))
 		return false;
-	if (old->type == PTR_TO_PACKET && old->range > cur->range)
+	if (is_pkt_pointer(old) && old->range > cur->range)
 		return false;
 	if (!check_ids(m, old->ref_obj_id, cur->ref_obj_id))
 		return false;
-	if ((old->flags & PTR_MAYBE_NULL) || old->type == PTR_TO_PACKET)
+	if ((old->flags & PTR_MAYBE_NULL) || is_pkt_pointer(old))
 		return check_ids(m, old->id, cur->id);
 	/* a value with a lock: which value it is decides which lock an
 	 * unlock through it gives back (spin_lock.c) */

@@ -33,6 +33,10 @@ enum vreg_type {
 	PTR_TO_FUNC,
 	PTR_TO_BTF_ID,     /* host struct a typed argument points to (btf_access.c) */
 	CONST_PTR_TO_DYNPTR, /* a read-only local dynptr a helper hands a callback */
+	/* the packet's metadata (xdp_md->data_meta): it ends where the packet
+	 * starts, so its range is proven against the packet's start (data)
+	 * as a packet pointer's is against data_end */
+	PTR_TO_PACKET_META,
 	VREG_TYPE_CNT,
 };
 
@@ -66,7 +70,8 @@ struct vreg {
 				 * slice: its dynptr's id (dynptr.c) */
 	uint32_t mem_size;      /* PTR_TO_MEM: bytes; PTR_TO_FUNC: subprog;
 				 * PTR_TO_BTF_ID: the struct's id in env->btf */
-	int32_t range;          /* PTR_TO_PACKET: bytes known inside the packet */
+	int32_t range;          /* PTR_TO_PACKET(_META): bytes known inside the
+				 * packet (the metadata), from the variable part */
 	struct bpfrt_map *map;  /* CONST_PTR_TO_MAP, PTR_TO_MAP_VALUE/KEY */
 };
 
@@ -612,6 +617,20 @@ static inline uint32_t frame_slots_for(struct venv *env, uint32_t subprog)
 			}                                                            \
 		}                                                                   \
 	} while (0)
+
+/* A pointer into the packet or its metadata (Linux's reg_is_pkt_pointer):
+ * an access through it is checked against its range. */
+static inline bool is_pkt_pointer(const struct vreg *r)
+{
+	return r->type == PTR_TO_PACKET || r->type == PTR_TO_PACKET_META;
+}
+
+/* One of the packet's pointers, its end included: the comparisons among
+ * them measure the packet, never an address. */
+static inline bool is_pkt_family(const struct vreg *r)
+{
+	return is_pkt_pointer(r) || r->type == PTR_TO_PACKET_END;
+}
 
 static inline bool kind_has_packet(const struct venv *env)
 {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #define ETH_HLEN_MIN 14  /* Linux refuses skb and xdp test packets shorter than ETH_HLEN */
+#define XDP_META_MAX 32  /* Linux's largest XDP metadata (xdp_metalen_invalid) */
 /* Unverified (trusted) tracing programs: the context, zero beyond
  * ctx_in, is at least this large (every kind's context is smaller). */
 #define TRUSTED_CTX_MIN 512
@@ -154,12 +155,17 @@ static int xdp_ctx(const struct bpfrt_prog *prog, const struct bpfrt_test_run_op
 	if (err)
 		return err;
 	if (o->ctx_in) {
-		/* as Linux: no metadata before the data (bpfrt has no metadata
-		 * area at all), data_end is the packet's length */
-		if (md->data || md->data_meta)
-			return bpfrt_err(-EINVAL, "test_run: %s: ctx_in xdp_md: data and data_meta "
-					 "must be 0 (no metadata area), got %u and %u", prog->name,
-					 md->data, md->data_meta);
+		/* as Linux: data_in starts with the metadata, data is its
+		 * length (data_meta 0: nothing before it), data_end the
+		 * length of the whole */
+		if (md->data_meta)
+			return bpfrt_err(-EINVAL, "test_run: %s: ctx_in xdp_md: data_meta must be 0 "
+					 "(data_in starts with the metadata), got %u", prog->name,
+					 md->data_meta);
+		if (md->data % 4 || md->data > XDP_META_MAX || md->data > md->data_end)
+			return bpfrt_err(-EINVAL, "test_run: %s: ctx_in xdp_md: data %u is the "
+					 "metadata's length: a multiple of 4, at most %u and within "
+					 "data_end", prog->name, md->data, XDP_META_MAX);
 		if (md->data_end != o->data_size_in)
 			return bpfrt_err(-EINVAL, "test_run: %s: ctx_in xdp_md: data_end must be "
 					 "data_size_in (%u), got %u", prog->name, o->data_size_in,
@@ -346,7 +352,7 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 	struct bpfrt_skb_packet skb_pkt;
 	const struct bpfrt_skb_packet *prev_pkt = NULL;
 	void *ctx = NULL, *heap_ctx = NULL;
-	uint32_t ctx_len = 0, repeat;
+	uint32_t ctx_len = 0, repeat, meta_len = 0;
 	uint64_t r0 = 0, t0, t1;
 	int err = 0, out_err = 0;
 
@@ -393,9 +399,12 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 		if (err)
 			return err;
 		if (xdp) {
-			md.data = (uint32_t)(uintptr_t)pkt.data;
+			/* the metadata (md.data bytes, none by default) is
+			 * data_in's start, the packet the rest */
+			meta_len = md.data;
+			md.data_meta = (uint32_t)(uintptr_t)pkt.data;
+			md.data = md.data_meta + meta_len;
 			md.data_end = (uint32_t)((uintptr_t)pkt.data + o->data_size_in);
-			md.data_meta = 0; /* a scalar to bpfrt's verifier: no address in it */
 			ctx = &md;
 			ctx_len = sizeof(md);
 		} else {
@@ -436,8 +445,8 @@ int bpfrt_prog_test_run_opts(struct bpfrt_prog *prog, struct bpfrt_test_run_opts
 		out_err = copy_out(o->data_out, &o->data_size_out,
 				   pkt.data ? pkt.data : o->data_in, o->data_size_in, true);
 		if (xdp) {
-			/* offsets, as Linux reports an xdp_md back */
-			md.data = 0;
+			/* offsets from data_meta, as Linux reports an xdp_md back */
+			md.data = meta_len;
 			md.data_end = o->data_size_in;
 			md.data_meta = 0;
 			err = copy_out(o->ctx_out, &o->ctx_size_out, &md, sizeof(md), false);
