@@ -280,9 +280,9 @@ TEST(packet_fields_are_packet_pointers_only_where_the_table_says)
 		if (d->ctx.rule || d->load_refused) /* tests/test_kernel_kinds.c */
 			continue;
 		for (unsigned int i = 0; i < d->ctx.packet_field_cnt; i++) {
-			if (d->ctx.packet_fields[i].end)
+			if (d->ctx.packet_fields[i].role == BPFRT_PKT_END)
 				end = &d->ctx.packet_fields[i];
-			else
+			else if (d->ctx.packet_fields[i].role == BPFRT_PKT_DATA)
 				data = &d->ctx.packet_fields[i];
 		}
 		/* xdp_md alone holds packet pointers (a socket filter reads
