@@ -239,7 +239,18 @@ bool bpfrt_extable_ready(void)
 		return state > 0;
 	install = atomic_load_explicit(&host_install, memory_order_acquire);
 #ifdef HAVE_PROBE_ASM
-	state = install && install() == 0 ? 1 : -1;
+	if (install) {
+		int err = install();
+
+		/* -EAGAIN: asked from a signal handler that interrupted this
+		 * thread's own installation of the handler: not a refusal, a
+		 * later call (the probe reads' next) gets it */
+		if (err == -EAGAIN)
+			return false;
+		state = err ? -1 : 1;
+	} else {
+		state = -1;
+	}
 #else
 	state = -1;
 #endif

@@ -54,8 +54,11 @@ uintptr_t bpfrt_extable_fixup(uintptr_t pc);
 void bpfrt_extable_set_host(int (*install)(void));
 /* True once the host's handler is installed (installing it on the first
  * call): fault-safe loads may then be plain loads with table entries.
- * False: no handler (an engine without the host), so engines fall back to
- * probe reads through the kernel (helpers/probe.c) and the JIT refuses. */
+ * False: no handler (an engine without the host, or its installation
+ * failed), so engines fall back to probe reads through the kernel
+ * (helpers/probe.c) and the JIT refuses. The answer is kept, except when
+ * asked from a signal handler that interrupted this thread's own
+ * installation (false this once). */
 bool bpfrt_extable_ready(void);
 
 /* Fault-safe copies (core/extable_copy.c), for the probe_read helpers
