@@ -2,7 +2,8 @@
  * into env->aux: the halves of each lddw and its map reference, where
  * states are saved (prune points), which registers are live at each insn
  * (isa/liveness.c; pruning compares only those) and which registers and
- * stack slots may decide a later branch (joins leave those alone). */
+ * stack slots may decide a later branch (iterator widening leaves those
+ * alone) or anything (pruning compares those, joins leave them alone). */
 #include "verifier/vstate.h"
 #include "verifier/validate.h"
 #include "isa/liveness.h"
@@ -101,11 +102,15 @@ static void subprog_r0_precise(const struct venv *env, bool *sub_r0)
 
 /* Which registers and stack slots (r10 + constant) may decide a later
  * branch, before each insn: values flowing into a conditional jump's
- * operands through moves, ALU operations and fills. Joins leave these
- * alone, so loop counters are walked iteration by iteration (what Linux's
- * precision tracking gives it, computed here statically and roughly: it
- * only steers joins and the widening of iterator loops (iter.c),
- * soundness never depends on it). */
+ * operands through moves, ALU operations and fills. The widening of
+ * iterator loops (iter.c) leaves these alone, so loop counters are walked
+ * iteration by iteration while accumulators are forgotten (what Linux's
+ * precision tracking gives it, computed here statically and roughly;
+ * soundness never depends on it). The decides mask below is no
+ * replacement there: an accumulator handed to a helper or returned
+ * decides something, and widening nothing of it, sum_range and
+ * for_unknown_count (tests/progs/iters.bpf.c, verifier/progs/viters.bpf.c) never
+ * converge. */
 static int compute_precise(struct venv *env)
 {
 	struct insn_aux *aux = env->aux;
@@ -397,9 +402,9 @@ static int compute_stack_ptrs(struct venv *env, struct sp_regs *sp)
  * every argument of every call), the exit's r0 where it is checked, and
  * whatever flows into those through moves, ALU operations, stack spills
  * and fills. A scalar outside this set at a prune point is imprecise:
- * pruning lets any scalar stand for it (states.c). Unlike the precise
- * mask (joins only), soundness rests on this one, so it errs towards
- * precise: a store through a register other than r10 that may point into
+ * pruning lets any scalar stand for it (states.c), and joins widen only
+ * such scalars. Unlike the precise mask (iterator widening only),
+ * soundness rests on this one, so it errs towards precise: a store through a register other than r10 that may point into
  * a stack (compute_may_stack) keeps its source (a later fill may read
  * it), a fill through one reads any slot, and a call that may run BPF
  * code may read any slot of the caller's frame. decides_slots are the

@@ -744,18 +744,20 @@ void vjoin_states(struct venv *env, const struct vstate *old, struct vstate *cur
 		uint16_t keep = 0;
 		uint64_t keep_slots = 0;
 
-		/* values that decide branches of this frame are not widened
-		 * (callback iterations: everything, the helper bounds them) */
+		/* values that may decide anything from here on are not
+		 * widened (a widened pointer offset or checked return value
+		 * would refuse what the program does; callback iterations:
+		 * everything, the helper bounds them) */
 		if (insn == UINT32_MAX) {
 			keep = 0;
 		} else if (f == old->curframe) {
-			keep = env->aux[insn].precise;
-			keep_slots = env->aux[insn].precise_slots;
+			keep = env->aux[insn].decides;
+			keep_slots = env->aux[insn].decides_slots;
 		} else {
 			const struct insn_aux *ret = &env->aux[old->frames[f + 1]->callsite + 1];
 
-			keep = ret->precise;
-			keep_slots = ret->precise_slots;
+			keep = ret->decides;
+			keep_slots = ~0ull; /* a callee may read them (states_compare) */
 		}
 		for (int r = 0; r < BPF_NREGS; r++)
 			if (!(keep & REGMASK(r)))

@@ -259,13 +259,13 @@ struct insn_aux {
 	 * the subprogram (a local call reads r1-r5): pruning compares only
 	 * these (plus r10) */
 	uint16_t live;
-	/* registers whose value may decide a later branch: joins never widen
-	 * them */
+	/* registers whose value may decide a later branch: iterator loops'
+	 * widening (iter.c) never forgets them */
 	uint16_t precise;
 	/* registers whose value may decide anything from here on (a branch,
 	 * pointer arithmetic, a call's argument, a checked return value):
-	 * pruning lets any scalar stand for a scalar outside it; and the
-	 * r10 slots those may come from (facts.c) */
+	 * pruning lets any scalar stand for a scalar outside it, and joins
+	 * widen only those; and the r10 slots those may come from (facts.c) */
 	uint16_t decides;
 	uint64_t decides_slots;
 	/* states are compared and saved here: branch targets, after
