@@ -23,17 +23,20 @@ $(BUILD)/tests/test_uprobe.o: CFLAGS += \
 #   plugin_host dlopen()s libtrace_plugin.so after it started
 #   forker      work() in a fork child and in the parent
 #   crasher     work(), then a NULL dereference
+#   own_segv    its own SIGSEGV handler, a probed peek(), a NULL dereference
 #   ticker      runs for seconds printing work() results (bpfrt trace -p)
 #   stepper     work(), fork and its own code bytes on commands from stdin
 #               (test_trace_live.sh sequences it through a fifo)
 TRACE_TARGETS := $(addprefix $(BUILD)/tests/trace/,work plugin_host forker crasher ticker \
-	stepper libtrace_plugin.so)
+	stepper own_segv libtrace_plugin.so)
 all: $(TRACE_TARGETS)
 
 $(BUILD)/tests/trace/work $(BUILD)/tests/trace/ticker $(BUILD)/tests/trace/stepper: %: %.o \
 		$(BUILD)/tests/trace/work_fn.o
 	$(CC) -O2 -pthread -o $@ $^
 $(BUILD)/tests/trace/forker $(BUILD)/tests/trace/crasher: %: %.o $(BUILD)/tests/trace/work_fn.o
+	$(CC) -O2 -o $@ $^
+$(BUILD)/tests/trace/own_segv: $(BUILD)/tests/trace/own_segv.o
 	$(CC) -O2 -o $@ $^
 $(BUILD)/tests/trace/plugin_host: $(BUILD)/tests/trace/plugin_host.o
 	$(CC) -O2 -o $@ $^ -ldl

@@ -69,6 +69,12 @@ took=$(( $(date +%s) - start ))
 check "a target that crashes on its own: no hang, its signal reported, 128+SIGSEGV" \
 	'[ $rc -eq 139 ] && [ $took -lt 30 ] && has "killed by signal 11" && has "^before 1$"'
 
+out=$(timeout 60 "$B/bpfrt" trace "$P/trace_badread.bpf.o" -- "$T/own_segv" 2>&1); rc=$?
+check "a target with its own SIGSEGV handler: a probe read of a bad pointer is still -EFAULT, the target's own fault still its handler's" \
+	'[ $rc -eq 3 ] && has "^peek 1$" && has "^first_rc = 0$" && has "^first_value = 7$" &&
+	 has "^read_rc = -14$" && has "^peeks = 2$" &&
+	 has "^own handler$" && [ "$(printf "%s\n" "$out" | grep -n "own handler" | cut -d: -f1)" -gt "$(printf "%s\n" "$out" | grep -n "^peek 1" | tail -1 | cut -d: -f1)" ]'
+
 out=$(timeout 60 "$B/bpfrt" trace "$P/bad_trace_ctx.bpf.o" -- "$T/work" 1 10 2>&1); rc=$?
 check "a program the verifier refuses: its log, and the command never runs" \
 	'[ $rc -eq 1 ] && has "past_ctx" && ! has "^total"'

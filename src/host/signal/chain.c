@@ -24,12 +24,34 @@ struct signal_slot {
 	_Atomic int state;
 	_Atomic pid_t installer;        /* thread moving state to INSTALLED */
 	unsigned flags;
-	struct sigaction prev;          /* the disposition bpfrt's replaced */
+	/* The disposition chained to: prev[cur]. At first the one bpfrt's
+	 * replaced; a host sigaction through bpfrt_signal_host_sigaction
+	 * writes the other copy and then flips cur, so a dispatcher never
+	 * reads a half-written one (writers: one at a time, prev_writer). */
+	struct sigaction prev[2];
+	_Atomic int cur;
+	_Atomic pid_t prev_writer;
 	_Atomic bool prev_reset;        /* an SA_RESETHAND prev was called once */
 	_Atomic(bpfrt_signal_fn) fns[BPFRT_SIGNAL_HANDLERS_MAX];
 };
 
 static struct signal_slot slots[NSIG];
+
+/* The sigaction that really installs: libc's, or what a host that
+ * interposes sigaction itself names (bpfrt_signal_use_sigaction). */
+static _Atomic(bpfrt_sigaction_fn) real_sigaction;
+
+void bpfrt_signal_use_sigaction(bpfrt_sigaction_fn fn)
+{
+	atomic_store(&real_sigaction, fn);
+}
+
+static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	bpfrt_sigaction_fn fn = atomic_load(&real_sigaction);
+
+	return fn ? fn(sig, act, old) : sigaction(sig, act, old);
+}
 
 static bool ends_process_by_default(int sig)
 {
@@ -52,14 +74,14 @@ static void take_default_action(int sig)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
+	do_sigaction(sig, &dfl, NULL);
 	raise(sig);
 }
 
 void bpfrt_signal_chain(int sig, siginfo_t *info, void *uc)
 {
 	struct signal_slot *s = &slots[sig];
-	const struct sigaction *p = &s->prev;
+	const struct sigaction *p = &s->prev[atomic_load_explicit(&s->cur, memory_order_acquire)];
 	void (*handler)(int) = p->sa_handler;   /* shares storage with sa_sigaction */
 	bool synchronous = info && info->si_code > 0;
 
@@ -132,10 +154,10 @@ static int install(int sig, struct signal_slot *s, unsigned flags)
 		      (flags & BPFRT_SIGNAL_NODEFER ? SA_NODEFER : 0);
 	sigemptyset(&sa.sa_mask);
 	s->flags = flags;
-	if (sigaction(sig, NULL, &s->prev) || sigaction(sig, &sa, &replaced)) {
+	if (do_sigaction(sig, NULL, &s->prev[0]) || do_sigaction(sig, &sa, &replaced)) {
 		err = -errno;
-	} else if (replaced.sa_handler != s->prev.sa_handler) {
-		s->prev = replaced;     /* the host changed it in between */
+	} else if (replaced.sa_handler != s->prev[0].sa_handler) {
+		s->prev[0] = replaced;  /* the host changed it in between */
 	}
 	atomic_store(&s->installer, 0);
 	atomic_store(&s->state, err ? SLOT_NONE : SLOT_INSTALLED);
@@ -165,4 +187,34 @@ int bpfrt_signal_handle(int sig, bpfrt_signal_fn fn, unsigned flags)
 			return 0;
 	}
 	return bpfrt_err(-ENOSPC, "signal %d: already %d handlers", sig, BPFRT_SIGNAL_HANDLERS_MAX);
+}
+
+int bpfrt_signal_host_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	pid_t self, none = 0;
+	struct signal_slot *s;
+	int c;
+
+	if (sig <= 0 || sig >= NSIG)
+		return 1;
+	s = &slots[sig];
+	if (atomic_load(&s->state) != SLOT_INSTALLED)
+		return 1;
+	self = (pid_t)syscall(SYS_gettid);
+	while (!atomic_compare_exchange_weak(&s->prev_writer, &none, self)) {
+		if (none == self)
+			return -EAGAIN; /* a handler that interrupted this very write */
+		none = 0;
+		sched_yield();
+	}
+	c = atomic_load(&s->cur);
+	if (old)
+		*old = s->prev[c];
+	if (act) {
+		s->prev[!c] = *act;
+		atomic_store(&s->prev_reset, false);
+		atomic_store_explicit(&s->cur, !c, memory_order_release);
+	}
+	atomic_store(&s->prev_writer, 0);
+	return 0;
 }

@@ -40,7 +40,10 @@
  * as with any library that handles signals, or bpfrt's breakpoints and
  * guard pages become the host's signals. A host handler restored over
  * bpfrt's (sigaction with the disposition saved before bpfrt's) removes
- * bpfrt's: do not. */
+ * bpfrt's: do not. A host that cannot be changed (bpfrt trace's agent in
+ * a program never built for bpfrt) can route its sigaction calls through
+ * bpfrt_signal_host_sigaction instead, which keeps bpfrt's dispatcher in
+ * place and makes the program's handler the disposition chained to. */
 #ifndef BPFRT_SIGNAL_CHAIN_H
 #define BPFRT_SIGNAL_CHAIN_H
 
@@ -72,5 +75,19 @@ int bpfrt_signal_handle(int sig, bpfrt_signal_fn fn, unsigned flags);
  * disposition (the rules above). For the dispatcher; exposed for handlers
  * that decide late and for tests. */
 void bpfrt_signal_chain(int sig, siginfo_t *info, void *uc);
+
+/* sigaction for a host that interposes it: for a signal bpfrt's
+ * dispatcher holds, act (if not NULL) becomes the disposition chained to
+ * and *old (if not NULL) gets the one chained to so far, as sigaction
+ * would have answered without bpfrt; async-signal-safe. Returns 1 for a
+ * signal bpfrt does not hold (the caller makes the real call), 0, or
+ * -EAGAIN in a signal handler that interrupted this thread's own call. */
+int bpfrt_signal_host_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* The sigaction bpfrt installs its dispatcher with (and restores the
+ * default action with): NULL, libc's; a host interposing sigaction names
+ * the real one here, before bpfrt handles a signal. */
+typedef int (*bpfrt_sigaction_fn)(int sig, const struct sigaction *act, struct sigaction *old);
+void bpfrt_signal_use_sigaction(bpfrt_sigaction_fn fn);
 
 #endif
