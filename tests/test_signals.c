@@ -354,3 +354,44 @@ TEST(handlers_are_asked_in_order_up_to_the_limit)
 {
 	CHECK_EXITED_OK(in_child(limits_child));
 }
+
+/* A host that interposes sigaction (bpfrt trace's agent) routes the
+ * program's calls through bpfrt_signal_host_sigaction: a held signal's
+ * handler changes only what is chained to, and reads back as if bpfrt
+ * were not there. */
+static volatile int host2_calls;
+
+static void host_rt2(int sig, siginfo_t *info, void *uc)
+{
+	host2_calls++;
+}
+
+static void host_sigaction_child(void)
+{
+	struct sigaction sa, old, now;
+
+	set_disposition(TEST_SIG, NULL, host_rt, 0);
+	CHECK_EQ(bpfrt_signal_host_sigaction(TEST_SIG, NULL, &old), 1, "not held yet: libc's call");
+	REQUIRE(!bpfrt_signal_handle(TEST_SIG, tagged_only, 0), "%s", bpfrt_last_error());
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = host_rt2;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(bpfrt_signal_host_sigaction(TEST_SIG, &sa, &old), 0);
+	CHECK(old.sa_sigaction == host_rt, "the old action reads as the host's, not bpfrt's");
+	CHECK_EQ(bpfrt_signal_host_sigaction(TEST_SIG, NULL, &now), 0);
+	CHECK(now.sa_sigaction == host_rt2, "and the new one reads back");
+	send_tagged();          /* still bpfrt's */
+	raise(TEST_SIG);        /* not bpfrt's: the new host handler, not the old */
+	CHECK(owned == 1 && host2_calls == 1 && host_calls == 0, "owned %d new %d old %d", owned,
+	      host2_calls, host_calls);
+	/* the kernel's disposition is still bpfrt's dispatcher */
+	REQUIRE(!sigaction(TEST_SIG, NULL, &now));
+	CHECK(now.sa_sigaction != host_rt2 && now.sa_sigaction != host_rt);
+	CHECK_EQ(bpfrt_signal_host_sigaction(SIGUSR2, NULL, &now), 1, "a signal bpfrt never held");
+}
+
+TEST(interposed_sigaction_changes_what_is_chained_to)
+{
+	CHECK_EXITED_OK(in_child(host_sigaction_child));
+}
