@@ -163,7 +163,7 @@ static void take_maps(struct session *s)
 static bool has_shared_rings(const struct session *s)
 {
 	for (int i = 0; s->shm && i < s->shm->cnt; i++)
-		if (s->shm->maps[i].base && s->shm->maps[i].d.layout == 2)
+		if (s->shm->maps[i].base && s->shm->maps[i].d.shm.layout == BPFRT_MAP_SHM_RINGBUF)
 			return true;
 	return false;
 }
@@ -182,7 +182,7 @@ static void dump_left_behind(struct session *s, const char *what)
 	for (int i = 0; i < s->shm->cnt; i++) {
 		struct shm_map *m = &s->shm->maps[i];
 
-		if (m->base && (m->d.layout == 1 || m->d.layout == 3))
+		if (shm_dumpable(m))
 			shm_dump(m, &s->dp);
 		else if (m->d.map.type != BPF_MAP_TYPE_RINGBUF &&
 			 m->d.map.type != BPF_MAP_TYPE_PROG_ARRAY)

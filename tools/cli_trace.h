@@ -94,6 +94,9 @@ int shm_collect(int sock, uint32_t flags, struct shm_set *set, uint8_t *buf, int
 void shm_release(struct shm_set *set);
 /* The map [OBJ:]NAME (first match), or NULL. */
 struct shm_map *shm_find(struct shm_set *set, const char *spec);
+/* Whether shm_dump can print the map from its mapping (an array or a
+ * hash map in shared memory). */
+bool shm_dumpable(const struct shm_map *m);
 /* Prints a shared map's entries as the agent's dump would. */
 void shm_dump(struct shm_map *m, struct dumper *dp);
 /* Consumes the records of every shared ring buffer, printed as the

@@ -179,7 +179,7 @@ static int live_update(int sock, struct shm_set *set, struct shm_map *m, struct 
 			"its values\n", am->name);
 		goto fail;
 	}
-	if (m->base && m->d.layout == 1 && am->name[0] == '.') {
+	if (m->base && m->d.shm.layout == BPFRT_MAP_SHM_ARRAY && am->name[0] == '.') {
 		/* global data: KEY names the variable */
 		size_t size;
 		long off = global_var(dp, am->name, ktxt, &size);
@@ -194,7 +194,7 @@ static int live_update(int sock, struct shm_set *set, struct shm_map *m, struct 
 			goto fail;
 		}
 		err = shm_write(m, 0, val, (size_t)off, size);
-	} else if (m->base && m->d.layout == 1) {
+	} else if (m->base && m->d.shm.layout == BPFRT_MAP_SHM_ARRAY) {
 		uint32_t idx;
 
 		if (parse_bytes(ktxt, 4, (uint8_t *)&idx) || idx >= am->max_entries) {
@@ -243,7 +243,8 @@ static int live_update(int sock, struct shm_set *set, struct shm_map *m, struct 
 			goto fail;
 		}
 		fprintf(stderr, "bpfrt map update: %s updated through the agent (%s)\n", am->name,
-			m->base && m->d.layout == 3 ? "a hash map is written only by its process, "
+			m->base && m->d.shm.layout == BPFRT_MAP_SHM_HASH ?
+			"a hash map is written only by its process, "
 			"whose pool it is" : "not in shared memory");
 	}
 	if (err) {
@@ -300,7 +301,7 @@ int cli_map_live(int argc, char **argv)
 	dumper_open(&dp, set->objs[m->obj].path, false);
 	if (update) {
 		rc = live_update(sock, set, m, &dp, argv[4], argv[5], buf);
-	} else if (m->base && (m->d.layout == 1 || m->d.layout == 3)) {
+	} else if (shm_dumpable(m)) {
 		shm_dump(m, &dp);
 		fflush(stdout);
 		rc = 0;

@@ -59,22 +59,22 @@ static void copy_in(uint8_t *dst, const void *src, size_t size)
  * after them, so a record that wraps is contiguous here too. */
 static int map_one(struct shm_map *m, int fd)
 {
-	size_t len = m->d.size;
+	size_t len = m->d.shm.size;
 	uint8_t *base;
 
-	if (m->d.layout == 2 /* BPFRT_MAP_SHM_RINGBUF */)
-		len += m->d.data_size;
+	if (m->d.shm.layout == BPFRT_MAP_SHM_RINGBUF)
+		len += m->d.shm.data_size;
 	base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		return -errno;
-	if (mmap(base, m->d.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+	if (mmap(base, m->d.shm.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
 	    MAP_FAILED ||
-	    (m->d.layout == 2 &&
-	     mmap(base + m->d.size, m->d.data_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		  fd, (off_t)m->d.data_off) == MAP_FAILED)) {
+	    (m->d.shm.layout == BPFRT_MAP_SHM_RINGBUF &&
+	     mmap(base + m->d.shm.size, m->d.shm.data_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		  fd, (off_t)m->d.shm.data_off) == MAP_FAILED)) {
 		/* a frozen (.rodata) array is read-only in the target too */
-		if (errno != EACCES || m->d.layout == 2 ||
-		    mmap(base, m->d.size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		if (errno != EACCES || m->d.shm.layout == BPFRT_MAP_SHM_RINGBUF ||
+		    mmap(base, m->d.shm.size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
 			int err = -errno;
 
 			munmap(base, len);
@@ -126,8 +126,8 @@ int shm_collect(int sock, uint32_t flags, struct shm_set *set, uint8_t *buf, int
 			memcpy(&m->d, buf, sizeof(m->d));
 			m->d.map.name[sizeof(m->d.map.name) - 1] = 0;
 			m->obj = set->obj_cnt - 1;
-			if (fd >= 0 && m->d.layout && map_one(m, fd))
-				m->d.layout = 0;        /* read through the channel then */
+			if (fd >= 0 && m->d.shm.layout && map_one(m, fd))
+				m->d.shm.layout = 0;        /* read through the channel then */
 			if (fd >= 0)
 				close(fd);
 			continue;
@@ -178,13 +178,13 @@ static uint64_t hash_elem_at(const struct shm_map *m, uint64_t link)
 {
 	uint64_t off, rel;
 
-	if ((link & 1) || link < m->d.addr)
+	if ((link & 1) || link < m->d.shm.addr)
 		return 0;
-	off = link - m->d.addr;
-	if (off < m->d.data_off)
+	off = link - m->d.shm.addr;
+	if (off < m->d.shm.data_off)
 		return 0;
-	rel = off - m->d.data_off;
-	if (rel % m->d.elem_size || rel / m->d.elem_size >= m->d.n_elems)
+	rel = off - m->d.shm.data_off;
+	if (rel % m->d.shm.elem_size || rel / m->d.shm.elem_size >= m->d.shm.n_elems)
 		return 0;
 	return off;
 }
@@ -195,42 +195,48 @@ static void shm_dump_hash(struct shm_map *m, struct dumper *dp, uint8_t *entry)
 {
 	const struct agent_map *am = &m->d.map;
 	size_t ks = am->key_size, vs = am->value_buf_size, vround = (am->value_size + 7) & ~7u;
-	uint64_t pool_end = m->d.data_off + (uint64_t)m->d.n_elems * m->d.elem_size;
+	uint64_t pool_end = m->d.shm.data_off + (uint64_t)m->d.shm.n_elems * m->d.shm.elem_size;
 
-	if (m->d.buckets_off + (uint64_t)m->d.n_buckets * 16 > m->d.size || pool_end > m->d.size ||
-	    m->d.elem_size < (uint64_t)m->d.key_off + ks || m->d.next_off + 8 > m->d.elem_size ||
-	    m->d.index_off + 4 > m->d.elem_size ||
-	    (m->d.value_off && m->d.value_off + am->value_size > m->d.elem_size))
+	if (m->d.shm.buckets_off + (uint64_t)m->d.shm.n_buckets * 16 > m->d.shm.size || pool_end > m->d.shm.size ||
+	    m->d.shm.elem_size < (uint64_t)m->d.shm.key_off + ks || m->d.shm.next_off + 8 > m->d.shm.elem_size ||
+	    m->d.shm.index_off + 4 > m->d.shm.elem_size ||
+	    (m->d.shm.value_off && m->d.shm.value_off + am->value_size > m->d.shm.elem_size))
 		return;                 /* a description that does not fit the mapping */
-	for (uint32_t b = 0; b < m->d.n_buckets; b++) {
-		const uint64_t *first = (const uint64_t *)(m->base + m->d.buckets_off + b * 16ull + 8);
+	for (uint32_t b = 0; b < m->d.shm.n_buckets; b++) {
+		const uint64_t *first = (const uint64_t *)(m->base + m->d.shm.buckets_off + b * 16ull + 8);
 		uint64_t link = __atomic_load_n(first, __ATOMIC_ACQUIRE), off;
 
-		for (uint32_t steps = 0; (off = hash_elem_at(m, link)) && steps < m->d.n_elems;
+		for (uint32_t steps = 0; (off = hash_elem_at(m, link)) && steps < m->d.shm.n_elems;
 		     steps++) {
 			const uint8_t *e = m->base + off;
 
-			copy_out(entry, e + m->d.key_off, ks);
-			if (m->d.value_off) {
-				copy_out(entry + ks, e + m->d.value_off, am->value_size);
+			copy_out(entry, e + m->d.shm.key_off, ks);
+			if (m->d.shm.value_off) {
+				copy_out(entry + ks, e + m->d.shm.value_off, am->value_size);
 			} else {
-				uint32_t index = __atomic_load_n((const uint32_t *)(e + m->d.index_off),
+				uint32_t index = __atomic_load_n((const uint32_t *)(e + m->d.shm.index_off),
 								 __ATOMIC_RELAXED);
 
-				if (index >= m->d.n_elems)
+				if (index >= m->d.shm.n_elems)
 					break;
-				for (uint32_t c = 0; c < m->d.nr_cpus && (c + 1) * vround <= vs; c++) {
-					uint64_t at = m->d.pcpu_off + c * m->d.cpu_stride + index * vround;
+				for (uint32_t c = 0; c < m->d.shm.nr_cpus && (c + 1) * vround <= vs; c++) {
+					uint64_t at = m->d.shm.pcpu_off + c * m->d.shm.cpu_stride + index * vround;
 
-					if (at + vround > m->d.size)
+					if (at + vround > m->d.shm.size)
 						break;
 					copy_out(entry + ks + c * vround, m->base + at, vround);
 				}
 			}
 			dump_entry(dp, entry, ks + vs);
-			link = __atomic_load_n((const uint64_t *)(e + m->d.next_off), __ATOMIC_ACQUIRE);
+			link = __atomic_load_n((const uint64_t *)(e + m->d.shm.next_off), __ATOMIC_ACQUIRE);
 		}
 	}
+}
+
+bool shm_dumpable(const struct shm_map *m)
+{
+	return m->base && (m->d.shm.layout == BPFRT_MAP_SHM_ARRAY ||
+			   m->d.shm.layout == BPFRT_MAP_SHM_HASH);
 }
 
 void shm_dump(struct shm_map *m, struct dumper *dp)
@@ -240,16 +246,16 @@ void shm_dump(struct shm_map *m, struct dumper *dp)
 	uint8_t *entry = calloc(1, ks + vs);
 
 	dump_begin(dp, am);
-	if (entry && m->d.layout == 3 /* BPFRT_MAP_SHM_HASH */)
+	if (entry && m->d.shm.layout == BPFRT_MAP_SHM_HASH)
 		shm_dump_hash(m, dp, entry);
-	if (!entry || ks != 4 || m->d.layout != 1)
+	if (!entry || ks != 4 || m->d.shm.layout != BPFRT_MAP_SHM_ARRAY)
 		goto out;
 	for (uint32_t i = 0; i < am->max_entries; i++) {
 		memcpy(entry, &i, 4);
-		for (uint32_t c = 0; c < m->d.nr_cpus && (c + 1) * m->d.elem_size <= vs; c++)
-			copy_out(entry + ks + c * m->d.elem_size,
-				 m->base + m->d.data_off + c * m->d.cpu_stride + i * m->d.elem_size,
-				 m->d.nr_cpus == 1 ? am->value_size : m->d.elem_size);
+		for (uint32_t c = 0; c < m->d.shm.nr_cpus && (c + 1) * m->d.shm.elem_size <= vs; c++)
+			copy_out(entry + ks + c * m->d.shm.elem_size,
+				 m->base + m->d.shm.data_off + c * m->d.shm.cpu_stride + i * m->d.shm.elem_size,
+				 m->d.shm.nr_cpus == 1 ? am->value_size : m->d.shm.elem_size);
 		dump_entry(dp, entry, ks + vs);
 	}
 out:
@@ -262,21 +268,21 @@ out:
  * release once the record was read. */
 static int drain_ring(struct shm_map *m)
 {
-	uint64_t *cpos = (uint64_t *)(m->base + m->d.consumer_pos_off);
-	const uint64_t *ppos = (const uint64_t *)(m->base + m->d.producer_pos_off);
-	uint64_t mask = m->d.data_size - 1;
+	uint64_t *cpos = (uint64_t *)(m->base + m->d.shm.consumer_pos_off);
+	const uint64_t *ppos = (const uint64_t *)(m->base + m->d.shm.producer_pos_off);
+	uint64_t mask = m->d.shm.data_size - 1;
 	uint64_t cons = __atomic_load_n(cpos, __ATOMIC_ACQUIRE);
 	uint64_t prod = __atomic_load_n(ppos, __ATOMIC_ACQUIRE);
 	int count = 0;
 
 	while (cons < prod) {
-		const uint8_t *hdr = m->base + m->d.data_off + (cons & mask);
+		const uint8_t *hdr = m->base + m->d.shm.data_off + (cons & mask);
 		uint32_t len = __atomic_load_n((const uint32_t *)hdr, __ATOMIC_ACQUIRE);
 		uint32_t size = len & ~(RB_BUSY | RB_DISCARD);
 
 		if (len & RB_BUSY)
 			break;          /* still being written, or its writer died */
-		if (size > m->d.data_size - RB_HDR)
+		if (size > m->d.shm.data_size - RB_HDR)
 			break;          /* not a record: leave the ring alone */
 		if (!(len & RB_DISCARD)) {
 			printf("%s:", m->d.map.name);
@@ -298,20 +304,20 @@ int shm_drain_rings(struct shm_set *set)
 	int n = 0;
 
 	for (int i = 0; i < set->cnt; i++)
-		if (set->maps[i].base && set->maps[i].d.layout == 2)
+		if (set->maps[i].base && set->maps[i].d.shm.layout == BPFRT_MAP_SHM_RINGBUF)
 			n += drain_ring(&set->maps[i]);
 	return n;
 }
 
 int shm_write(struct shm_map *m, uint32_t idx, const void *value, size_t off, size_t len)
 {
-	if (m->d.layout != 1 || !m->base || idx >= m->d.map.max_entries ||
+	if (m->d.shm.layout != BPFRT_MAP_SHM_ARRAY || !m->base || idx >= m->d.map.max_entries ||
 	    off + len > m->d.map.value_size)
 		return -EINVAL;
 	/* every CPU's copy of a per-CPU value gets it, as a user-space update
 	 * of one value would */
-	for (uint32_t c = 0; c < m->d.nr_cpus; c++)
-		copy_in(m->base + m->d.data_off + c * m->d.cpu_stride + idx * m->d.elem_size + off,
+	for (uint32_t c = 0; c < m->d.shm.nr_cpus; c++)
+		copy_in(m->base + m->d.shm.data_off + c * m->d.shm.cpu_stride + idx * m->d.shm.elem_size + off,
 			value, len);
 	return 0;
 }

@@ -365,28 +365,10 @@ static void send_object_maps(struct session *to, struct bpfrt_object *obj, int o
 		struct agent_shm sh = { 0 };
 
 		map_desc(m, &sh.map);
-		if (!bpfrt_map_shm(m, &info)) {
-			sh.layout = info.layout;
-			sh.nr_cpus = info.nr_cpus;
-			sh.size = info.size;
-			sh.data_off = info.data_off;
-			sh.elem_size = info.elem_size;
-			sh.cpu_stride = info.cpu_stride;
-			sh.consumer_pos_off = info.consumer_pos_off;
-			sh.producer_pos_off = info.producer_pos_off;
-			sh.data_size = info.data_size;
-			sh.buckets_off = info.buckets_off;
-			sh.n_buckets = info.n_buckets;
-			sh.n_elems = info.n_elems;
-			sh.pcpu_off = info.pcpu_off;
-			sh.addr = info.addr;
-			sh.next_off = info.next_off;
-			sh.index_off = info.index_off;
-			sh.key_off = info.key_off;
-			sh.value_off = info.value_off;
-		} else {
+		if (!bpfrt_map_shm(m, &info))
+			sh.shm = info;
+		else
 			info.fd = -1;
-		}
 		send_fd(to, AGENT_SHM, &sh, sizeof(sh), info.fd);
 	}
 }

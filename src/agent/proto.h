@@ -50,6 +50,8 @@
 #ifndef BPFRT_AGENT_PROTO_H
 #define BPFRT_AGENT_PROTO_H
 
+#include "bpfrt/map.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -115,28 +117,12 @@ struct agent_maps_req {
 	uint32_t flags;
 };
 
-/* A map of an object: where it lies in its memfd (layout 0: not in
- * shared memory, read with DUMP_MAP), as struct bpfrt_map_shm says. */
+/* A map of an object: where it lies in its memfd (shm.layout 0: not in
+ * shared memory, read with DUMP_MAP), as bpfrt_map_shm gave it (its fd
+ * field means nothing here: the memfd travels with the message). */
 struct agent_shm {
 	struct agent_map map;
-	uint32_t layout;        /* enum bpfrt_map_shm_layout, 0: through the channel */
-	uint32_t nr_cpus;
-	uint64_t size;
-	uint64_t data_off;
-	uint64_t elem_size;
-	uint64_t cpu_stride;
-	uint64_t consumer_pos_off;
-	uint64_t producer_pos_off;
-	uint64_t data_size;
-	uint64_t buckets_off;   /* hash maps: as struct bpfrt_map_shm */
-	uint32_t n_buckets;
-	uint32_t n_elems;
-	uint64_t pcpu_off;
-	uint64_t addr;
-	uint32_t next_off;
-	uint32_t index_off;
-	uint32_t key_off;
-	uint32_t value_off;
+	struct bpfrt_map_shm shm;
 };
 
 /* UPDATE's fixed part; object name, NUL, map name, NUL, key, value follow */
