@@ -70,6 +70,11 @@ enum bpfrt_arg_type {
 						 * reference (ringbuf_reserve_dynptr) */
 	BPFRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE, /* a ringbuf dynptr the helper
 						  * releases (submit/discard_dynptr) */
+	/* sockets (Linux's struct bpf_sock, bpf_tcp_sock; bpfrt's own helpers
+	 * never find one, see docs/SUPPORTED.md): */
+	BPFRT_ARG_PTR_TO_SOCK_COMMON,  /* a non-NULL socket pointer of any kind */
+	BPFRT_ARG_PTR_TO_SOCK_RELEASE, /* a non-NULL socket pointer holding a reference
+					* (a lookup's), which the helper releases */
 };
 
 enum bpfrt_ret_type {
@@ -80,6 +85,14 @@ enum bpfrt_ret_type {
 	/* memory inside the dynptr argument, or NULL (dynptr_data): as many
 	 * bytes as the constant size argument says */
 	BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL,
+	/* a socket or NULL: a struct bpf_sock (full socket), the struct
+	 * bpf_sock fields every socket has (sock_common), a struct
+	 * bpf_tcp_sock. A lookup's (no socket argument) holds a reference
+	 * the program must release; a cast of a socket argument shares that
+	 * argument's reference */
+	BPFRT_RET_PTR_TO_SOCKET_OR_NULL,
+	BPFRT_RET_PTR_TO_SOCK_COMMON_OR_NULL,
+	BPFRT_RET_PTR_TO_TCP_SOCK_OR_NULL,
 };
 
 struct bpfrt_helper {

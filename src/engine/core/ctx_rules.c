@@ -52,8 +52,8 @@ static const char *skb_common(const struct bpfrt_ctx_access *a)
 		return a->write ? RDONLY : a->size != 8 ? WIDTH : NULL;
 	if (IN(a, S, tstamp))
 		return a->size != 8 ? WIDTH : NULL;
-	if (IN(a, S, sk))
-		return a->write ? RDONLY : KERNEL_PTR;
+	if (IN(a, S, sk)) /* a socket or NULL (verifier/sock.c) */
+		return a->write ? RDONLY : a->size != 8 ? WIDTH : NULL;
 	if (a->off == offsetof(S, tstamp_type))
 		return "tstamp_type is a tc program's field";
 	if (a->off > offsetof(S, tstamp_type) && a->off < offsetof(S, hwtstamp))

@@ -41,7 +41,7 @@ static const struct bpfrt_ctx_layout pt_regs_ctx = {
  * between data and data_end (u32 fields, the packet below 4 GiB). */
 #define SKB_CTX(rulefn, ro, pkt_ro) { \
 	.sizing = BPFRT_CTX_FIXED, .size = sizeof(struct __sk_buff), .rule = rulefn, .rdonly = ro, \
-	.packet_field_cnt = 2, .packet_rdonly = pkt_ro, \
+	.packet_field_cnt = 2, .packet_rdonly = pkt_ro, .sk_field = true, \
 	.packet_fields = { { offsetof(struct __sk_buff, data), 4, BPFRT_PKT_DATA }, \
 			   { offsetof(struct __sk_buff, data_end), 4, BPFRT_PKT_END } } }
 /* a context of 64-bit packet pointers at data_off and end_off */
@@ -151,7 +151,7 @@ static const struct bpfrt_prog_kind_desc kinds[] = {
 		 * helpers and legacy loads), none of the fields Linux hides
 		 * from socket filters, writes to cb[] only */
 		.ctx = { .sizing = BPFRT_CTX_FIXED, .size = sizeof(struct __sk_buff),
-			 .rule = bpfrt_ctx_rule_sk_filter_skb },
+			 .rule = bpfrt_ctx_rule_sk_filter_skb, .sk_field = true },
 		.test_ctx = BPFRT_TEST_CTX_SK_BUFF,
 	},
 	[BPFRT_PROG_XDP] = {

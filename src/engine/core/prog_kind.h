@@ -106,6 +106,7 @@ struct bpfrt_ctx_layout {
 	 * access inside [0, size) (read-only where rdonly says) */
 	bpfrt_ctx_rule_fn rule;
 	bool packet_rdonly;       /* packet pointers from it may be read, not written through */
+	bool sk_field;            /* __sk_buff->sk loads as a socket or NULL (verifier/sock.c) */
 };
 
 struct bpfrt_prog_kind_desc {

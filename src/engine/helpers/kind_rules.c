@@ -5,6 +5,7 @@
  * not listed here are allowed in every kind, as Linux's base set is. */
 #include "helpers/kind_rules.h"
 #include "helpers/skb.h"
+#include "helpers/sock.h"
 
 #include <linux/bpf.h>
 #include <stddef.h>
@@ -13,6 +14,14 @@
 #define SKB_KINDS (K(BPFRT_PROG_SOCKET) | K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) | \
 		   K(BPFRT_PROG_CGROUP_SKB) | K(BPFRT_PROG_SK_SKB) | K(BPFRT_PROG_LWT) | \
 		   K(BPFRT_PROG_FLOW_DISSECTOR))
+
+#define SOCK_LOOKUP_KINDS (K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) | \
+			   K(BPFRT_PROG_XDP) | K(BPFRT_PROG_SK_SKB) | K(BPFRT_PROG_CGROUP_SKB) | \
+			   K(BPFRT_PROG_CGROUP_SOCK_ADDR))
+#define SOCK_LOOKUP_WHICH "tc, xdp, sk_skb, cgroup_skb and cgroup sock_addr programs"
+#define SOCK_CAST_KINDS (K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) | \
+			 K(BPFRT_PROG_CGROUP_SKB))
+#define SOCK_CAST_WHICH "tc and cgroup_skb programs"
 
 static const struct {
 	int32_t id;
@@ -28,6 +37,17 @@ static const struct {
 	{ BPF_FUNC_csum_diff, bpfrt_bpf_csum_diff,
 	  K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) | K(BPFRT_PROG_XDP) |
 	  K(BPFRT_PROG_LWT), "tc, xdp and lwt programs" },
+	/* the socket lookups and their release (Linux's tc, xdp, sk_skb,
+	 * cgroup_skb and cgroup sock_addr func_protos) */
+	{ BPF_FUNC_sk_lookup_tcp, bpfrt_bpf_sk_lookup, SOCK_LOOKUP_KINDS, SOCK_LOOKUP_WHICH },
+	{ BPF_FUNC_sk_lookup_udp, bpfrt_bpf_sk_lookup, SOCK_LOOKUP_KINDS, SOCK_LOOKUP_WHICH },
+	{ BPF_FUNC_skc_lookup_tcp, bpfrt_bpf_sk_lookup, SOCK_LOOKUP_KINDS, SOCK_LOOKUP_WHICH },
+	{ BPF_FUNC_sk_release, bpfrt_bpf_sk_release, SOCK_LOOKUP_KINDS | K(BPFRT_PROG_SK_LOOKUP),
+	  SOCK_LOOKUP_WHICH " and sk_lookup programs" },
+	/* the casts of an skb's socket (tc and cgroup_skb) */
+	{ BPF_FUNC_sk_fullsock, bpfrt_bpf_sk_cast, SOCK_CAST_KINDS, SOCK_CAST_WHICH },
+	{ BPF_FUNC_tcp_sock, bpfrt_bpf_sk_cast, SOCK_CAST_KINDS, SOCK_CAST_WHICH },
+	{ BPF_FUNC_get_listener_sock, bpfrt_bpf_sk_cast, SOCK_CAST_KINDS, SOCK_CAST_WHICH },
 };
 
 _Static_assert(BPFRT_PROG_EXT < 64, "kinds fit the 64-bit masks");

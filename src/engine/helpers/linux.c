@@ -26,6 +26,7 @@
 #include "helpers/iter.h"
 #include "helpers/probe.h"
 #include "helpers/skb.h"
+#include "helpers/sock.h"
 #include "helpers/stack.h"
 #include "helpers/spin_lock.h"
 #include "helpers/string.h"
@@ -457,6 +458,27 @@ static const struct bpfrt_helper_default defaults[] = {
 	  { A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(PTR_TO_LONG) } } },
 	{ BPF_FUNC_strtoul, { "strtoul", bpfrt_bpf_strtoul, BPFRT_RET_INTEGER,
 	  { A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(PTR_TO_LONG) } } },
+	/* sockets (helpers/sock.c): lookups find none here */
+	{ BPF_FUNC_sk_lookup_tcp, { "sk_lookup_tcp", bpfrt_bpf_sk_lookup,
+	  BPFRT_RET_PTR_TO_SOCKET_OR_NULL,
+	  { A(PTR_TO_CTX), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(ANYTHING) } } },
+	{ BPF_FUNC_sk_lookup_udp, { "sk_lookup_udp", bpfrt_bpf_sk_lookup,
+	  BPFRT_RET_PTR_TO_SOCKET_OR_NULL,
+	  { A(PTR_TO_CTX), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(ANYTHING) } } },
+	{ BPF_FUNC_skc_lookup_tcp, { "skc_lookup_tcp", bpfrt_bpf_sk_lookup,
+	  BPFRT_RET_PTR_TO_SOCK_COMMON_OR_NULL,
+	  { A(PTR_TO_CTX), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(ANYTHING) } } },
+	{ BPF_FUNC_sk_release, { "sk_release", bpfrt_bpf_sk_release, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_SOCK_RELEASE) } } },
+	{ BPF_FUNC_sk_fullsock, { "sk_fullsock", bpfrt_bpf_sk_cast,
+	  BPFRT_RET_PTR_TO_SOCKET_OR_NULL, { A(PTR_TO_SOCK_COMMON) } } },
+	{ BPF_FUNC_tcp_sock, { "tcp_sock", bpfrt_bpf_sk_cast, BPFRT_RET_PTR_TO_TCP_SOCK_OR_NULL,
+	  { A(PTR_TO_SOCK_COMMON) } } },
+	{ BPF_FUNC_get_listener_sock, { "get_listener_sock", bpfrt_bpf_sk_cast,
+	  BPFRT_RET_PTR_TO_SOCKET_OR_NULL, { A(PTR_TO_SOCK_COMMON) } } },
+	/* Linux returns a BTF tcp_sock; bpfrt's view is struct bpf_tcp_sock's */
+	{ BPF_FUNC_skc_to_tcp_sock, { "skc_to_tcp_sock", bpfrt_bpf_sk_cast,
+	  BPFRT_RET_PTR_TO_TCP_SOCK_OR_NULL, { A(PTR_TO_SOCK_COMMON) } } },
 };
 
 static void add_free_ids(struct bpfrt_env *env, const struct bpfrt_helper_default *set,

@@ -688,6 +688,11 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 				return (v & 3) ? bad_arg(cr, prog, insn, who, "a misaligned lock", v)
 					       : false;
 			break;
+		case BPFRT_ARG_PTR_TO_SOCK_COMMON:
+		case BPFRT_ARG_PTR_TO_SOCK_RELEASE:
+			/* bpfrt's lookups find no socket and skb->sk reads 0:
+			 * no run holds a socket pointer to pass */
+			return bad_arg(cr, prog, insn, who, "no socket exists in bpfrt", v);
 		case BPFRT_ARG_PTR_TO_FUNC:
 			/* the interpreter's callbacks are tagged insn indexes:
 			 * an untagged value would be called as native code */

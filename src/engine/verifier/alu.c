@@ -33,6 +33,9 @@ static int ptr_arith(struct venv *env, const struct bpf_insn *insn, struct vreg 
 	case PTR_TO_PACKET_END:
 	case PTR_TO_FUNC:
 	case CONST_PTR_TO_DYNPTR:
+	case PTR_TO_SOCKET:
+	case PTR_TO_SOCK_COMMON:
+	case PTR_TO_TCP_SOCK:
 		return verr(env, "R%d pointer arithmetic on %s prohibited", insn->dst_reg,
 			    vreg_type_str(ptr));
 	case PTR_TO_PACKET:
@@ -220,8 +223,11 @@ static void mark_null_outcome(struct vstate *st, uint32_t id, bool is_null)
 		if (r->id != id || !(r->flags & PTR_MAYBE_NULL))
 			continue;
 		if (is_null) {
-			/* a dynptr slice's id is its dynptr's, which stays */
-			if (r->ref_obj_id && !(r->flags & PTR_DYNPTR_SLICE))
+			/* only the acquiring pointer's NULL was never acquired:
+			 * a cast of a socket (its own id) NULL keeps the
+			 * socket's reference, a dynptr slice's id is its
+			 * dynptr's, which stays */
+			if (r->ref_obj_id && r->ref_obj_id == id && !(r->flags & PTR_DYNPTR_SLICE))
 				ref = r->ref_obj_id;
 			memset(r, 0, sizeof(*r));
 			r->type = SCALAR;
@@ -414,6 +420,17 @@ int vdo_cond_jmp(struct venv *env, const struct bpf_insn *insn, uint32_t *next)
 
 			mark_null_outcome(other, id, op == BPF_JEQ);
 			mark_null_outcome(env->cur, id, op != BPF_JEQ);
+			return 0;
+		}
+		/* a pointer equal to a non-NULL one is not NULL (on the
+		 * equal side; that register only, as Linux) */
+		if (x && is_ptr(dst) && is_ptr(&src) &&
+		    !(dst->flags & PTR_MAYBE_NULL) != !(src.flags & PTR_MAYBE_NULL) &&
+		    dst->type != PTR_TO_BTF_ID && src.type != PTR_TO_BTF_ID) {
+			struct vstate *eq = op == BPF_JEQ ? other : env->cur;
+			int regno = (dst->flags & PTR_MAYBE_NULL) ? insn->dst_reg : insn->src_reg;
+
+			state_reg(eq, regno)->flags &= (uint8_t)~PTR_MAYBE_NULL;
 			return 0;
 		}
 	}

@@ -21,6 +21,7 @@ struct call_args {
 	int func_regno;         /* register holding the callback */
 	uint64_t msize_max;     /* the largest size a memory argument's size may be */
 	struct vdynptr_arg dynptr; /* the dynptr arguments (dynptr.c) */
+	struct vreg sock;       /* a socket result (sock.c) */
 };
 
 static int check_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *max)
@@ -227,6 +228,9 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 		return vcheck_helper_mem(env, regno, 8, true, true);
 	case BPFRT_ARG_PTR_TO_SPIN_LOCK:
 		return vcheck_spin_lock_arg(env, h, regno); /* spin_lock.c */
+	case BPFRT_ARG_PTR_TO_SOCK_COMMON:
+	case BPFRT_ARG_PTR_TO_SOCK_RELEASE:
+		return vsock_check_arg(env, regno, t, &ca->release_ref); /* sock.c */
 	case BPFRT_ARG_PTR_TO_CONST_STR: {
 		const char *base;
 		int64_t at;
@@ -437,6 +441,11 @@ static void set_helper_result(struct venv *env, const struct bpfrt_helper *h,
 	case BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL:
 		vdynptr_mark_slice(env, r0, &ca->dynptr, (uint32_t)ca->alloc_size);
 		break;
+	case BPFRT_RET_PTR_TO_SOCKET_OR_NULL:
+	case BPFRT_RET_PTR_TO_SOCK_COMMON_OR_NULL:
+	case BPFRT_RET_PTR_TO_TCP_SOCK_OR_NULL:
+		*r0 = ca->sock; /* made before the arguments went (sock.c) */
+		break;
 	case BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL:
 		mark_ptr(r0, PTR_TO_MEM);
 		r0->mem_size = (uint32_t)ca->alloc_size;
@@ -552,6 +561,10 @@ static int do_helper_call(struct venv *env, int32_t id)
 		return err;
 	if (h->fn == bpfrt_helper_tail_call && env->cur->nrefs)
 		return verr(env, "tail_call would lead to reference leak");
+	if ((h->ret == BPFRT_RET_PTR_TO_SOCKET_OR_NULL || h->ret == BPFRT_RET_PTR_TO_SOCK_COMMON_OR_NULL ||
+	     h->ret == BPFRT_RET_PTR_TO_TCP_SOCK_OR_NULL) &&
+	    (err = vsock_prepare_result(env, id, h, &ca.sock)))
+		return err;
 	if (ca.release_ref) {
 		if (!vrelease_ref_state(env->cur, ca.release_ref))
 			return verr(env, "R1 is an unacquired reference");
@@ -693,8 +706,11 @@ int vdo_exit(struct venv *env)
 	if ((err = viter_check_frame_exit(env, callee)))
 		return err;
 	r0 = callee->regs[BPF_R0];
-	if (r0.type == NOT_INIT)
-		return verr(env, "R0 !read_ok (subprogram returns an uninitialized value)");
+	/* a subprogram may leave r0 unset on a path (Linux's rule for
+	 * static subprograms): the caller gets it unreadable; a callback's
+	 * is its helper's to read */
+	if (r0.type == NOT_INIT && callee->in_callback)
+		return verr(env, "R0 !read_ok (callback returns an uninitialized value)");
 	if (r0.type == PTR_TO_STACK && r0.frameno == st->curframe)
 		return verr(env, "cannot return stack pointer to the caller");
 	if (callee->in_callback) {

@@ -30,6 +30,8 @@ const char *const vreg_type_names[VREG_TYPE_CNT] = {
 	[PTR_TO_MEM] = "mem", [PTR_TO_PACKET] = "pkt", [PTR_TO_PACKET_END] = "pkt_end",
 	[PTR_TO_FUNC] = "func", [PTR_TO_BTF_ID] = "ptr_",
 	[CONST_PTR_TO_DYNPTR] = "dynptr_ptr", [PTR_TO_PACKET_META] = "pkt_meta",
+	[PTR_TO_SOCKET] = "sock",
+	[PTR_TO_SOCK_COMMON] = "sock_common", [PTR_TO_TCP_SOCK] = "tcp_sock",
 };
 
 /* The maybe-NULL forms, spelled out (no per-thread buffer: the library
@@ -41,6 +43,8 @@ static const char *const vreg_type_null_names[VREG_TYPE_CNT] = {
 	[PTR_TO_PACKET] = "pkt_or_null", [PTR_TO_PACKET_END] = "pkt_end_or_null",
 	[PTR_TO_FUNC] = "func_or_null", [PTR_TO_BTF_ID] = "ptr_or_null",
 	[PTR_TO_PACKET_META] = "pkt_meta_or_null",
+	[PTR_TO_SOCKET] = "sock_or_null", [PTR_TO_SOCK_COMMON] = "sock_common_or_null",
+	[PTR_TO_TCP_SOCK] = "tcp_sock_or_null",
 };
 
 const char *vreg_type_str(const struct vreg *r)

@@ -357,6 +357,10 @@ static int ctx_field(struct venv *env, int32_t off, uint32_t size, struct vreg *
 	}
 	if (vbtf_ctx_arg(env, off, size, sext, dst))
 		return 0;
+	if (vsock_ctx_sk_field(env, off, size)) {
+		vsock_mark_ctx_sk(env, dst);
+		return 0;
+	}
 	mark_loaded(dst, size, sext);
 	return 0;
 }
@@ -493,6 +497,10 @@ static int check_mem_access(struct venv *env, int regno, int32_t off, uint32_t s
 		return check_ctx_access(env, regno, &reg, off, size, write, dst, sext);
 	case PTR_TO_BTF_ID:
 		return vbtf_check_access(env, regno, &reg, off, size, write, dst, sext);
+	case PTR_TO_SOCKET:
+	case PTR_TO_SOCK_COMMON:
+	case PTR_TO_TCP_SOCK:
+		return vsock_check_access(env, regno, &reg, off, size, write, dst);
 	case PTR_TO_PACKET:
 	case PTR_TO_PACKET_META:
 		/* Linux's per-kind direct packet access (may_access_direct_pkt_data) */

@@ -273,6 +273,7 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 			prog->ctx_size = env.ctx_size;
 			prog->verified = true;
 			vbtf_rewrite_probe_loads(&env);
+			vsock_rewrite_ctx_loads(&env);
 		}
 	}
 	if (opts) {

@@ -37,6 +37,9 @@ enum vreg_type {
 	 * starts, so its range is proven against the packet's start (data)
 	 * as a packet pointer's is against data_end */
 	PTR_TO_PACKET_META,
+	PTR_TO_SOCKET,     /* struct bpf_sock of a full socket (sock.c) */
+	PTR_TO_SOCK_COMMON, /* the struct bpf_sock fields every socket has */
+	PTR_TO_TCP_SOCK,   /* struct bpf_tcp_sock */
 	VREG_TYPE_CNT,
 };
 
@@ -272,6 +275,9 @@ struct insn_aux {
 	 * conditional jumps and calls, subprogram entries */
 	bool prune_point;
 	bool lddw_tail;
+	/* a load of __sk_buff->sk: rewritten into r = 0 once verified
+	 * (sock.c: bpfrt has no sockets) */
+	bool sk_null_load;
 	/* never join here: a join here let a loop come round to an earlier
 	 * state (set by a restart, kept by the next attempt) */
 	bool no_join;
@@ -532,6 +538,24 @@ void vdynptr_mark_slice(struct venv *env, struct vreg *r0, const struct vdynptr_
 			uint32_t size);
 /* The callback argument of user_ringbuf_drain: a read-only local dynptr. */
 void vdynptr_mark_callback_arg(struct venv *env, struct vreg *r);
+
+/* sock.c: socket pointers, their fields and references */
+bool vsock_is_sock_type(uint8_t type);
+/* A BPFRT_ARG_PTR_TO_SOCK_COMMON / _SOCK_RELEASE argument (the latter's
+ * reference in *release_ref). */
+int vsock_check_arg(struct venv *env, int regno, enum bpfrt_arg_type t, uint32_t *release_ref);
+/* r0 of a helper returning a socket or NULL, made in *out before the
+ * arguments are clobbered (a lookup acquires its reference). */
+int vsock_prepare_result(struct venv *env, int32_t id, const struct bpfrt_helper *h,
+			 struct vreg *out);
+/* Is the context load at off of size bytes __sk_buff->sk? Then dst is it. */
+bool vsock_ctx_sk_field(const struct venv *env, int32_t off, uint32_t size);
+void vsock_mark_ctx_sk(struct venv *env, struct vreg *dst);
+/* A load or (refused) store through a socket pointer. */
+int vsock_check_access(struct venv *env, int regno, const struct vreg *reg, int32_t off,
+		       uint32_t size, bool write, struct vreg *dst);
+/* After a successful verification: skb->sk loads become r = 0. */
+void vsock_rewrite_ctx_loads(struct venv *env);
 
 /* iter.c: the open-coded iterator kfuncs (bpf_iter_num_*, bpf_iter_bits_*) */
 /* Is the call at pc one of them (which: helpers/iter.h's op, 0 if not)? */

@@ -91,6 +91,9 @@ static int check_reads(struct venv *env, const struct bpf_insn *insn)
 	struct bpfrt_reg_use u;
 
 	bpfrt_insn_reg_use(env->prog, insn, &u);
+	/* a subprogram's exit hands r0 back as it is: vdo_exit decides */
+	if (insn_is_exit(insn) && env->cur->curframe)
+		u.use &= ~1u;
 	for (int r = 0; r < BPF_NREGS; r++)
 		if ((u.use & (1u << r)) && fr->regs[r].type == NOT_INIT)
 			return verr(env, "R%d !read_ok (uninitialized register: no write on this path)",
