@@ -3,6 +3,7 @@
 #include "isa/isa.h"
 #include "maps/map.h"
 #include "core/prog_kind.h"
+#include "helpers/kind_rules.h"
 #include "bpfrt/tracepoint.h"
 
 #include <bpf/bpf.h>
@@ -22,6 +23,7 @@ const char *const vg_class_names[VC_CNT] = {
 	"lddw imm", "lddw map", "lddw map value", "lddw func",
 	"helper call", "local call", "callx", "bpf_loop", "tail call", "ringbuf record",
 	"packet", "ctx read", "ctx write", "ld_abs/ind", "spin lock", "iterator loop",
+	"socket",
 };
 
 /* ---- maps ----------------------------------------------------------------------- */
@@ -1058,6 +1060,84 @@ static bool dynptr_block(struct gen *g, uint32_t id)
 	return true;
 }
 
+static bool is_sock_helper(uint32_t id)
+{
+	return id == BPF_FUNC_sk_lookup_tcp || id == BPF_FUNC_sk_lookup_udp ||
+	       id == BPF_FUNC_skc_lookup_tcp || id == BPF_FUNC_sk_release ||
+	       id == BPF_FUNC_sk_fullsock || id == BPF_FUNC_tcp_sock ||
+	       id == BPF_FUNC_get_listener_sock || id == BPF_FUNC_skc_to_tcp_sock;
+}
+
+static bool kind_may_call(const struct gen *g, uint32_t id)
+{
+	struct bpfrt_helper_info info = { .sz = sizeof(info) };
+
+	return !bpfrt_helper_info(id, &info) &&
+	       !bpfrt_helper_kind_reason((int32_t)id, info.fn, g->p->kind);
+}
+
+/* The socket helpers as the verifier takes them: a lookup of a zeroed
+ * tuple on the stack, its NULL check, now and then a field read and a cast
+ * of the socket (spilled across the call; the cast's own NULL check and a
+ * field read), and the release in the same block. bpfrt's lookups find no
+ * socket: every run takes the NULL path. */
+static bool sock_block(struct gen *g, uint32_t id)
+{
+	static const uint32_t lookups[] = { BPF_FUNC_sk_lookup_tcp, BPF_FUNC_sk_lookup_udp,
+					    BPF_FUNC_skc_lookup_tcp };
+	static const uint32_t casts[] = { BPF_FUNC_sk_fullsock, BPF_FUNC_tcp_sock,
+					  BPF_FUNC_get_listener_sock, BPF_FUNC_skc_to_tcp_sock };
+	uint32_t lookup = lookups[fz(3)], cast = 0;
+	int cursor = 0, tuple, slot = 0;
+	size_t skip, skip_cast;
+
+	if (id == lookups[0] || id == lookups[1] || id == lookups[2])
+		lookup = id;
+	else if (id != BPF_FUNC_sk_release)
+		cast = id;
+	else if (fz(2))
+		cast = casts[fz(4)];
+	if (cast && !kind_may_call(g, cast))
+		cast = 0;
+	if (!g->ctx_ok || (g->reserved & 0x3f) || !room(g, 40) || !kind_may_call(g, lookup) ||
+	    !kind_may_call(g, BPF_FUNC_sk_release))
+		return false;
+	tuple = stk_buf(g, 36, true, &cursor);
+	if (cast)
+		slot = (stk_buf(g, 16, false, &cursor) + 7) & ~7;
+	emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0));
+	ptr_stack(g, 2, tuple);
+	emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, fz(2) ? 12 : 36)); /* IPv4 or IPv6 */
+	emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, 0));
+	emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 0));
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, (int32_t)lookup));
+	skip = g->p->n;
+	emit(g, I(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0));
+	if (fz(2)) /* the family, a field of every socket */
+		emit(g, I(BPF_LDX | BPF_MEM | BPF_W, 2, 0, 4, 0));
+	if (cast) {
+		emit(g, I(BPF_STX | BPF_MEM | BPF_DW, 10, 0, slot, 0));
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0));
+		emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, (int32_t)cast));
+		skip_cast = g->p->n;
+		emit(g, I(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0));
+		emit(g, I(BPF_LDX | BPF_MEM | BPF_W, 2, 0, 0, 0)); /* at 0 in each view */
+		if (!g->full)
+			g->p->insns[skip_cast].off = (int16_t)(g->p->n - skip_cast - 1);
+		emit(g, I(BPF_LDX | BPF_MEM | BPF_DW, 1, 10, slot, 0));
+	} else {
+		emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0));
+	}
+	emit(g, I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_sk_release));
+	if (!g->full)
+		g->p->insns[skip].off = (int16_t)(g->p->n - skip - 1);
+	if (cast)
+		stk_forget(g, slot, 8);
+	clobber_calls(g);
+	set_scalar(g, 0);
+	return true;
+}
+
 /* Sets up r1..r5 for helper id as its prototype says, then calls it
  * (callx: through a register). Returns false if this frame cannot. */
 static bool call_helper(struct gen *g, uint32_t id, bool callx)
@@ -1070,6 +1150,8 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 		return false;
 	if (is_dynptr_helper(id) && !callx)
 		return dynptr_block(g, id);
+	if (is_sock_helper(id))
+		return !callx && sock_block(g, id);
 	for (int a = 0; a < 5; a++)
 		if ((h->args[a] == BPFRT_ARG_PTR_TO_CTX && !g->ctx_ok) ||
 		    h->args[a] == BPFRT_ARG_PTR_TO_RINGBUF_MEM)
@@ -1926,6 +2008,8 @@ uint64_t vg_classes(const struct vg_prog *p, uint8_t *helpers)
 						SET(VC_RINGBUF_RECORD);
 					if (in->imm == BPF_FUNC_spin_lock)
 						SET(VC_SPIN_LOCK);
+					if (in->imm == BPF_FUNC_sk_release)
+						SET(VC_SOCKET);
 					if (in->imm == iter_ids[0][1] || in->imm == iter_ids[1][1])
 						SET(VC_ITER_LOOP);
 					if (helpers && (uint32_t)in->imm < BPFRT_MAX_HELPER_ID)
