@@ -517,3 +517,22 @@ TEST(kfunc_given_a_short_context)
 	CHECK(run_checked(p, (uintptr_t)ctx, sizeof(ctx)) == 42);
 	bpfrt_prog_free(p);
 }
+
+/* No run holds a socket (lookups find none, skb->sk reads 0): a trusted
+ * program handing a socket helper any pointer of its own is stopped
+ * before the helper runs. */
+TEST(forged_socket_is_not_passed)
+{
+	struct bpfrt_prog *p = trusted_asm("forged_sock", "mov %r1, %r10\nadd %r1, -8\n"
+					   "stdw [%r10-8], 0\ncall 86\nexit\n");
+
+	REQUIRE(p);
+	expect_violation(p, 0, 0, "forged_sock: insn", "sk_release argument 1",
+			 "no socket exists in bpfrt");
+	bpfrt_prog_free(p);
+	p = trusted_asm("forged_fullsock", "mov %r1, %r10\nadd %r1, -8\nstdw [%r10-8], 0\n"
+			"call 95\nexit\n");
+	REQUIRE(p);
+	expect_violation(p, 0, 0, "sk_fullsock argument 1", "no socket exists in bpfrt");
+	bpfrt_prog_free(p);
+}

@@ -94,6 +94,19 @@ static void print_markdown(void)
 	       "(35) is not available\"), and so is a map type or program type not listed.\n\n"
 	       "## Helpers\n\n| Id | Helper |\n|---|---|\n");
 	list_helpers(true, false);
+	printf("\nSockets: a process has no kernel sockets, so `bpf_sk_lookup_tcp`, `_udp` and\n"
+	       "`bpf_skc_lookup_tcp` find none and return NULL (what Linux returns for a tuple\n"
+	       "nothing listens on), and `__sk_buff->sk` reads NULL (the load is rewritten into\n"
+	       "`r = 0` once verified, whatever a caller's context holds there). The verifier\n"
+	       "still checks Linux's rules, so a program written for the kernel loads unchanged:\n"
+	       "a lookup's socket is a reference to release with `bpf_sk_release` on every path\n"
+	       "that got one (a leak, a release without the NULL check, a second release and\n"
+	       "a tail call or `LD_ABS` while holding one are refused), the casts\n"
+	       "(`bpf_sk_fullsock`, `bpf_tcp_sock`, `bpf_skc_to_tcp_sock`) share it,\n"
+	       "`bpf_get_listener_sock`'s listener holds none, and `struct bpf_sock` and\n"
+	       "`struct bpf_tcp_sock` fields are read at Linux's widths, never written.\n"
+	       "`bpf_skc_to_tcp_sock` gives the `struct bpf_tcp_sock` view (Linux: the kernel's\n"
+	       "`tcp_sock` by BTF).\n");
 	printf("\n## Kfuncs\n\nHost functions BPF code declares `extern ... __ksym` and calls by name:\n"
 	       "Linux's generic open-coded iterators, which every environment has (libbpf's\n"
 	       "`bpf_for`, `bpf_repeat` and `bpf_for_each(num|bits, ...)`; the verifier proves their\n"

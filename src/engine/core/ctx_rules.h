@@ -6,9 +6,9 @@
  * They are the rules of Linux's per-program-type is_valid_access
  * callbacks, restated here; the verifier asks them for every context
  * access of a kind whose layout names one (prog_kind.h). Fields that load
- * a kernel object pointer (skb->sk, flow_keys, bpf_sock_ops.sk, ...) are
- * refused: bpfrt's verifier has no socket or BTF pointer types, and
- * refusing is stricter than Linux, never looser. */
+ * a kernel object pointer (flow_keys, bpf_sock_ops.sk, ...) are refused:
+ * stricter than Linux, never looser. __sk_buff->sk, an 8-byte load, is
+ * allowed: the verifier types it a socket or NULL (verifier/sock.c). */
 #ifndef BPFRT_CTX_RULES_H
 #define BPFRT_CTX_RULES_H
 
