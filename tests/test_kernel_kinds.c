@@ -293,7 +293,9 @@ TEST(tc_and_action_contexts)
 		REFUSE(access(k, SKB(family), 4, false), "socket fields");
 		REFUSE(access(k, SKB(tstamp), 4, false), "width");
 		REFUSE(access(k, SKB(data), 2, false), "loaded whole");
-		REFUSE(access(k, SKB(sk), 8, false), "kernel object pointer");
+		ACCEPT(access(k, SKB(sk), 8, false)); /* a socket or NULL */
+		REFUSE(access(k, SKB(sk), 4, false), "width");
+		REFUSE(access(k, SKB(sk), 8, true), "may not write");
 		REFUSE(access(k, SKB(data_meta), 4, false), "data_meta");
 		REFUSE(access(k, SKB(cb[4]), 8, true), "width");
 		REFUSE(access(k, SKB(mark), 2, true), "width");

@@ -471,7 +471,7 @@ TEST(rejects_unknown_helpers)
 	REJECT1(CALL_HELPER(BPF_FUNC_get_current_task),
 		"program of this type cannot use helper bpf_get_current_task#35: "
 		"bpf_get_current_task (35) is not available");
-	REJECT1(CALL_HELPER(99), "bpf_skc_lookup_tcp (99) is not available");
+	REJECT1(CALL_HELPER(69), "bpf_fib_lookup (69) is not available");
 	snprintf(word, sizeof(word), "call to kfunc id %d:", BPFRT_KFUNC_ID_BASE + 77);
 	REJECT1(CALL_HELPER(BPFRT_KFUNC_ID_BASE + 77), word);
 	snprintf(word, sizeof(word), "invalid func unknown#%d", BPFRT_MAX_HELPER_ID);
