@@ -2,7 +2,8 @@
  * bpf_sk_lookup_tcp (84), bpf_sk_lookup_udp (85) and bpf_skc_lookup_tcp
  * (99) find none (NULL) in the interpreter, the JIT and the checking
  * interpreter, and __sk_buff->sk reads NULL whatever the context holds
- * (its load is rewritten into r0 = 0 once verified). The verifier's rules
+ * (its load is rewritten into r0 = 0 once verified); the cookies. The
+ * verifier's rules
  * for them are the verifier corpus's (tests/verifier/corpus_sock.inc). */
 #define _GNU_SOURCE
 #include "testlib.h"
@@ -14,6 +15,12 @@
 #include <linux/bpf.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 
 static const enum bpfrt_exec_mode modes[] = { BPFRT_EXEC_INTERP, BPFRT_EXEC_JIT,
 					      BPFRT_EXEC_CHECKED };
@@ -122,5 +129,49 @@ TEST(skb_sk_load_becomes_null)
 		CHECK(bpfrt_prog_load(narrow, ARRAY_LEN(narrow), &opts, &prog) < 0);
 		CHECK(strstr(bpfrt_last_error(), "invalid bpf_context access"), "%s",
 		      bpfrt_last_error());
+	}
+}
+
+/* bpf_get_netns_cookie (122) is the kernel's cookie of the process's
+ * network namespace, for a NULL context as for the context; a socket
+ * filter's bpf_get_socket_cookie (46) is 0: no socket. */
+TEST(cookies_in_every_engine)
+{
+	uint64_t want = 0;
+	socklen_t len = sizeof(want);
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	const struct bpf_insn netns[] = {
+		MOV64_IMM(BPF_R1, 0), CALL_HELPER(BPF_FUNC_get_netns_cookie), EXIT(),
+	};
+	const struct bpf_insn sock[] = { CALL_HELPER(BPF_FUNC_get_socket_cookie), EXIT() };
+	static uint8_t pkt[64];
+
+	REQUIRE(fd >= 0);
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &want, &len))
+		want = 0; /* a kernel before 5.14: bpfrt answers 0 too */
+	close(fd);
+	for (size_t m = 0; m < ARRAY_LEN(modes); m++) {
+		BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "netns",
+			   .jit = modes[m] == BPFRT_EXEC_JIT);
+		BPFRT_OPTS(bpfrt_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
+			   .mode = modes[m]);
+		struct bpfrt_prog *prog = NULL;
+		uint64_t ctx[8] = { 0 }, r0 = 1;
+
+		REQUIRE(bpfrt_prog_load(netns, ARRAY_LEN(netns), &opts, &prog) == 0, "%s",
+			bpfrt_last_error());
+		CHECK(bpfrt_prog_run(prog, modes[m], (uintptr_t)ctx, sizeof(ctx), &r0) == 0, "%s",
+		      bpfrt_last_error());
+		CHECK(r0 == want, "%s: netns cookie %llu, want %llu", mode_names[m],
+		      (unsigned long long)r0, (unsigned long long)want);
+		bpfrt_prog_free(prog);
+		opts.kind = BPFRT_PROG_SOCKET;
+		REQUIRE(bpfrt_prog_load(sock, ARRAY_LEN(sock), &opts, &prog) == 0, "%s",
+			bpfrt_last_error());
+		o.retval = 1;
+		CHECK(bpfrt_prog_test_run_opts(prog, &o) == 0, "%s", bpfrt_last_error());
+		CHECK(o.retval == 0, "%s: socket cookie %llu", mode_names[m],
+		      (unsigned long long)o.retval);
+		bpfrt_prog_free(prog);
 	}
 }

@@ -106,7 +106,9 @@ static void print_markdown(void)
 	       "`bpf_get_listener_sock`'s listener holds none, and `struct bpf_sock` and\n"
 	       "`struct bpf_tcp_sock` fields are read at Linux's widths, never written.\n"
 	       "`bpf_skc_to_tcp_sock` gives the `struct bpf_tcp_sock` view (Linux: the kernel's\n"
-	       "`tcp_sock` by BTF).\n");
+	       "`tcp_sock` by BTF). `bpf_get_socket_cookie` is 0 (no socket) and\n"
+	       "`bpf_get_netns_cookie` the kernel's cookie of the process's network namespace\n"
+	       "(`SO_NETNS_COOKIE`), for a NULL context too (Linux: the initial namespace's).\n");
 	printf("\n## Kfuncs\n\nHost functions BPF code declares `extern ... __ksym` and calls by name:\n"
 	       "Linux's generic open-coded iterators, which every environment has (libbpf's\n"
 	       "`bpf_for`, `bpf_repeat` and `bpf_for_each(num|bits, ...)`; the verifier proves their\n"

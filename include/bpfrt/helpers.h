@@ -75,6 +75,7 @@ enum bpfrt_arg_type {
 	BPFRT_ARG_PTR_TO_SOCK_COMMON,  /* a non-NULL socket pointer of any kind */
 	BPFRT_ARG_PTR_TO_SOCK_RELEASE, /* a non-NULL socket pointer holding a reference
 					* (a lookup's), which the helper releases */
+	BPFRT_ARG_PTR_TO_CTX_OR_NULL,  /* the context, unmodified, or 0 */
 };
 
 enum bpfrt_ret_type {

@@ -1187,6 +1187,13 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 				  fz(2) ? (int32_t)fz(4) : rnd_imm()));
 			set_scalar(g, r);
 			break;
+		case BPFRT_ARG_PTR_TO_CTX_OR_NULL:
+			if (!g->ctx_ok || fz(2)) {
+				emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, r, 0, 0, 0));
+				set_scalar(g, r);
+				break;
+			}
+			/* fall through */
 		case BPFRT_ARG_PTR_TO_CTX:
 			emit(g, I(BPF_ALU64 | BPF_MOV | BPF_X, r, 6, 0, 0));
 			g->st.r[r] = g->st.r[6];

@@ -48,6 +48,18 @@ static const struct {
 	{ BPF_FUNC_sk_fullsock, bpfrt_bpf_sk_cast, SOCK_CAST_KINDS, SOCK_CAST_WHICH },
 	{ BPF_FUNC_tcp_sock, bpfrt_bpf_sk_cast, SOCK_CAST_KINDS, SOCK_CAST_WHICH },
 	{ BPF_FUNC_get_listener_sock, bpfrt_bpf_sk_cast, SOCK_CAST_KINDS, SOCK_CAST_WHICH },
+	{ BPF_FUNC_get_socket_cookie, bpfrt_bpf_get_socket_cookie,
+	  K(BPFRT_PROG_SOCKET) | K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT) |
+	  K(BPFRT_PROG_SK_SKB) | K(BPFRT_PROG_SK_REUSEPORT) | K(BPFRT_PROG_CGROUP_SOCK) |
+	  K(BPFRT_PROG_CGROUP_SOCK_ADDR) | K(BPFRT_PROG_SOCK_OPS),
+	  "socket, tc, sk_skb, sk_reuseport, cgroup sock and sock_addr, and sockops programs" },
+	/* socket filters: Linux's since 6.12 (its later kernels' rule) */
+	{ BPF_FUNC_get_netns_cookie, bpfrt_bpf_get_netns_cookie,
+	  K(BPFRT_PROG_SOCKET) | K(BPFRT_PROG_CGROUP_SOCK) | K(BPFRT_PROG_CGROUP_SOCK_ADDR) |
+	  K(BPFRT_PROG_SOCK_OPS) | K(BPFRT_PROG_SK_MSG),
+	  "socket, cgroup sock and sock_addr, sockops and sk_msg programs" },
+	{ BPF_FUNC_csum_update, bpfrt_bpf_csum_update,
+	  K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT), "tc programs" },
 };
 
 _Static_assert(BPFRT_PROG_EXT < 64, "kinds fit the 64-bit masks");

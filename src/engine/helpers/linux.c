@@ -476,6 +476,12 @@ static const struct bpfrt_helper_default defaults[] = {
 	  { A(PTR_TO_SOCK_COMMON) } } },
 	{ BPF_FUNC_get_listener_sock, { "get_listener_sock", bpfrt_bpf_sk_cast,
 	  BPFRT_RET_PTR_TO_SOCKET_OR_NULL, { A(PTR_TO_SOCK_COMMON) } } },
+	{ BPF_FUNC_get_socket_cookie, { "get_socket_cookie", bpfrt_bpf_get_socket_cookie,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX) } } },
+	{ BPF_FUNC_get_netns_cookie, { "get_netns_cookie", bpfrt_bpf_get_netns_cookie,
+	  BPFRT_RET_INTEGER, { A(PTR_TO_CTX_OR_NULL) } } },
+	{ BPF_FUNC_csum_update, { "csum_update", bpfrt_bpf_csum_update, BPFRT_RET_INTEGER,
+	  { A(PTR_TO_CTX), A(ANYTHING) } } },
 	/* Linux returns a BTF tcp_sock; bpfrt's view is struct bpf_tcp_sock's */
 	{ BPF_FUNC_skc_to_tcp_sock, { "skc_to_tcp_sock", bpfrt_bpf_sk_cast,
 	  BPFRT_RET_PTR_TO_TCP_SOCK_OR_NULL, { A(PTR_TO_SOCK_COMMON) } } },

@@ -105,3 +105,11 @@ uint64_t bpfrt_bpf_csum_diff(uint64_t from, uint64_t from_size, uint64_t to, uin
 	sum = (sum & 0xffff) + (sum >> 16);
 	return sum;
 }
+
+/* Linux's ENOTSUPP (524, a kernel-internal errno) */
+#define ENOTSUPP_ 524
+
+uint64_t bpfrt_bpf_csum_update(uint64_t ctx, uint64_t csum, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	return (uint64_t)-ENOTSUPP_;
+}

@@ -604,6 +604,10 @@ bool bpfrt_check_call(struct bpfrt_check_run *cr, const struct bpfrt_prog *prog,
 
 		snprintf(who, sizeof(who), "%s argument %d: ", h->name ? h->name : "helper", i + 1);
 		switch (t) {
+		case BPFRT_ARG_PTR_TO_CTX_OR_NULL:
+			if (!v)
+				break;
+			/* fall through */
 		case BPFRT_ARG_PTR_TO_CTX:
 			if (v != cr->ctx || !cr->ctx)
 				return bad_arg(cr, prog, insn, who, "not the context", v);

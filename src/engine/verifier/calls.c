@@ -108,6 +108,10 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 			vstack_mark_read(env, r->frameno, ~0ull);
 		}
 		return 0;
+	case BPFRT_ARG_PTR_TO_CTX_OR_NULL:
+		if (vreg_is_zero(r))
+			return 0;
+		/* fall through */
 	case BPFRT_ARG_PTR_TO_CTX:
 		if (r->type != PTR_TO_CTX)
 			return verr(env, "R%d type=%s expected=ctx", regno, vreg_type_str(r));
