@@ -102,8 +102,8 @@ void vsock_mark_ctx_sk(struct venv *env, struct vreg *dst)
 
 bool vsock_ctx_sk_field(const struct venv *env, int32_t off, uint32_t size)
 {
-	/* the __sk_buff kinds with the kernel's rules (a socket filter's
-	 * context is bpfrt's own: its sk reads as the number there, 0) */
+	/* the __sk_buff kinds (ctx_rules.c allows only the whole 8-byte
+	 * read; the flow dissector's rules refuse it) */
 	return env->kind->ctx.sk_field && off == (int32_t)offsetof(struct __sk_buff, sk) &&
 	       size == 8;
 }
