@@ -166,19 +166,22 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 			evict_state(env, sl);
 			continue;
 		}
-		{
-			int d = vjoin_distance(env, sl, cur, insn);
+		link = &sl->next;
+		cnt++;
+		done++;
+	}
+	/* the closest fully explored state, only where a join is made (the
+	 * distances were most of the time of a long walk) */
+	if (cnt >= JOIN_THRESHOLD && !env->join_off && !env->aux[insn].no_join)
+		for (struct vstate *sl = env->aux[insn].explored; sl; sl = sl->next) {
+			int d = sl->branches ? -1 : vjoin_distance(env, sl, cur, insn);
 
 			if (d >= 0 && (!best || d < best_d)) {
 				best = sl;
 				best_d = d;
 			}
 		}
-		link = &sl->next;
-		cnt++;
-		done++;
-	}
-	if (best && cnt >= JOIN_THRESHOLD && !env->join_off && !env->aux[insn].no_join) {
+	if (best) {
 		vjoin_states(env, best, cur, insn, cnt >= 4 * JOIN_THRESHOLD);
 		cur->joined = true;
 		cur->join_insn = insn;
