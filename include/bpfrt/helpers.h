@@ -94,6 +94,9 @@ enum bpfrt_ret_type {
 	BPFRT_RET_PTR_TO_SOCKET_OR_NULL,
 	BPFRT_RET_PTR_TO_SOCK_COMMON_OR_NULL,
 	BPFRT_RET_PTR_TO_TCP_SOCK_OR_NULL,
+	/* the value of the CONST_MAP_PTR argument's map, never NULL
+	 * (get_local_storage) */
+	BPFRT_RET_PTR_TO_MAP_VALUE,
 };
 
 struct bpfrt_helper {

@@ -184,6 +184,15 @@ void vg_reset_maps(void)
 			break;
 		bpfrt_map_delete_elem(tmaps[VM_STM].map, &key);
 	}
+	/* the cgroup storages: their one value (per CPU) back to zeros */
+	for (int m = VM_CGS; m <= VM_PCGS; m += VM_PCGS - VM_CGS) {
+		static const uint8_t key[16];
+		uint8_t *zeros = calloc(bpfrt_map_value_buf_size(tmaps[m].map), 1);
+
+		if (zeros)
+			bpfrt_map_update_elem(tmaps[m].map, key, zeros, BPF_ANY);
+		free(zeros);
+	}
 	/* Records are not zeroed, and the next one starts where the last
 	 * ended: cover the whole ring with zeros (one record as large as the
 	 * ring allows, then one over the 8 bytes it leaves), so a run reads
@@ -885,7 +894,9 @@ static bool nondet_helper(uint32_t id)
 	       /* the stack differs between engines; the per-CPU values
 	        * between the CPUs the runs happen to run on */
 	       id == BPF_FUNC_get_stackid || id == BPF_FUNC_get_stack ||
-	       id == BPF_FUNC_map_lookup_percpu_elem;
+	       id == BPF_FUNC_map_lookup_percpu_elem ||
+	       /* the per-CPU cgroup storage is the CPU's the run is on */
+	       id == BPF_FUNC_get_local_storage;
 }
 
 static int map_for(uint32_t id)
@@ -910,6 +921,8 @@ static int map_for(uint32_t id)
 		return fz(8) ? VM_PEA : (int)fz(3);
 	if (id == BPF_FUNC_get_stackid)
 		return fz(8) ? VM_STM : (int)fz(3);
+	if (id == BPF_FUNC_get_local_storage)
+		return fz(8) ? (fz(2) ? VM_CGS : VM_PCGS) : (int)fz(3);
 	if (id == BPF_FUNC_map_lookup_percpu_elem)
 		return fz(8) ? (fz(2) ? VM_PCPU : VM_LRU_PCPU) : (int)fz(3);
 	/* a lookup on a map-in-map gives an inner map, not memory */
@@ -1388,6 +1401,10 @@ static bool call_helper(struct gen *g, uint32_t id, bool callx)
 		}
 		break;
 	}
+	case BPFRT_RET_PTR_TO_MAP_VALUE:
+		/* a cgroup storage value, which the generator does not model */
+		g->st.r[0].t = T_NONE;
+		break;
 	default:
 		set_scalar(g, 0);
 		break;

@@ -43,6 +43,9 @@ struct tmap tmaps[] = {
 	{ "locked", BPF_MAP_TYPE_ARRAY, 4, 16, 2, NULL, -1, 0, false, NULL, 0, 1 + 4 },
 	{ "hlocked", BPF_MAP_TYPE_HASH, 4, 16, 4, NULL, -1, 0, false, NULL, 0, 1 + 0 },
 	{ "urb", BPF_MAP_TYPE_USER_RINGBUF, 0, 0, 4096, NULL, -1 },
+	{ "cgs", BPF_MAP_TYPE_CGROUP_STORAGE, 16, 16, 0, NULL, -1 },
+	{ "cgs2", BPF_MAP_TYPE_CGROUP_STORAGE, 8, 16, 0, NULL, -1 },
+	{ "pcgs", BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, 16, 8, 0, NULL, -1 },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";

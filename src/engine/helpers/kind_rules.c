@@ -4,6 +4,7 @@
  * call all of them, as before: it is every kind's test bench. Helpers
  * not listed here are allowed in every kind, as Linux's base set is. */
 #include "helpers/kind_rules.h"
+#include "helpers/local_storage.h"
 #include "helpers/skb.h"
 #include "helpers/sock.h"
 
@@ -60,6 +61,13 @@ static const struct {
 	  "socket, cgroup sock and sock_addr, sockops and sk_msg programs" },
 	{ BPF_FUNC_csum_update, bpfrt_bpf_csum_update,
 	  K(BPFRT_PROG_SCHED_CLS) | K(BPFRT_PROG_SCHED_ACT), "tc programs" },
+	/* Linux's cgroup_common_func_proto */
+	{ BPF_FUNC_get_local_storage, bpfrt_bpf_get_local_storage,
+	  K(BPFRT_PROG_CGROUP_SKB) | K(BPFRT_PROG_CGROUP_SOCK) | K(BPFRT_PROG_CGROUP_SOCK_ADDR) |
+	  K(BPFRT_PROG_CGROUP_SYSCTL) | K(BPFRT_PROG_CGROUP_SOCKOPT) |
+	  K(BPFRT_PROG_CGROUP_DEVICE) | K(BPFRT_PROG_SOCK_OPS),
+	  "cgroup programs (cgroup_skb, cgroup_sock, cgroup_sock_addr, cgroup_sysctl, "
+	  "cgroup_sockopt, cgroup_device, sock_ops)" },
 };
 
 _Static_assert(BPFRT_PROG_EXT < 64, "kinds fit the 64-bit masks");

@@ -24,6 +24,7 @@
 #include "helpers/dynptr.h"
 #include "helpers/for_each.h"
 #include "helpers/iter.h"
+#include "helpers/local_storage.h"
 #include "helpers/probe.h"
 #include "helpers/skb.h"
 #include "helpers/sock.h"
@@ -380,6 +381,8 @@ static const struct bpfrt_helper_default defaults[] = {
 			       A(CONST_SIZE_OR_ZERO) } } },
 	{ BPF_FUNC_current_task_under_cgroup, { "current_task_under_cgroup",
 	  bpf_current_task_under_cgroup, BPFRT_RET_INTEGER, { A(CONST_MAP_PTR), A(ANYTHING) } } },
+	{ BPF_FUNC_get_local_storage, { "get_local_storage", bpfrt_bpf_get_local_storage,
+	  BPFRT_RET_PTR_TO_MAP_VALUE, { A(CONST_MAP_PTR), A(ANYTHING) } } },
 	{ BPF_FUNC_map_push_elem, { "map_push_elem", bpf_map_push_elem, BPFRT_RET_INTEGER,
 	  { A(CONST_MAP_PTR), A(PTR_TO_MAP_VALUE), A(ANYTHING) } } },
 	{ BPF_FUNC_map_pop_elem, { "map_pop_elem", bpf_map_pop_elem, BPFRT_RET_INTEGER,

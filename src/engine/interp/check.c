@@ -782,7 +782,8 @@ bool bpfrt_check_call_done(struct bpfrt_check_run *cr, const struct bpfrt_prog *
 		else
 			return violation(cr, prog, insn, "too many inner maps looked up in one run",
 					 r0, 0);
-	} else if (h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL && map)
+	} else if ((h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL ||
+		    h->ret == BPFRT_RET_PTR_TO_MAP_VALUE) && map)
 		region_add(cr, r0, map->value_size, BPFRT_REGION_MAP_VALUE, map_writable_by_prog(map),
 			   map);
 	else if (h->ret == BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL)

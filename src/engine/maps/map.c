@@ -37,6 +37,8 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_PERF_EVENT_ARRAY] = &bpfrt_perf_event_array_map_ops,
 	[BPF_MAP_TYPE_CGROUP_ARRAY] = &bpfrt_cgroup_array_map_ops,
 	[BPF_MAP_TYPE_STACK_TRACE]  = &bpfrt_stack_trace_map_ops,
+	[BPF_MAP_TYPE_CGROUP_STORAGE] = &bpfrt_cgroup_storage_map_ops,
+	[BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE] = &bpfrt_percpu_cgroup_storage_map_ops,
 };
 
 bool bpfrt_map_type_supported(uint32_t type)
@@ -195,7 +197,7 @@ int bpfrt_map_this_cpu(void)
 bool bpfrt_map_is_percpu(enum bpf_map_type type)
 {
 	return type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_PERCPU_HASH ||
-	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
 }
 
 /* ---- map memory limit ----------------------------------------------------- */

@@ -131,6 +131,11 @@ extern const struct bpfrt_map_ops bpfrt_hash_of_maps_ops;
 extern const struct bpfrt_map_ops bpfrt_perf_event_array_map_ops;
 extern const struct bpfrt_map_ops bpfrt_cgroup_array_map_ops;
 extern const struct bpfrt_map_ops bpfrt_stack_trace_map_ops;
+extern const struct bpfrt_map_ops bpfrt_cgroup_storage_map_ops;
+extern const struct bpfrt_map_ops bpfrt_percpu_cgroup_storage_map_ops;
+/* bpf_get_local_storage's value (cgroup_storage.c): the map's one
+ * storage, this CPU's for the per-CPU kind; never NULL. */
+void *bpfrt_cgroup_storage_get(struct bpfrt_map *map);
 /* bpf_current_task_under_cgroup on a cgroup array, which lists no cgroup
  * in bpfrt (cgroup_array.c): 0, or -E2BIG past max_entries. */
 long bpfrt_cgroup_array_under(struct bpfrt_map *map, uint32_t idx);

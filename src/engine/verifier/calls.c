@@ -442,6 +442,10 @@ static void set_helper_result(struct venv *env, const struct bpfrt_helper *h,
 		r0->flags = PTR_MAYBE_NULL;
 		r0->id = ++env->id_gen;
 		break;
+	case BPFRT_RET_PTR_TO_MAP_VALUE:
+		mark_ptr(r0, PTR_TO_MAP_VALUE);
+		r0->map = ca->map;
+		break;
 	case BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL:
 		vdynptr_mark_slice(env, r0, &ca->dynptr, (uint32_t)ca->alloc_size);
 		break;
@@ -553,8 +557,12 @@ static int do_helper_call(struct venv *env, int32_t id)
 						  "function trace_printk (its format prints it)", r)))
 				return err;
 	}
-	if (h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL && !ca.map)
+	if ((h->ret == BPFRT_RET_PTR_TO_MAP_VALUE_OR_NULL || h->ret == BPFRT_RET_PTR_TO_MAP_VALUE) &&
+	    !ca.map)
 		return verr(env, "helper %d returns a map value but takes no map", id);
+	/* Linux's rule for the flags, which no kernel ever gave a meaning */
+	if (id == BPF_FUNC_get_local_storage && !vreg_is_zero(reg_at(env, BPF_R2)))
+		return verr(env, "get_local_storage() doesn't support non-zero flags");
 	if (h->ret == BPFRT_RET_PTR_TO_RINGBUF_MEM_OR_NULL && ca.alloc_size < 0)
 		return verr(env, "helper %d returns ringbuf memory without a constant size", id);
 	if (h->ret == BPFRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL && (ca.alloc_size < 0 ||

@@ -37,6 +37,8 @@ static const struct compat_rule by_map[] = {
 	{ BPF_MAP_TYPE_STACK, { BPF_FUNC_map_peek_elem, BPF_FUNC_map_pop_elem,
 				BPF_FUNC_map_push_elem } },
 	{ BPF_MAP_TYPE_BLOOM_FILTER, { BPF_FUNC_map_peek_elem, BPF_FUNC_map_push_elem } },
+	{ BPF_MAP_TYPE_CGROUP_STORAGE, { BPF_FUNC_get_local_storage } },
+	{ BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, { BPF_FUNC_get_local_storage } },
 };
 
 /* The helpers that take a fixed set of map kinds. */
@@ -64,6 +66,8 @@ static const struct compat_rule by_func[] = {
 				    BPF_MAP_TYPE_BLOOM_FILTER } },
 	{ BPF_FUNC_map_lookup_percpu_elem, { BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_PERCPU_HASH,
 					     BPF_MAP_TYPE_LRU_PERCPU_HASH } },
+	{ BPF_FUNC_get_local_storage, { BPF_MAP_TYPE_CGROUP_STORAGE,
+					BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE } },
 	{ BPF_FUNC_for_each_map_elem, { BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_PERCPU_ARRAY,
 					BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_PERCPU_HASH,
 					BPF_MAP_TYPE_LRU_HASH, BPF_MAP_TYPE_LRU_PERCPU_HASH } },
@@ -98,4 +102,30 @@ bool vmap_func_writes(int32_t func_id)
 {
 	return func_id == BPF_FUNC_map_update_elem || func_id == BPF_FUNC_map_delete_elem ||
 	       func_id == BPF_FUNC_map_push_elem || func_id == BPF_FUNC_map_pop_elem;
+}
+
+/* Linux's bpf_cgroup_storage_assign: a program has at most one cgroup
+ * storage of each kind (shared, per-CPU), the one bpf_get_local_storage
+ * gives it. */
+int vmap_check_prog_maps(struct venv *env)
+{
+	const struct bpfrt_prog *prog = env->prog;
+	const struct bpfrt_map *storage[2] = { NULL, NULL };
+
+	for (uint32_t i = 0; i < prog->map_ref_cnt; i++) {
+		const struct bpfrt_map *map = prog->map_refs[i].map;
+		int k;
+
+		if (!map || (map->type != BPF_MAP_TYPE_CGROUP_STORAGE &&
+			     map->type != BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE))
+			continue;
+		k = map->type == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
+		if (storage[k] && storage[k] != map) {
+			env->insn = prog->map_refs[i].insn;
+			return verr(env, "only one cgroup storage of each type is allowed (map '%s' "
+				    "after '%s')", map->name, storage[k]->name);
+		}
+		storage[k] = map;
+	}
+	return 0;
 }

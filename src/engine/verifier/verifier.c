@@ -237,6 +237,8 @@ int bpfrt_verify(struct bpfrt_prog *prog, struct bpfrt_verify_opts *opts, bool r
 		if (!err)
 			err = reject_callx(&env);
 		if (!err)
+			err = vmap_check_prog_maps(&env);
+		if (!err)
 			err = vdo_check(&env);
 		if (!err)
 			err = vcheck_tail_call_stack(&env);

@@ -490,6 +490,7 @@ int vdo_call(struct venv *env, const struct bpf_insn *insn);
  * that write a map (refused on BPF_F_RDONLY_PROG maps). */
 bool vmap_func_compatible(const struct bpfrt_map *map, int32_t func_id);
 bool vmap_func_writes(int32_t func_id);
+int vmap_check_prog_maps(struct venv *env);
 /* Returns 0: continue at env->insn; 1: this path is done. */
 int vdo_exit(struct venv *env);
 int vcheck_tail_call_stack(struct venv *env);
