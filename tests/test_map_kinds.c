@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -642,4 +643,161 @@ ALL_ENGINES(cgroup_storage_programs_load)
 	CHECK_EQ(bpfrt_prog_test_run_opts(bpfrt_object_find_prog(obj, "count_packets"), &ro),
 		 -EOPNOTSUPP);
 	bpfrt_object_close(obj);
+}
+
+/* ---- maps of kernel objects: always empty in bpfrt ----------------------------- */
+
+static const struct create_case kernel_object_cases[] = {
+	{ "sockmap", BPF_MAP_TYPE_SOCKMAP, 4, 8, 4, 0, 0, 0 },
+	{ "sockmap value 4", BPF_MAP_TYPE_SOCKMAP, 4, 4, 4, 0, 0, 0 },
+	{ "sockmap value 2", BPF_MAP_TYPE_SOCKMAP, 4, 2, 4, 0, 0, -EINVAL },
+	{ "sockmap key 8", BPF_MAP_TYPE_SOCKMAP, 8, 8, 4, 0, 0, -EINVAL },
+	{ "sockmap no entries", BPF_MAP_TYPE_SOCKMAP, 4, 8, 0, 0, 0, -EINVAL },
+	{ "sockmap RDONLY_PROG", BPF_MAP_TYPE_SOCKMAP, 4, 8, 4, BPF_F_RDONLY_PROG, 0, -EINVAL },
+	{ "sockhash", BPF_MAP_TYPE_SOCKHASH, 12, 8, 4, 0, 0, 0 },
+	{ "sockhash key 0", BPF_MAP_TYPE_SOCKHASH, 0, 8, 4, 0, 0, -EINVAL },
+	{ "sockhash key 513", BPF_MAP_TYPE_SOCKHASH, 513, 8, 4, 0, 0, -E2BIG },
+	{ "reuseport array", BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, 4, 8, 4, 0, 0, 0 },
+	{ "reuseport array value 16", BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, 4, 16, 4, 0, 0, -EINVAL },
+	{ "xskmap", BPF_MAP_TYPE_XSKMAP, 4, 4, 4, 0, 0, 0 },
+	{ "xskmap value 8", BPF_MAP_TYPE_XSKMAP, 4, 8, 4, 0, 0, -EINVAL },
+	{ "devmap", BPF_MAP_TYPE_DEVMAP, 4, 4, 4, 0, 0, 0 },
+	{ "devmap value 8", BPF_MAP_TYPE_DEVMAP, 4, 8, 4, 0, 0, 0 },
+	{ "devmap value 12", BPF_MAP_TYPE_DEVMAP, 4, 12, 4, 0, 0, -EINVAL },
+	{ "devmap RDONLY_PROG", BPF_MAP_TYPE_DEVMAP, 4, 4, 4, BPF_F_RDONLY_PROG, 0, -EINVAL },
+	{ "devmap hash", BPF_MAP_TYPE_DEVMAP_HASH, 4, 4, 4, 0, 0, 0 },
+	{ "cpumap", BPF_MAP_TYPE_CPUMAP, 4, 4, 4, 0, 0, 0 },
+	{ "cpumap value 2", BPF_MAP_TYPE_CPUMAP, 4, 2, 4, 0, 0, -EINVAL },
+	{ "cpumap RDONLY", BPF_MAP_TYPE_CPUMAP, 4, 4, 4, BPF_F_RDONLY, 0, -EINVAL },
+	{ "cpumap past NR_CPUS", BPF_MAP_TYPE_CPUMAP, 4, 4, 8193, 0, 0, -E2BIG, true },
+	{ "sk_storage without NO_PREALLOC", BPF_MAP_TYPE_SK_STORAGE, 4, 8, 0, 0, 0, -EINVAL },
+	{ "sk_storage with entries", BPF_MAP_TYPE_SK_STORAGE, 4, 8, 1, BPF_F_NO_PREALLOC, 0,
+	  -EINVAL },
+};
+
+TEST(kernel_object_map_creation_as_linux)
+{
+	int compared = 0;
+
+	for (size_t i = 0; i < ARRAY_LEN(kernel_object_cases); i++) {
+		const struct create_case *c = &kernel_object_cases[i];
+		int got = try_create(c->type, c->key, c->value, c->max, c->flags, c->extra);
+		int lx = kernel_create(c->type, c->key, c->value, c->max, c->flags, c->extra);
+
+		CHECK_EQ(got, c->want, "%s: %s", c->what, bpfrt_last_error());
+		if (lx != 1 && !c->kernels_differ) {
+			CHECK_EQ(lx, c->want, "%s: the kernel answers differently", c->what);
+			compared++;
+		}
+	}
+	/* Linux also wants BTF for a socket storage's key and value, which a
+	 * bare create has not: bpfrt makes it (the loader has the BTF) */
+	CHECK_EQ(try_create(BPF_MAP_TYPE_SK_STORAGE, 4, 8, 0, BPF_F_NO_PREALLOC, 0), 0, "%s",
+		 bpfrt_last_error());
+	if (!compared)
+		SKIP("the kernel created no map (not root, or no bpf(2) as under qemu-user): bpfrt checked against the "
+		     "table only");
+}
+
+/* One user-space operation on an empty map of a kind, as bpfrt and, when it
+ * can, the kernel answer it. */
+struct kom_op {
+	const char *what;
+	enum bpf_map_type type;
+	uint32_t key_size, value_size;
+	char op;          /* l(ookup) u(pdate) d(elete) n(ext key) */
+	uint32_t key;     /* index, or (sk_storage) an fd */
+	int64_t value;    /* update: the fd, ifindex or qsize */
+	uint64_t flags;
+	int want;
+};
+
+static int kom_run(const struct kom_op *o, struct bpfrt_map *m, int kfd)
+{
+	uint8_t key[16] = { 0 }, val[16] = { 0 }, out[16];
+	int err = 0;
+
+	memcpy(key, &o->key, 4);
+	memcpy(val, &o->value, o->value_size < 8 ? o->value_size : 8);
+	switch (o->op) {
+	case 'l': err = m ? bpfrt_map_lookup_elem(m, key, out) : bpf_map_lookup_elem(kfd, key, out); break;
+	case 'u': err = m ? bpfrt_map_update_elem(m, key, val, o->flags)
+			  : bpf_map_update_elem(kfd, key, val, o->flags); break;
+	case 'd': err = m ? bpfrt_map_delete_elem(m, key) : bpf_map_delete_elem(kfd, key); break;
+	case 'n': err = m ? bpfrt_map_get_next_key(m, NULL, out)
+			  : bpf_map_get_next_key(kfd, NULL, out); break;
+	}
+	if (!m)
+		err = err < 0 ? (errno == 524 ? -EOPNOTSUPP : -errno) : 0;
+	return err;
+}
+
+TEST(kernel_object_maps_are_empty_as_linux)
+{
+	static const struct kom_op ops[] = {
+		{ "sockmap lookup", BPF_MAP_TYPE_SOCKMAP, 4, 8, 'l', 0, 0, 0, -ENOENT },
+		{ "sockmap lookup u32", BPF_MAP_TYPE_SOCKMAP, 4, 4, 'l', 0, 0, 0, -ENOSPC },
+		{ "sockmap update bad fd", BPF_MAP_TYPE_SOCKMAP, 4, 8, 'u', 0, 999999, 0, -EBADF },
+		{ "sockmap update fd > S32_MAX", BPF_MAP_TYPE_SOCKMAP, 4, 8, 'u', 0, 1ll << 32, 0,
+		  -EINVAL },
+		{ "sockmap delete", BPF_MAP_TYPE_SOCKMAP, 4, 8, 'd', 0, 0, 0, -EINVAL },
+		{ "sockmap next key", BPF_MAP_TYPE_SOCKMAP, 4, 8, 'n', 0, 0, 0, 0 },
+		{ "sockhash lookup", BPF_MAP_TYPE_SOCKHASH, 4, 8, 'l', 0, 0, 0, -ENOENT },
+		{ "sockhash delete", BPF_MAP_TYPE_SOCKHASH, 4, 8, 'd', 0, 0, 0, -ENOENT },
+		{ "sockhash next key", BPF_MAP_TYPE_SOCKHASH, 4, 8, 'n', 0, 0, 0, -ENOENT },
+		{ "reuseport update past end", BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, 4, 8, 'u', 9, 0, 0,
+		  -E2BIG },
+		{ "reuseport delete", BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, 4, 8, 'd', 0, 0, 0, -ENOENT },
+		{ "reuseport delete past end", BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, 4, 8, 'd', 9, 0, 0,
+		  -E2BIG },
+		{ "xskmap lookup", BPF_MAP_TYPE_XSKMAP, 4, 4, 'l', 0, 0, 0, -EOPNOTSUPP },
+		{ "xskmap delete", BPF_MAP_TYPE_XSKMAP, 4, 4, 'd', 0, 0, 0, 0 },
+		{ "xskmap delete past end", BPF_MAP_TYPE_XSKMAP, 4, 4, 'd', 9, 0, 0, -EINVAL },
+		{ "xskmap update bad fd", BPF_MAP_TYPE_XSKMAP, 4, 4, 'u', 0, 999999, 0, -EBADF },
+		{ "devmap lookup", BPF_MAP_TYPE_DEVMAP, 4, 4, 'l', 0, 0, 0, -ENOENT },
+		{ "devmap update ifindex 0", BPF_MAP_TYPE_DEVMAP, 4, 4, 'u', 0, 0, 0, 0 },
+		{ "devmap update NOEXIST", BPF_MAP_TYPE_DEVMAP, 4, 4, 'u', 0, 0, BPF_NOEXIST, -EEXIST },
+		{ "devmap delete", BPF_MAP_TYPE_DEVMAP, 4, 4, 'd', 0, 0, 0, 0 },
+		{ "devmap hash update ifindex 0", BPF_MAP_TYPE_DEVMAP_HASH, 4, 4, 'u', 0, 0, 0,
+		  -EINVAL },
+		{ "devmap hash delete", BPF_MAP_TYPE_DEVMAP_HASH, 4, 4, 'd', 0, 0, 0, -ENOENT },
+		{ "cpumap lookup", BPF_MAP_TYPE_CPUMAP, 4, 4, 'l', 0, 0, 0, -ENOENT },
+		{ "cpumap update qsize 0", BPF_MAP_TYPE_CPUMAP, 4, 4, 'u', 0, 0, 0, 0 },
+		{ "cpumap update qsize too large", BPF_MAP_TYPE_CPUMAP, 4, 4, 'u', 0, 16385, 0,
+		  -EOVERFLOW },
+		{ "cpumap delete past end", BPF_MAP_TYPE_CPUMAP, 4, 4, 'd', 9, 0, 0, -EINVAL },
+	};
+	bool compared = false;
+
+	for (size_t i = 0; i < ARRAY_LEN(ops); i++) {
+		const struct kom_op *o = &ops[i];
+		struct bpfrt_map *m = NULL;
+		int kfd = bpf_map_create(o->type, "k", o->key_size, o->value_size, 4, NULL);
+
+		REQUIRE(bpfrt_map_create(o->type, "k", o->key_size, o->value_size, 4, NULL, &m) == 0,
+			"%s: %s", o->what, bpfrt_last_error());
+		CHECK_EQ(kom_run(o, m, -1), o->want, "%s: %s", o->what, bpfrt_last_error());
+		if (kfd >= 0) {
+			CHECK_EQ(kom_run(o, NULL, kfd), o->want, "%s: the kernel answers differently",
+				 o->what);
+			compared = true;
+			close(kfd);
+		}
+		bpfrt_map_free(m);
+	}
+	/* a descriptor that is no socket: -ENOTSOCK, as Linux's sockfd_lookup */
+	{
+		struct bpfrt_map *m = NULL;
+		int fd = open("/dev/null", O_RDONLY);
+		uint32_t k = 0;
+		uint64_t v = (uint64_t)fd;
+
+		REQUIRE(fd >= 0);
+		REQUIRE(bpfrt_map_create(BPF_MAP_TYPE_SOCKMAP, "k", 4, 8, 4, NULL, &m) == 0);
+		CHECK_EQ(bpfrt_map_update_elem(m, &k, &v, BPF_ANY), -ENOTSOCK);
+		bpfrt_map_free(m);
+		close(fd);
+	}
+	if (!compared)
+		SKIP("the kernel created no map (not root, or no bpf(2) as under qemu-user): compared with the table only");
 }

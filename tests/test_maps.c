@@ -91,7 +91,7 @@ TEST(create_rejects_bad_attributes)
 	} big = { sizeof(big), 0, 0, 1 };
 
 	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0), 0);
-	CHECK_EQ(try_create(BPF_MAP_TYPE_SOCKMAP, 4, 4, 16, 0), -EINVAL);
+	CHECK_EQ(try_create(BPF_MAP_TYPE_INODE_STORAGE, 4, 4, 16, 0), -EINVAL);
 	CHECK_EQ(try_create((enum bpf_map_type)1000, 4, 8, 16, 0), -EINVAL);
 	/* array */
 	CHECK_EQ(try_create(BPF_MAP_TYPE_ARRAY, 8, 8, 16, 0), -EINVAL);
@@ -148,8 +148,8 @@ TEST(create_rejects_bad_attributes)
 /* Unsupported types are named as Linux names them. */
 TEST(create_names_unsupported_types)
 {
-	CHECK_EQ(try_create(BPF_MAP_TYPE_XSKMAP, 4, 4, 16, 0), -EINVAL);
-	CHECK(strstr(bpfrt_last_error(), "map type BPF_MAP_TYPE_XSKMAP is not supported"), "%s",
+	CHECK_EQ(try_create(BPF_MAP_TYPE_INODE_STORAGE, 4, 4, 16, 0), -EINVAL);
+	CHECK(strstr(bpfrt_last_error(), "map type BPF_MAP_TYPE_INODE_STORAGE is not supported"), "%s",
 	      bpfrt_last_error());
 	CHECK_EQ(try_create((enum bpf_map_type)1000, 4, 8, 16, 0), -EINVAL);
 	CHECK(strstr(bpfrt_last_error(), "unknown map type 1000"), "%s", bpfrt_last_error());

@@ -693,7 +693,7 @@ ALL_ENGINES(prog_array_values_fill_slots_at_load)
 	CHECK_EQ(run_ctx(obj, "entry", jit, args, sizeof(args)), 1000);
 	/* the map left out: none to find, and the reason */
 	CHECK(bpfrt_object_find_map(obj, "sk_store") == NULL);
-	CHECK(strstr(bpfrt_last_error(), "BPF_MAP_TYPE_SK_STORAGE is not supported"), "%s",
+	CHECK(strstr(bpfrt_last_error(), "BPF_MAP_TYPE_INODE_STORAGE is not supported"), "%s",
 	      bpfrt_last_error());
 	for (m = bpfrt_object_next_map(obj, NULL); m; m = bpfrt_object_next_map(obj, m))
 		maps++;
@@ -716,7 +716,7 @@ TEST(prog_array_values_refusals)
 	CHECK_EQ(err, -EOPNOTSUPP, "%s", bpfrt_last_error());
 	CHECK(strstr(bpfrt_last_error(), "program uses_sk_store") &&
 	      strstr(bpfrt_last_error(), "map sk_store") &&
-	      strstr(bpfrt_last_error(), "BPF_MAP_TYPE_SK_STORAGE is not supported"), "%s",
+	      strstr(bpfrt_last_error(), "BPF_MAP_TYPE_INODE_STORAGE is not supported"), "%s",
 	      bpfrt_last_error());
 	bpfrt_object_close(obj);
 

@@ -20,7 +20,7 @@ struct {
 
 /* a Linux map type bpfrt has no implementation of */
 struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, long);

@@ -31,7 +31,7 @@ enum { VM_HASH = 0, VM_ARRAY = 1, VM_BIG = 2, VM_RB = 3, VM_RODATA = 5, VM_KIND_
        VM_QUEUE = 14, VM_STACK = 15, VM_BLOOM = 16, VM_LRU_PCPU = 17, VM_ROQUEUE = 18,
        VM_LPM = 19, VM_AOM = 20, VM_HOM = 21,
        VM_PEA = 22, VM_CGA = 23, VM_STM = 24, VM_PCPU = 25, VM_LOCKED = 26, VM_URB = 28,
-       VM_CGS = 29, VM_PCGS = 31 };
+       VM_CGS = 29, VM_PCGS = 31, VM_SOCKMAP = 32, VM_SKS = 37 };
 
 struct vg_prog {
 	struct bpf_insn insns[VG_MAX_INSNS];

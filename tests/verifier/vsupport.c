@@ -46,6 +46,12 @@ struct tmap tmaps[] = {
 	{ "cgs", BPF_MAP_TYPE_CGROUP_STORAGE, 16, 16, 0, NULL, -1 },
 	{ "cgs2", BPF_MAP_TYPE_CGROUP_STORAGE, 8, 16, 0, NULL, -1 },
 	{ "pcgs", BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, 16, 8, 0, NULL, -1 },
+	{ "sockmap", BPF_MAP_TYPE_SOCKMAP, 4, 8, 4, NULL, -1 },
+	{ "sockhash", BPF_MAP_TYPE_SOCKHASH, 4, 8, 4, NULL, -1 },
+	{ "xsks", BPF_MAP_TYPE_XSKMAP, 4, 4, 4, NULL, -1 },
+	{ "devs", BPF_MAP_TYPE_DEVMAP, 4, 4, 4, NULL, -1 },
+	{ "cpus", BPF_MAP_TYPE_CPUMAP, 4, 4, 4, NULL, -1 },
+	{ "sks", BPF_MAP_TYPE_SK_STORAGE, 4, 8, 0, NULL, -1, BPF_F_NO_PREALLOC, false },
 };
 const size_t tmap_cnt = sizeof(tmaps) / sizeof(tmaps[0]);
 const char rodata_image[16] = "hello\0\0\0\x2a";

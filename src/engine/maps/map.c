@@ -38,6 +38,14 @@ static const struct bpfrt_map_ops *const map_ops[] = {
 	[BPF_MAP_TYPE_CGROUP_ARRAY] = &bpfrt_cgroup_array_map_ops,
 	[BPF_MAP_TYPE_STACK_TRACE]  = &bpfrt_stack_trace_map_ops,
 	[BPF_MAP_TYPE_CGROUP_STORAGE] = &bpfrt_cgroup_storage_map_ops,
+	[BPF_MAP_TYPE_SOCKMAP]      = &bpfrt_kernel_object_map_ops,
+	[BPF_MAP_TYPE_SOCKHASH]     = &bpfrt_kernel_object_map_ops,
+	[BPF_MAP_TYPE_REUSEPORT_SOCKARRAY] = &bpfrt_kernel_object_map_ops,
+	[BPF_MAP_TYPE_XSKMAP]       = &bpfrt_kernel_object_map_ops,
+	[BPF_MAP_TYPE_DEVMAP]       = &bpfrt_kernel_object_map_ops,
+	[BPF_MAP_TYPE_DEVMAP_HASH]  = &bpfrt_kernel_object_map_ops,
+	[BPF_MAP_TYPE_CPUMAP]       = &bpfrt_kernel_object_map_ops,
+	[BPF_MAP_TYPE_SK_STORAGE]   = &bpfrt_kernel_object_map_ops,
 	[BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE] = &bpfrt_percpu_cgroup_storage_map_ops,
 };
 

@@ -132,6 +132,9 @@ extern const struct bpfrt_map_ops bpfrt_perf_event_array_map_ops;
 extern const struct bpfrt_map_ops bpfrt_cgroup_array_map_ops;
 extern const struct bpfrt_map_ops bpfrt_stack_trace_map_ops;
 extern const struct bpfrt_map_ops bpfrt_cgroup_storage_map_ops;
+/* sockets, devices, CPU queues, socket storage: always empty
+ * (kernel_object_maps.c) */
+extern const struct bpfrt_map_ops bpfrt_kernel_object_map_ops;
 extern const struct bpfrt_map_ops bpfrt_percpu_cgroup_storage_map_ops;
 /* bpf_get_local_storage's value (cgroup_storage.c): the map's one
  * storage, this CPU's for the per-CPU kind; never NULL. */

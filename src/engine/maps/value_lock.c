@@ -30,9 +30,13 @@ int bpfrt_map_check_spin_lock(const struct bpfrt_map *attr)
 
 	if (off < 0)
 		return 0;
-	if (attr->type != BPF_MAP_TYPE_HASH && attr->type != BPF_MAP_TYPE_ARRAY)
-		return bpfrt_err(-EOPNOTSUPP, "map '%s': a bpf_spin_lock in the value needs a hash "
-				 "or array map (Linux allows no other kind bpfrt has)", attr->name);
+	/* a socket storage holds no value in bpfrt (kernel_object_maps.c):
+	 * its lock is never taken */
+	if (attr->type != BPF_MAP_TYPE_HASH && attr->type != BPF_MAP_TYPE_ARRAY &&
+	    attr->type != BPF_MAP_TYPE_SK_STORAGE)
+		return bpfrt_err(-EOPNOTSUPP, "map '%s': a bpf_spin_lock in the value needs a hash, "
+				 "array or socket storage map (bpfrt keeps the cgroup storages "
+				 "lock-free)", attr->name);
 	if (off % LOCK_SIZE || (uint64_t)off + LOCK_SIZE > attr->value_size)
 		return bpfrt_err(-EINVAL, "map '%s': bpf_spin_lock at offset %d: it must be 4-byte "
 				 "aligned and inside the %u-byte value", attr->name, off,

@@ -48,6 +48,11 @@ static int check_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *m
 static int check_map_compat(struct venv *env, int32_t id, const struct bpfrt_map *map,
 			    const struct bpfrt_helper *h)
 {
+	const char *refused = id < BPFRT_KFUNC_ID_BASE ? vmap_func_refused(env, map, id) : NULL;
+
+	if (refused)
+		return verr(env, "%s: %s#%d on map '%s' (map_type %u)", refused,
+			    h->name ? h->name : "helper", id, map->name, map->type);
 	if (!vmap_func_compatible(map, id))
 		return verr(env, "cannot pass map_type %u into func %s#%d", map->type,
 			    h->name ? h->name : "helper", id);

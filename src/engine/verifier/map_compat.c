@@ -37,6 +37,21 @@ static const struct compat_rule by_map[] = {
 	{ BPF_MAP_TYPE_STACK, { BPF_FUNC_map_peek_elem, BPF_FUNC_map_pop_elem,
 				BPF_FUNC_map_push_elem } },
 	{ BPF_MAP_TYPE_BLOOM_FILTER, { BPF_FUNC_map_peek_elem, BPF_FUNC_map_push_elem } },
+	{ BPF_MAP_TYPE_SOCKMAP, { BPF_FUNC_sk_redirect_map, BPF_FUNC_sock_map_update,
+				  BPF_FUNC_msg_redirect_map, BPF_FUNC_sk_select_reuseport,
+				  BPF_FUNC_map_lookup_elem, BPF_FUNC_map_update_elem,
+				  BPF_FUNC_map_delete_elem } },
+	{ BPF_MAP_TYPE_SOCKHASH, { BPF_FUNC_sk_redirect_hash, BPF_FUNC_sock_hash_update,
+				   BPF_FUNC_msg_redirect_hash, BPF_FUNC_sk_select_reuseport,
+				   BPF_FUNC_map_lookup_elem, BPF_FUNC_map_update_elem,
+				   BPF_FUNC_map_delete_elem } },
+	{ BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, { BPF_FUNC_sk_select_reuseport } },
+	{ BPF_MAP_TYPE_XSKMAP, { BPF_FUNC_redirect_map, BPF_FUNC_map_lookup_elem } },
+	{ BPF_MAP_TYPE_DEVMAP, { BPF_FUNC_redirect_map, BPF_FUNC_map_lookup_elem } },
+	{ BPF_MAP_TYPE_DEVMAP_HASH, { BPF_FUNC_redirect_map, BPF_FUNC_map_lookup_elem } },
+	{ BPF_MAP_TYPE_CPUMAP, { BPF_FUNC_redirect_map } },
+	{ BPF_MAP_TYPE_SK_STORAGE, { BPF_FUNC_sk_storage_get, BPF_FUNC_sk_storage_delete,
+				     BPF_FUNC_kptr_xchg } },
 	{ BPF_MAP_TYPE_CGROUP_STORAGE, { BPF_FUNC_get_local_storage } },
 	{ BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, { BPF_FUNC_get_local_storage } },
 };
@@ -66,6 +81,18 @@ static const struct compat_rule by_func[] = {
 				    BPF_MAP_TYPE_BLOOM_FILTER } },
 	{ BPF_FUNC_map_lookup_percpu_elem, { BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_PERCPU_HASH,
 					     BPF_MAP_TYPE_LRU_PERCPU_HASH } },
+	{ BPF_FUNC_sk_redirect_map, { BPF_MAP_TYPE_SOCKMAP } },
+	{ BPF_FUNC_sock_map_update, { BPF_MAP_TYPE_SOCKMAP } },
+	{ BPF_FUNC_msg_redirect_map, { BPF_MAP_TYPE_SOCKMAP } },
+	{ BPF_FUNC_sk_redirect_hash, { BPF_MAP_TYPE_SOCKHASH } },
+	{ BPF_FUNC_sock_hash_update, { BPF_MAP_TYPE_SOCKHASH } },
+	{ BPF_FUNC_msg_redirect_hash, { BPF_MAP_TYPE_SOCKHASH } },
+	{ BPF_FUNC_sk_select_reuseport, { BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, BPF_MAP_TYPE_SOCKMAP,
+					  BPF_MAP_TYPE_SOCKHASH } },
+	{ BPF_FUNC_redirect_map, { BPF_MAP_TYPE_DEVMAP, BPF_MAP_TYPE_DEVMAP_HASH,
+				   BPF_MAP_TYPE_CPUMAP, BPF_MAP_TYPE_XSKMAP } },
+	{ BPF_FUNC_sk_storage_get, { BPF_MAP_TYPE_SK_STORAGE } },
+	{ BPF_FUNC_sk_storage_delete, { BPF_MAP_TYPE_SK_STORAGE } },
 	{ BPF_FUNC_get_local_storage, { BPF_MAP_TYPE_CGROUP_STORAGE,
 					BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE } },
 	{ BPF_FUNC_for_each_map_elem, { BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_PERCPU_ARRAY,
@@ -95,6 +122,59 @@ bool vmap_func_compatible(const struct bpfrt_map *map, int32_t func_id)
 			   func_id) &&
 	       rule_allows(by_func, sizeof(by_func) / sizeof(by_func[0]), func_id,
 			   (int32_t)map->type);
+}
+
+static bool is_sock_map(const struct bpfrt_map *map)
+{
+	return map->type == BPF_MAP_TYPE_SOCKMAP || map->type == BPF_MAP_TYPE_SOCKHASH;
+}
+
+/* Linux's may_update_sockmap: the program kinds that never hold a locked
+ * socket may update and delete a sockmap's or sockhash's elements with
+ * the generic helpers; sock_ops may delete (its dedicated update helpers
+ * check the event). */
+static bool may_update_sockmap(const struct venv *env, int32_t func_id)
+{
+	switch (env->prog->kind) {
+	case BPFRT_PROG_ITER:
+		return true;
+	case BPFRT_PROG_SOCK_OPS:
+		return func_id == BPF_FUNC_map_delete_elem;
+	case BPFRT_PROG_SOCKET:
+	case BPFRT_PROG_SCHED_CLS:
+	case BPFRT_PROG_SCHED_ACT:
+	case BPFRT_PROG_XDP:
+	case BPFRT_PROG_SK_REUSEPORT:
+	case BPFRT_PROG_FLOW_DISSECTOR:
+	case BPFRT_PROG_SK_LOOKUP:
+	case BPFRT_PROG_UNSPEC: /* bpfrt's test bench */
+		return true;
+	default:
+		return false;
+	}
+}
+
+const char *vmap_func_refused(const struct venv *env, const struct bpfrt_map *map,
+			      int32_t func_id)
+{
+	bool generic_write = func_id == BPF_FUNC_map_update_elem ||
+			     func_id == BPF_FUNC_map_delete_elem;
+
+	if (is_sock_map(map) && generic_write && !may_update_sockmap(env, func_id))
+		return "cannot update sockmap in this context";
+	/* Linux types these results and values as sockets (PTR_TO_SOCKET,
+	 * PTR_TO_XDP_SOCK), references the program must release, which
+	 * bpfrt's verifier does not model: refused rather than typed as
+	 * memory. bpfrt's maps of these kinds are always empty, so the
+	 * lookup would always give NULL. */
+	if ((is_sock_map(map) || map->type == BPF_MAP_TYPE_XSKMAP) &&
+	    func_id == BPF_FUNC_map_lookup_elem)
+		return "the map's elements are sockets, which bpfrt's verifier does not type "
+		       "(its maps of this kind hold none)";
+	if (is_sock_map(map) && func_id == BPF_FUNC_map_update_elem)
+		return "the value must be a socket, which bpfrt's verifier does not type "
+		       "(its maps of this kind hold none)";
+	return NULL;
 }
 
 /* Linux's record_func_map: the helpers that change a map's contents. */

@@ -491,6 +491,10 @@ int vdo_call(struct venv *env, const struct bpf_insn *insn);
 bool vmap_func_compatible(const struct bpfrt_map *map, int32_t func_id);
 bool vmap_func_writes(int32_t func_id);
 int vmap_check_prog_maps(struct venv *env);
+/* NULL, or why helper func_id may not take map in this program (Linux's
+ * sockmap update rule, and the socket values bpfrt does not type). */
+const char *vmap_func_refused(const struct venv *env, const struct bpfrt_map *map,
+			      int32_t func_id);
 /* Returns 0: continue at env->insn; 1: this path is done. */
 int vdo_exit(struct venv *env);
 int vcheck_tail_call_stack(struct venv *env);
