@@ -195,7 +195,7 @@ static int kom_sys_lookup(struct bpfrt_map *map, const void *key, void *value)
 	case BPF_MAP_TYPE_XSKMAP:
 		return -EOPNOTSUPP;
 	case BPF_MAP_TYPE_SK_STORAGE:
-		return socket_fd_refused(key_index(key) > INT32_MAX ? -1 : key_index(key));
+		return socket_fd_refused((int64_t)key_index(key));
 	default:
 		return -ENOENT;
 	}
@@ -259,7 +259,7 @@ static int kom_sys_update(struct bpfrt_map *map, const void *key, const void *va
 				 "redirect to", kind_name(map), map->name);
 	}
 	default: /* SK_STORAGE: the key is the socket fd */
-		return socket_fd_refused(idx > INT32_MAX ? -1 : idx);
+		return socket_fd_refused((int64_t)idx);
 	}
 }
 
@@ -277,7 +277,7 @@ static int kom_sys_delete(struct bpfrt_map *map, const void *key)
 	case BPF_MAP_TYPE_CPUMAP:
 		return idx >= map->max_entries ? -EINVAL : 0; /* emptying an empty slot */
 	case BPF_MAP_TYPE_SK_STORAGE:
-		return socket_fd_refused(idx > INT32_MAX ? -1 : idx);
+		return socket_fd_refused((int64_t)idx);
 	default: /* SOCKHASH, DEVMAP_HASH */
 		return -ENOENT;
 	}
