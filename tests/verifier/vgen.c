@@ -916,7 +916,7 @@ static int map_for(uint32_t id)
 	/* now and then a map of kernel objects (always empty): sockmap,
 	 * sockhash, xskmap, devmap, cpumap, sk_storage */
 	if (fz(32) == 0)
-		return VM_SOCKMAP + (int)fz(VM_SKS - VM_SOCKMAP + 1);
+		return VM_SOCKMAP + (int)fz(VM_SKS - VM_SOCKMAP); /* sk_storage: no Linux copy */
 	if (fz(16) == 0)
 		return fz(3) == 0 ? VM_LRU_PCPU : fz(2) ? VM_LPM : VM_QUEUE + (int)fz(3);
 	if (id == BPF_FUNC_current_task_under_cgroup)
