@@ -178,8 +178,17 @@ int vdo_alu(struct venv *env, const struct bpf_insn *insn)
 		return vscalar_alu(env, insn, dst, &src, is64);
 
 	/* at least one pointer */
-	if (!is64)
+	if (!is64) {
+		/* a 32-bit subtraction makes a number of a pointer's low half
+		 * (privileged Linux allows it, a pointer leak); any other
+		 * 32-bit arithmetic on a pointer is refused */
+		if (op == BPF_SUB && ptr_leaks_allowed(env)) {
+			vreg_mark_unknown(dst);
+			vreg_zext32(dst);
+			return 0;
+		}
 		return verr(env, "R%d 32-bit pointer arithmetic prohibited", insn->dst_reg);
+	}
 	if (op == BPF_ADD) {
 		if (is_ptr(dst) && is_ptr(&src))
 			return verr(env, "R%d pointer += pointer prohibited", insn->dst_reg);
@@ -188,17 +197,22 @@ int vdo_alu(struct venv *env, const struct bpf_insn *insn)
 	}
 	if (op == BPF_SUB) {
 		if (is_ptr(dst) && is_ptr(&src)) {
-			if (dst->type != src.type ||
-			    (dst->type == PTR_TO_STACK && dst->frameno != src.frameno) ||
-			    dst->type == PTR_TO_PACKET_END || src.type == PTR_TO_PACKET_END)
+			/* two of the packet's pointers (its start, end, metadata)
+			 * differ by an offset into one packet, which says nothing
+			 * of the address layout; any other difference does (two
+			 * map values, two elements), and one of pointers of two
+			 * kinds is a number only privileged programs may make
+			 * (as privileged Linux) */
+			if (is_pkt_family(dst) && is_pkt_family(&src)) {
+				vreg_mark_unknown(dst);
+				return 0;
+			}
+			if ((dst->type != src.type ||
+			     (dst->type == PTR_TO_STACK && dst->frameno != src.frameno)) &&
+			    !ptr_leaks_allowed(env))
 				return verr(env, "R%d pointer -= pointer of another kind prohibited",
 					    insn->dst_reg);
-			/* two packet (or metadata) pointers differ by an offset
-			 * into one packet, which says nothing of the address
-			 * layout; any other difference does (two map values,
-			 * two elements) */
-			if (!is_pkt_pointer(dst) &&
-			    (err = vcheck_ptr_leak(env, dst, "R%d pointer -= pointer prohibited",
+			if ((err = vcheck_ptr_leak(env, dst, "R%d pointer -= pointer prohibited",
 						  insn->dst_reg)))
 				return err;
 			vreg_mark_unknown(dst);

@@ -24,10 +24,6 @@
  * as privileged Linux trusts its programs and may leak. Returns 0 if val
  * is no pointer or leaks are allowed, else rejects with the message fmt
  * (which names the destination). */
-static bool ptr_leaks_allowed(const struct venv *env)
-{
-	return env->prog->load_flags & BPFRT_F_ALLOW_PTR_LEAKS;
-}
 
 int vcheck_ptr_leak(struct venv *env, const struct vreg *val, const char *fmt, ...)
 {

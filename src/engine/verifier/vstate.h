@@ -661,6 +661,13 @@ static inline bool is_pkt_family(const struct vreg *r)
 	return is_pkt_pointer(r) || r->type == PTR_TO_PACKET_END;
 }
 
+/* Loaded with BPFRT_F_ALLOW_PTR_LEAKS: trusted as privileged Linux trusts
+ * its programs (mem.c, vcheck_ptr_leak). */
+static inline bool ptr_leaks_allowed(const struct venv *env)
+{
+	return env->prog->load_flags & BPFRT_F_ALLOW_PTR_LEAKS;
+}
+
 static inline bool kind_has_packet(const struct venv *env)
 {
 	return env->kind->ctx.packet_field_cnt > 0;
