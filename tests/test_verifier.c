@@ -947,10 +947,10 @@ static void c_run_accepted(struct bpfrt_prog *p, const char *name, enum bpfrt_ex
 /* The program alone, loaded verified, run: for programs whose verified
  * load changes what runs (loads through typed arguments become
  * fault-safe only then; a trusted load runs them as written). */
-static void c_run_verified(const char *obj_path, const char *name, bool jit)
+static void c_run_verified(const char *obj_path, const char *name, bool jit, uint32_t prog_flags)
 {
 	struct bpfrt_object *obj = NULL;
-	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit);
+	BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit, .prog_flags = prog_flags);
 	struct bpfrt_prog *p;
 
 	if (bpfrt_object_open(obj_path, NULL, &obj)) {
@@ -967,13 +967,17 @@ static void c_run_verified(const char *obj_path, const char *name, bool jit)
 	bpfrt_object_close(obj);
 }
 
-static void c_check(const char *obj_path, const struct cexpect *e, bool verified_runs)
+/* prog_flags: the loads' (BPFRT_F_ALLOW_PTR_LEAKS for a file of
+ * privileged programs: kernel kfuncs are Linux's CAP_BPF's) */
+static void c_check(const char *obj_path, const struct cexpect *e, bool verified_runs,
+		    uint32_t prog_flags)
 {
 	static char log[1 << 16];
 
 	for (int jit = 0; jit < 2; jit++) {
 		struct bpfrt_object *obj = NULL;
-		BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit, .trusted = true);
+		BPFRT_OPTS(bpfrt_object_load_opts, lo, .jit = jit, .trusted = true,
+			   .prog_flags = prog_flags);
 		BPFRT_OPTS(bpfrt_verify_opts, vo, .log_buf = log,
 			   .log_size = sizeof(log), .log_level = 1);
 		struct bpfrt_prog *p;
@@ -1006,7 +1010,7 @@ static void c_check(const char *obj_path, const struct cexpect *e, bool verified
 			tl_fail(__FILE__, __LINE__, "%s: rejected: %s\n%s", e->name,
 				bpfrt_last_error(), log);
 		else if (verified_runs)
-			c_run_verified(obj_path, e->name, jit);
+			c_run_verified(obj_path, e->name, jit, prog_flags);
 		else
 			c_run_accepted(p, e->name, jit ? BPFRT_EXEC_JIT : BPFRT_EXEC_INTERP);
 		bpfrt_object_close(obj);
@@ -1061,7 +1065,7 @@ TEST(c_corpus_verdicts_runs_and_linux)
 	static const char *const files[] = { "vmaps", "vringbuf", "vstack", "vctx", "vpacket",
 					     "vhelpers", "vloops", "vcallbacks",
 					     "vsext", "vleak", "vmapflags", "vspinlock", "viters",
-					     "vtailcall",
+					     "vtailcall", "vkfuncs",
 #ifdef BTFARGS_BTF_ENCODED
 					     /* its target's BTF is in this executable */
 					     "vbtfargs",
@@ -1090,7 +1094,10 @@ TEST(c_corpus_verdicts_runs_and_linux)
 			char why[256] = "";
 			int lx;
 
-			c_check(obj, &ex[i], !strcmp(files[f], "vbtfargs"));
+			bool kf = !strcmp(files[f], "vkfuncs");
+
+			c_check(obj, &ex[i], !strcmp(files[f], "vbtfargs") || kf,
+				kf ? BPFRT_F_ALLOW_PTR_LEAKS : 0);
 			checked++;
 			rejects += !ours;
 			if (!strcmp(ex[i].lx, "skip") || !root) {

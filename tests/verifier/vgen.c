@@ -3,6 +3,7 @@
 #include "isa/isa.h"
 #include "maps/map.h"
 #include "core/prog_kind.h"
+#include "helpers/kernel_kfuncs.h"
 #include "helpers/kind_rules.h"
 #include "bpfrt/tracepoint.h"
 
@@ -111,6 +112,10 @@ static void fill_slots(enum bpfrt_prog_kind k)
 
 static uint32_t helper_ids[BPFRT_MAX_HELPER_ID];
 static uint32_t helper_cnt;
+/* Linux's kernel-object kfuncs (helpers/kernel_kfuncs.h): called now and
+ * then only, as raw programs have no BTF to type their results (most
+ * calls are refused), which would crowd out accepted programs */
+static bool is_kernel_kfunc[BPFRT_MAX_HELPER_ID];
 /* the open-coded iterator kfuncs: [0] num, [1] bits; new, next, destroy */
 static int iter_ids[2][3];
 
@@ -129,8 +134,10 @@ void vg_init(void)
 
 		/* the iterator kfuncs only in iterator loops (s_iter): their
 		 * first argument is an object on the stack, not a value */
-		if (h && h->fn && !(h->name && !strncmp(h->name, "bpf_iter_", 9)))
+		if (h && h->fn && !(h->name && !strncmp(h->name, "bpf_iter_", 9))) {
+			is_kernel_kfunc[id] = bpfrt_kernel_kfunc_of(h->fn) != NULL;
 			helper_ids[helper_cnt++] = id;
+		}
 	}
 	for (int t = 0; t < 2; t++)
 		for (int op = 0; op < 3; op++) {
@@ -1425,6 +1432,8 @@ static void s_helper(struct gen *g)
 		    id == BPF_FUNC_trace_vprintk)
 			if (fz(4))
 				continue; /* reserve has its block; printing is slow */
+		if (is_kernel_kfunc[id] && fz(8))
+			continue;
 		if (call_helper(g, id, false))
 			return;
 	}

@@ -63,3 +63,41 @@ bool bpfrt_lsm_hook_ret_range(const char *hook, int64_t *min, int64_t *max)
 	}
 	return true;
 }
+
+/* The struct pointer parameters of the hooks whose arguments programs
+ * most often pass to kfuncs (lsm_hook_defs.h): NULL for a parameter that
+ * is no struct pointer. Linux types every hook's arguments from its BTF;
+ * bpfrt knows these, and types them from the program's own BTF (the
+ * structs it names), trusted as Linux's. */
+static const struct {
+	const char *hook;
+	const char *args[4];
+} hook_args[] = {
+	{ "file_open", { "file" } },
+	{ "file_permission", { "file" } },
+	{ "file_ioctl", { "file" } },
+	{ "file_mprotect", { "vm_area_struct" } },
+	{ "mmap_file", { "file" } },
+	{ "task_alloc", { "task_struct" } },
+	{ "task_free", { "task_struct" } },
+	{ "task_kill", { "task_struct" } },
+	{ "bprm_check_security", { "linux_binprm" } },
+	{ "bprm_committed_creds", { "linux_binprm" } },
+	{ "inode_getattr", { "path" } },
+	{ "inode_getxattr", { "mnt_idmap", "dentry" } },
+	{ "inode_unlink", { "inode", "dentry" } },
+	{ "inode_rename", { "inode", "dentry", "inode", "dentry" } },
+	{ "path_unlink", { "path", "dentry" } },
+	{ "path_mkdir", { "path", "dentry" } },
+	{ "sb_mount", { NULL, "path" } },
+	{ "socket_connect", { "socket", "sockaddr" } },
+	{ "socket_bind", { "socket", "sockaddr" } },
+};
+
+const char *bpfrt_lsm_hook_arg_struct(const char *hook, unsigned i)
+{
+	for (size_t k = 0; hook && i < 4 && k < sizeof(hook_args) / sizeof(hook_args[0]); k++)
+		if (!strcmp(hook_args[k].hook, hook))
+			return hook_args[k].args[i];
+	return NULL;
+}

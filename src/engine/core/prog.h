@@ -93,6 +93,10 @@ struct bpfrt_prog {
 	 * btf_custom_path; borrowed, cleared when the object closes), else
 	 * NULL: the verifier asks the host (verifier/btf_access.c) */
 	const struct btf *attach_btf;
+	/* the object's own BTF (borrowed, cleared with attach_btf), which
+	 * names the kernel structs kernel kfuncs take and return
+	 * (verifier/kfuncs_kernel.c); NULL for programs loaded from bytes */
+	const struct btf *obj_btf;
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
 	/* line info sorted by insn, NULL/0 without BTF; pool holds the text */

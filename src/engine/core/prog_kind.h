@@ -167,6 +167,8 @@ bool bpfrt_prog_kind_packet_rdonly(const struct bpfrt_prog_kind_desc *d, uint8_t
  * and the return-value range of the others (false: void, no range). */
 bool bpfrt_lsm_hook_disabled(const char *hook);
 bool bpfrt_lsm_hook_ret_range(const char *hook, int64_t *min, int64_t *max);
+/* The struct parameter i of a hook points to (its name), if bpfrt knows it. */
+const char *bpfrt_lsm_hook_arg_struct(const char *hook, unsigned i);
 
 /* The predicates the other modules ask, from the table (false, or
  * "unknown", for a value that is no kind). */

@@ -24,6 +24,7 @@
 #include "helpers/dynptr.h"
 #include "helpers/for_each.h"
 #include "helpers/iter.h"
+#include "helpers/kernel_kfuncs.h"
 #include "helpers/local_storage.h"
 #include "helpers/probe.h"
 #include "helpers/skb.h"
@@ -502,6 +503,7 @@ void bpfrt_env_add_linux_helpers(struct bpfrt_env *env)
 	add_free_ids(env, defaults, sizeof(defaults) / sizeof(defaults[0]));
 	/* and Linux's generic kfuncs, by name */
 	bpfrt_env_add_iter_kfuncs(env);
+	bpfrt_env_add_kernel_kfuncs(env);
 }
 
 /* The host's set (bpfrt_helpers_add_defaults): registered once, under

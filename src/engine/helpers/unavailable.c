@@ -18,7 +18,6 @@ static const struct {
 	const char *why;
 } unavailable[] = {
 	{ BPF_FUNC_get_current_task, NO_TASK },
-	{ BPF_FUNC_get_current_task_btf, NO_TASK },
 	{ BPF_FUNC_task_pt_regs, NO_TASK },
 	{ BPF_FUNC_get_task_stack, NO_TASK },
 	{ BPF_FUNC_task_storage_get, NO_TASK },

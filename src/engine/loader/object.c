@@ -492,6 +492,7 @@ int bpfrt_object_load(struct bpfrt_object *obj, const struct bpfrt_object_load_o
 
 			/* the target BTF of typed arguments, as of CO-RE */
 			prog->attach_btf = obj->core_btf;
+			prog->obj_btf = obj->btf;
 			err = bpfrt_prog_prepare_unpublished(prog, insns, cnt, &how);
 			if (err)
 				err = obj_err_wrap(err, "%s: program %s (section %s)", obj->name,
@@ -569,6 +570,7 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 		/* the BTF goes with the object; a program living on is
 		 * verified again (bpfrt_prog_verify) against the host's */
 		obj->progs[i].prog->attach_btf = NULL;
+		obj->progs[i].prog->obj_btf = NULL;
 		bpfrt_prog_free(obj->progs[i].prog);
 	}
 	free(obj->progs);

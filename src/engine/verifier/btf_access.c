@@ -27,6 +27,7 @@
  * 0 where the address faults, and a comparison with NULL decides
  * nothing. */
 #include "verifier/vstate.h"
+#include "core/prog_kind.h"
 
 #include <bpf/btf.h>
 #include <stdatomic.h>
@@ -90,9 +91,11 @@ static uint32_t arg_slots(const struct btf *btf, uint32_t id)
 static bool section_is(const struct bpfrt_prog *prog, const char *prefix)
 {
 	size_t n = strlen(prefix);
+	/* a leading '?' only keeps the program from autoloading */
+	const char *sec = prog->sec_name && *prog->sec_name == '?' ? prog->sec_name + 1 :
+			  prog->sec_name;
 
-	return prog->sec_name && !strncmp(prog->sec_name, prefix, n) &&
-	       (prog->sec_name[n] == '/' || prog->sec_name[n] == '.' || !prog->sec_name[n]);
+	return sec && !strncmp(sec, prefix, n) && (sec[n] == '/' || sec[n] == '.' || !sec[n]);
 }
 
 /* The function prototype's BTF id in btf for the program's target, and
@@ -155,6 +158,28 @@ static bool kind_types_args(const struct bpfrt_prog *prog, bool *tracepoint)
 	}
 }
 
+/* An LSM hook's arguments bpfrt knows the structs of
+ * (bpfrt_lsm_hook_arg_struct), typed from the program's own BTF. */
+static int lsm_args(struct venv *env)
+{
+	const struct bpfrt_prog *prog = env->prog;
+	const char *hook = prog->attach_target;
+	bool any = false;
+
+	for (unsigned i = 0; i < 4 && prog->obj_btf; i++) {
+		const char *s = bpfrt_lsm_hook_arg_struct(hook, i);
+		int32_t id = s ? btf__find_by_name_kind(prog->obj_btf, s, BTF_KIND_STRUCT) : -1;
+
+		if (id > 0) {
+			env->arg_btf_id[i] = (uint32_t)id;
+			any = true;
+		}
+	}
+	if (any)
+		env->btf = prog->obj_btf;
+	return 0;
+}
+
 int vbtf_setup_args(struct venv *env)
 {
 	const struct bpfrt_prog *prog = env->prog;
@@ -169,6 +194,8 @@ int vbtf_setup_args(struct venv *env)
 	env->btf = NULL;
 	env->btf_why[0] = 0;
 	memset(env->arg_btf_id, 0, sizeof(env->arg_btf_id));
+	if (prog->kind == BPFRT_PROG_LSM)
+		return lsm_args(env);
 	if (!kind_types_args(prog, &tp))
 		return 0;
 	if (!target || !*target) {
@@ -224,6 +251,7 @@ bool vbtf_ctx_arg(struct venv *env, int32_t off, uint32_t size, bool sext, struc
 		return false;
 	mark_ptr(dst, PTR_TO_BTF_ID);
 	dst->mem_size = id;
+	dst->flags = PTR_TRUSTED; /* as Linux's tracing arguments */
 	return true;
 }
 

@@ -665,6 +665,8 @@ int vdo_call(struct venv *env, const struct bpf_insn *insn)
 		return verr(env, "invalid func unknown#%d", insn->imm);
 	if (viter_call_op(env, env->insn))
 		return viter_call(env, insn->imm);
+	if (vkfunc_kernel_of(env, insn->imm))
+		return vkfunc_kernel_call(env, insn->imm);
 	return do_helper_call(env, insn->imm);
 }
 

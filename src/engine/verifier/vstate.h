@@ -48,6 +48,10 @@ enum vreg_type {
 			      * its dynptr's id), never a ringbuf record itself */
 #define MEM_RDONLY     0x4 /* flags, PTR_TO_MEM: the program may only read it
 			    * (an iterator's element, verifier/iter.c) */
+#define PTR_TRUSTED    0x8 /* flags, PTR_TO_BTF_ID: Linux's PTR_TRUSTED (a typed
+			    * argument, the current task, a kfunc's result, and
+			    * constant steps into them; never a pointer loaded
+			    * from a struct), which KF_TRUSTED_ARGS kfuncs take */
 
 /* Context slots whose arguments may be typed: 12 tracepoint arguments,
  * or six registers and fexit's return value. */
@@ -580,6 +584,14 @@ int viter_check_frame_exit(struct venv *env, const struct vframe *fr);
  * Then the loop converged (prune). */
 bool viter_converged(struct venv *env, const struct vstate *sl, const struct vstate *cur,
 		     uint32_t insn);
+
+/* kfuncs_kernel.c: Linux's kernel-object kfuncs and context casts
+ * (helpers/kernel_kfuncs.h), and the get_current_task_btf helper */
+struct bpfrt_kernel_kfunc;
+/* The call's kernel kfunc, or NULL if id is none of them. */
+const struct bpfrt_kernel_kfunc *vkfunc_kernel_of(const struct venv *env, int32_t id);
+/* Checks and models the call at env->insn: 0 go on, <0 rejection. */
+int vkfunc_kernel_call(struct venv *env, int32_t id);
 
 /* walk.c */
 /* A copy of the current state pushed to be walked from insn later. */
