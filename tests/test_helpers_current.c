@@ -373,7 +373,6 @@ TEST(kernel_only_helpers_refused_with_name_and_reason)
 	} cases[] = {
 		{ 35, "bpf_get_current_task (35) is not available: there is no kernel task in "
 		      "user space" },
-		{ 158, "bpf_get_current_task_btf (158) is not available: there is no kernel task" },
 		{ 175, "bpf_task_pt_regs (175) is not available: there is no kernel task" },
 		{ 153, "bpf_per_cpu_ptr (153) is not available: there are no kernel objects" },
 	};
@@ -389,6 +388,34 @@ TEST(kernel_only_helpers_refused_with_name_and_reason)
 		CHECK_EQ(err, -EINVAL);
 		CHECK(strstr(bpfrt_last_error(), cases[i].msg), "helper %d: '%s'", cases[i].id,
 		      bpfrt_last_error());
+		bpfrt_prog_free(prog);
+	}
+}
+
+/* get_current_task_btf is verified as Linux's (a trusted task_struct, from
+ * the program's BTF: verifier/kfuncs_kernel.c), for privileged loads only;
+ * a program without BTF cannot type its result. */
+TEST(current_task_btf_privileged_and_typed_only)
+{
+	const struct bpf_insn insns[] = { CALL_HELPER(158), MOV64_IMM(BPF_R0, 0), EXIT() };
+	static const struct {
+		uint32_t flags;
+		const char *msg;
+	} cases[] = {
+		{ 0, "calling kernel functions are not allowed in unprivileged mode "
+		     "(get_current_task_btf" },
+		{ BPFRT_F_ALLOW_PTR_LEAKS, "returns a struct task_struct, which the program's BTF "
+					   "does not describe" },
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "current_task_btf",
+			   .kind = BPFRT_PROG_RAW_TRACEPOINT, .flags = cases[i].flags);
+		struct bpfrt_prog *prog = NULL;
+		int err = bpfrt_prog_load(insns, ARRAY_LEN(insns), &opts, &prog);
+
+		CHECK_EQ(err, -EACCES);
+		CHECK(strstr(bpfrt_last_error(), cases[i].msg), "'%s'", bpfrt_last_error());
 		bpfrt_prog_free(prog);
 	}
 }

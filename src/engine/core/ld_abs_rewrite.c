@@ -225,6 +225,9 @@ int bpfrt_prog_rewrite_ld_abs(struct bpfrt_prog *prog)
 	for (uint32_t i = 0; i < prog->core_poison_cnt; i++)
 		if (prog->core_poisons[i].insn < n)
 			prog->core_poisons[i].insn = map[prog->core_poisons[i].insn];
+	for (uint32_t i = 0; i < prog->core_guard_cnt; i++)
+		if (prog->core_guards[i].insn < n)
+			prog->core_guards[i].insn = map[prog->core_guards[i].insn];
 	free(prog->insns);
 	free(prog->insn_subprog);
 	prog->insns = out;

@@ -180,20 +180,38 @@ int bpfrt_prog_load(const struct bpf_insn *insns, size_t insn_cnt,
 	return 0;
 }
 
-int bpfrt_prog_add_core_poison(struct bpfrt_prog *prog, uint32_t insn, const char *msg)
+static int add_insn_note(struct bpfrt_prog *prog, struct bpfrt_core_poison **list,
+			 uint32_t *cnt, uint32_t insn, const char *msg)
 {
-	struct bpfrt_core_poison *n = realloc(prog->core_poisons,
-					      (prog->core_poison_cnt + 1) * sizeof(*n));
+	struct bpfrt_core_poison *n = realloc(*list, (*cnt + 1) * sizeof(*n));
 
 	if (!n)
 		return bpfrt_err(-ENOMEM, "%s: out of memory", prog->name);
-	prog->core_poisons = n;
-	n[prog->core_poison_cnt].insn = insn;
-	n[prog->core_poison_cnt].msg = strdup(msg);
-	if (!n[prog->core_poison_cnt].msg)
+	*list = n;
+	n[*cnt].insn = insn;
+	n[*cnt].msg = strdup(msg);
+	if (!n[*cnt].msg)
 		return bpfrt_err(-ENOMEM, "%s: out of memory", prog->name);
-	prog->core_poison_cnt++;
+	(*cnt)++;
 	return 0;
+}
+
+int bpfrt_prog_add_core_poison(struct bpfrt_prog *prog, uint32_t insn, const char *msg)
+{
+	return add_insn_note(prog, &prog->core_poisons, &prog->core_poison_cnt, insn, msg);
+}
+
+int bpfrt_prog_add_core_guard(struct bpfrt_prog *prog, uint32_t insn, const char *msg)
+{
+	return add_insn_note(prog, &prog->core_guards, &prog->core_guard_cnt, insn, msg);
+}
+
+const char *bpfrt_prog_core_guard(const struct bpfrt_prog *prog, uint32_t insn)
+{
+	for (uint32_t i = 0; i < prog->core_guard_cnt; i++)
+		if (prog->core_guards[i].insn == insn)
+			return prog->core_guards[i].msg;
+	return NULL;
 }
 
 void bpfrt_prog_clear_core_poisons(struct bpfrt_prog *prog)
@@ -203,6 +221,11 @@ void bpfrt_prog_clear_core_poisons(struct bpfrt_prog *prog)
 	free(prog->core_poisons);
 	prog->core_poisons = NULL;
 	prog->core_poison_cnt = 0;
+	for (uint32_t i = 0; i < prog->core_guard_cnt; i++)
+		free(prog->core_guards[i].msg);
+	free(prog->core_guards);
+	prog->core_guards = NULL;
+	prog->core_guard_cnt = 0;
 }
 
 const char *bpfrt_prog_core_poison(const struct bpfrt_prog *prog, uint32_t insn)

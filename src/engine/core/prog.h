@@ -89,6 +89,12 @@ struct bpfrt_prog {
 	 * if a path reaches one */
 	struct bpfrt_core_poison *core_poisons;
 	uint32_t core_poison_cnt;
+	/* byte-offset relocations of kernel structs no target BTF describes,
+	 * resolved to the program's own layout: the verifier lets only an
+	 * access through a pointer typed from that same BTF use one
+	 * (verifier/btf_access.c), and refuses the others with msg */
+	struct bpfrt_core_poison *core_guards;
+	uint32_t core_guard_cnt;
 	/* the target BTF of typed arguments the loader found (the object's
 	 * btf_custom_path; borrowed, cleared when the object closes), else
 	 * NULL: the verifier asks the host (verifier/btf_access.c) */
@@ -159,6 +165,9 @@ int bpfrt_prog_add_core_poison(struct bpfrt_prog *prog, uint32_t insn, const cha
 void bpfrt_prog_clear_core_poisons(struct bpfrt_prog *prog);
 /* The message of the poisoned instruction at insn, NULL if none. */
 const char *bpfrt_prog_core_poison(const struct bpfrt_prog *prog, uint32_t insn);
+/* The same for core_guards. */
+int bpfrt_prog_add_core_guard(struct bpfrt_prog *prog, uint32_t insn, const char *msg);
+const char *bpfrt_prog_core_guard(const struct bpfrt_prog *prog, uint32_t insn);
 
 /* What one bpfrt_prog_prepare call does (arguments of that call only). */
 struct bpfrt_prepare {

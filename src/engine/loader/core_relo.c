@@ -65,6 +65,19 @@ struct spec {
 	bool bitfield;
 };
 
+/* Does the target name the relocation's root struct at all? (One it
+ * names with other fields keeps libbpf's poison.) */
+static bool target_names_root(const struct btf *tb, const struct spec *ls)
+{
+	const struct btf_type *t = btf__type_by_id(ls->btf, ls->root_id);
+	const char *name = t ? btf__name_by_offset(ls->btf, t->name_off) : NULL;
+
+	if (!name || !*name)
+		return true; /* anonymous: nothing to go by */
+	return tb && (btf__find_by_name_kind(tb, name, BTF_KIND_STRUCT) > 0 ||
+		      btf__find_by_name_kind(tb, name, BTF_KIND_UNION) > 0);
+}
+
 static const struct btf_type *skip(const struct btf *btf, uint32_t id, uint32_t *res)
 {
 	const struct btf_type *t = btf__type_by_id(btf, id);
@@ -675,7 +688,7 @@ int obj_core_relocate(struct bpfrt_object *obj, size_t sec, size_t start, size_t
 			struct spec ls;
 			const char *acc;
 			char field[256], why[160] = "";
-			bool found = false;
+			bool found = false, guarded = false;
 			size_t at;
 
 			memcpy(&r, p, sizeof(r));
@@ -702,6 +715,15 @@ int obj_core_relocate(struct bpfrt_object *obj, size_t sec, size_t start, size_t
 					err = relo_in(&ls, r.kind, obj->core_builtin, &found, &res);
 				if (!err && !found && is_uapi_ctx(&ls))
 					err = relo_in(&ls, r.kind, obj->btf, &found, &res);
+				/* a kernel struct's field offset, no target naming it:
+				 * the program's own layout, which is how the verifier
+				 * types kernel structs (the object's BTF), guarded */
+				if (!err && !found && !obj->core_btf &&
+				    r.kind == BPF_CORE_FIELD_BYTE_OFFSET &&
+				    !target_names_root(obj->core_builtin, &ls)) {
+					err = relo_in(&ls, r.kind, obj->btf, &found, &res);
+					guarded = found;
+				}
 				if (err)
 					return bpfrt_err(err == -ESRCH ? -EINVAL : err,
 							 "%s: section %s: CO-RE relocation #%d (%s) of "
@@ -744,6 +766,18 @@ int obj_core_relocate(struct bpfrt_object *obj, size_t sec, size_t start, size_t
 				return bpfrt_err(err, "%s: section %s: CO-RE relocation #%d (%s) of %s "
 						 "at insn %zu: %s", obj->name, secname, idx,
 						 relo_kind_str(r.kind), field, at, why);
+			if (guarded) {
+				char msg[600];
+
+				snprintf(msg, sizeof(msg), "CO-RE relocation #%d (%s) of %s: not found "
+					 "in the target BTF (no btf_custom_path given): resolved to the "
+					 "program's own layout, which only a load or step through a "
+					 "pointer typed from the program's BTF (a kernel struct) may use",
+					 idx, relo_kind_str(r.kind), field);
+				err = bpfrt_prog_add_core_guard(prog, (uint32_t)at, msg);
+				if (err)
+					return err;
+			}
 		}
 	}
 	return 0;

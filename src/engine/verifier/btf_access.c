@@ -398,6 +398,26 @@ bool vbtf_alu_demote(const struct bpf_insn *insn, struct vreg *dst, struct vreg 
 	return dst->type == SCALAR && src->type == SCALAR;
 }
 
+int vbtf_check_core_guard(struct venv *env, const struct bpf_insn *insn)
+{
+	const char *why = bpfrt_prog_core_guard(env->prog, env->insn);
+	const struct vreg *r = NULL;
+
+	if (!why)
+		return 0;
+	/* the offset as a constant (`r2 = off; r1 += r2`, as clang emits
+	 * &file->f_path): a number, verified wherever it is used */
+	if (insn->code == (BPF_ALU64 | BPF_MOV | BPF_K) || insn->code == (BPF_ALU | BPF_MOV | BPF_K))
+		return 0;
+	if (insn_class(insn) == BPF_LDX)
+		r = reg_at(env, insn->src_reg);
+	else if (insn->code == (BPF_ALU64 | BPF_ADD | BPF_K))
+		r = reg_at(env, insn->dst_reg);
+	if (r && r->type == PTR_TO_BTF_ID && env->btf && env->btf == env->prog->obj_btf)
+		return 0;
+	return verr(env, "%s", why);
+}
+
 void vbtf_rewrite_probe_loads(struct venv *env)
 {
 	for (uint32_t pc = 0; env->probe_loads && pc < env->n; pc++) {

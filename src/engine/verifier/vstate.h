@@ -477,6 +477,11 @@ int vbtf_check_access(struct venv *env, int regno, const struct vreg *reg, int32
 /* ALU on a typed pointer that is no step within its struct: its operands
  * made numbers again; true if both are now scalars. */
 bool vbtf_alu_demote(const struct bpf_insn *insn, struct vreg *dst, struct vreg *src, bool is64);
+/* An instruction a CO-RE relocation resolved to the program's own
+ * layout (prog->core_guards): only a load through, or a constant step of,
+ * a pointer typed from the program's BTF may use it, or a move of the
+ * offset into a register (a number, checked where it is used). */
+int vbtf_check_core_guard(struct venv *env, const struct bpf_insn *insn);
 /* After a successful verification: its loads through typed pointers
  * become fault-safe (BPFRT_PROBE_MEM). */
 void vbtf_rewrite_probe_loads(struct venv *env);

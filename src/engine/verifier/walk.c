@@ -109,6 +109,8 @@ static int step(struct venv *env)
 	uint32_t next = env->insn + 1;
 	int err = check_reads(env, insn);
 
+	if (!err && env->prog->core_guard_cnt)
+		err = vbtf_check_core_guard(env, insn);
 	if (err)
 		return err;
 	switch (insn_class(insn)) {

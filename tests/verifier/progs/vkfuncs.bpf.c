@@ -5,6 +5,9 @@
  * this file's; Linux would check it against its own, hence no Linux
  * verdicts). Accepted syscall programs run: nothing of the kind exists in
  * user space, so the lookups give NULL and the not-found path runs.
+ * struct mm_struct is CO-RE (preserve_access_index) with no target BTF
+ * naming it: its field offsets resolve to this file's layout, which only
+ * loads through pointers typed from this BTF may use.
  * @task_from_pid_release: accept ; linux: skip
  * @current_task_acquire_release: accept ; linux: skip
  * @cgroup_from_id_acquire_release: accept ; linux: skip
@@ -27,6 +30,8 @@
  * @sleepable_kfunc_not_sleepable: reject "must be sleepable" ; linux: skip
  * @d_path_buffer_too_small: reject "invalid access to map value" ; linux: skip
  * @acquired_released_at_offset: reject "must have zero offset" ; linux: skip
+ * @core_kernel_struct_through_typed_pointer: accept ; linux: skip
+ * @core_kernel_struct_elsewhere: reject "resolved to the program's own layout" ; linux: skip
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -34,10 +39,15 @@
 
 char _license[] SEC("license") = "GPL";
 
+struct mm_struct {
+	unsigned long start_code;
+	unsigned long end_code;
+} __attribute__((preserve_access_index));
 struct task_struct {
 	int pid;
 	int tgid;
 	struct task_struct *parent;
+	struct mm_struct *mm;
 };
 struct cgroup {
 	int level;
@@ -326,4 +336,20 @@ __attribute__((naked)) int acquired_released_at_offset(void *ctx)
 		     "exit;"
 		     :: [from_pid] "i"(bpf_task_from_pid), [release] "i"(bpf_task_release)
 		     : "memory");
+}
+
+SEC("syscall")
+int core_kernel_struct_through_typed_pointer(void *ctx)
+{
+	struct mm_struct *mm = current_task()->mm;
+
+	return mm->end_code != 0; /* fault-safe: reads 0 */
+}
+
+static struct mm_struct fake_mm;
+
+SEC("syscall")
+int core_kernel_struct_elsewhere(void *ctx)
+{
+	return fake_mm.end_code != 0;
 }
