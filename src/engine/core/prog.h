@@ -89,20 +89,10 @@ struct bpfrt_prog {
 	 * if a path reaches one */
 	struct bpfrt_core_poison *core_poisons;
 	uint32_t core_poison_cnt;
-	/* byte-offset relocations of kernel structs no target BTF describes,
-	 * resolved to the program's own layout: the verifier lets only an
-	 * access through a pointer typed from that same BTF use one
-	 * (verifier/btf_access.c), and refuses the others with msg */
-	struct bpfrt_core_poison *core_guards;
-	uint32_t core_guard_cnt;
 	/* the target BTF of typed arguments the loader found (the object's
 	 * btf_custom_path; borrowed, cleared when the object closes), else
 	 * NULL: the verifier asks the host (verifier/btf_access.c) */
 	const struct btf *attach_btf;
-	/* the object's own BTF (borrowed, cleared with attach_btf), which
-	 * names the kernel structs kernel kfuncs take and return
-	 * (verifier/kfuncs_kernel.c); NULL for programs loaded from bytes */
-	const struct btf *obj_btf;
 	struct bpfrt_map_ref *map_refs;
 	uint32_t map_ref_cnt;
 	/* line info sorted by insn, NULL/0 without BTF; pool holds the text */
@@ -148,6 +138,19 @@ struct bpfrt_prog {
 	struct bpfrt_privstack *privstack_list; /* one per thread, under its lock */
 	uint32_t privstack_threads;
 	_Atomic uint64_t privstack_faults;
+
+	/* Kept last: the JIT's generated code reaches the fields above by
+	 * offset (its stored image digests with them). */
+	/* the object's own BTF (borrowed, cleared with attach_btf), which
+	 * names the kernel structs kernel kfuncs take and return
+	 * (verifier/kfuncs_kernel.c); NULL for programs loaded from bytes */
+	const struct btf *obj_btf;
+	/* byte-offset relocations of kernel structs no target BTF describes,
+	 * resolved to the program's own layout: the verifier lets only an
+	 * access through a pointer typed from that same BTF use one
+	 * (verifier/btf_access.c), and refuses the others with msg */
+	struct bpfrt_core_poison *core_guards;
+	uint32_t core_guard_cnt;
 };
 
 /* libbpf's poison for an unresolvable CO-RE relocation: `call 0xbad2310`
