@@ -879,7 +879,7 @@ TEST(bad_encodings_abort)
 		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, 10, 1, -8, 0x02),
 		INSN(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 0),
 		INSN(BPF_JMP | BPF_CALL, 0, 2, 0, 1),
-		INSN(BPF_JMP | BPF_JCOND, 0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_JCOND, 0, 1, 0, 0),
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
@@ -984,7 +984,7 @@ TEST(interp_guards_bad_encodings)
 		INSN(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 0),
 		INSN(BPF_JMP | BPF_CALL, 0, 2, 0, 1),
 		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, -1),
-		INSN(BPF_JMP | BPF_JCOND, 0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_JCOND, 0, 1, 0, 0),
 		INSN(BPF_JMP32 | BPF_CALL, 0, 0, 0, 0),
 		INSN(BPF_JMP32 | BPF_EXIT, 0, 0, 0, 0),
 	};

@@ -322,6 +322,54 @@ TEST(jumps_all_conditions)
 				}
 }
 
+/* may_goto: the run's budget (core/run.h) is the same on every engine,
+ * whole for each run, and the instruction leaves every register alone. */
+#define MAY_GOTO(OFF) INSN(BPF_JMP | BPF_JCOND, 0, BPF_MAY_GOTO, OFF, 0)
+TEST(may_goto_budget_and_registers)
+{
+	/* r0 counts fall-throughs until the budget is spent */
+	static const struct bpf_insn count[] = {
+		MOV64_IMM(0, 0), MAY_GOTO(2), ALU64_IMM(BPF_ADD, 0, 1), JA(-3), EXIT(),
+	};
+	/* then, the budget spent, a may_goto jumping back (off < 0) takes
+	 * every round of a loop its count ends */
+	static const struct bpf_insn back[] = {
+		MOV64_IMM(0, 0), MAY_GOTO(2), ALU64_IMM(BPF_ADD, 0, 1), JA(-3),
+		MOV64_IMM(1, 0), ALU64_IMM(BPF_ADD, 1, 1), INSN(BPF_JMP | BPF_JGE | BPF_K, 1, 0, 1, 5),
+		MAY_GOTO(-3), ALU64_REG(BPF_ADD, 0, 1), EXIT(),
+	};
+	uint64_t got;
+
+	for (int run = 0; run < 2; run++) {
+		if (!run_both(count, ARRAY_LEN(count), 0, 0, &got))
+			return;
+		CHECK_EQ(got, (uint64_t)8 * 1024 * 1024, "run %d: fall-throughs", run);
+	}
+	if (run_both(back, ARRAY_LEN(back), 0, 0, &got))
+		CHECK_EQ(got, (uint64_t)8 * 1024 * 1024 + 5, "backward may_goto");
+	/* every register seeded, a may_goto after a zero-extending copy (no
+	 * compare may be folded into it), a target past 128 bytes of code */
+	{
+		struct pb p = { 0 };
+		uint64_t reg[10];
+
+		for (int r = 0; r <= 9; r++) {
+			reg[r] = seed_of(r);
+			pb_lddw(&p, (uint8_t)r, reg[r]);
+		}
+		pb_add(&p, MOV32_REG(0, 1));
+		reg[0] = (uint32_t)reg[1];
+		pb_add(&p, MAY_GOTO(40));
+		for (int k = 0; k < 40; k++)
+			pb_add(&p, ALU64_IMM(BPF_ADD, 9, 0));
+		pb_add(&p, MAY_GOTO(0));
+		pb_fold(&p);
+		if (run_both(p.i, p.n, 0, 0, &got))
+			CHECK_EQ(got, model_fold(reg), "registers across may_goto");
+		pb_free(&p);
+	}
+}
+
 /* An ALU result tested against zero right after: the JIT may reuse the
  * ALU's flags, which is only right when the widths agree. */
 TEST(jumps_on_alu_flags)

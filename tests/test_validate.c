@@ -97,10 +97,24 @@ TEST(rejects_unknown_opcodes)
 	REJECT1(INSN(BPF_LD | BPF_W | BPF_IMM, 1, 0, 0, 0), "unknown opcode 0x00");
 	REJECT1(INSN(BPF_JMP32 | BPF_CALL, 0, 0, 0, HELPER_ID), "unknown opcode 0x86");
 	REJECT1(INSN(BPF_JMP32 | BPF_EXIT, 0, 0, 0, 0), "unknown opcode 0x96");
-	REJECT1(INSN(BPF_JMP | BPF_JCOND, 0, 0, 0, 0), "unknown opcode 0xe5");
+	REJECT1(INSN(BPF_JMP | BPF_JCOND, 0, 1, 0, 0), "unknown opcode 0xe5 with src_reg 1");
+	REJECT1(INSN(BPF_JMP32 | BPF_JCOND, 0, 0, 0, 0), "unknown opcode 0xe6");
+	REJECT1(INSN(BPF_JMP | BPF_JCOND | BPF_X, 0, 0, 0, 0), "unknown opcode 0xed");
 	REJECT1(INSN(BPF_JMP | 0xf0, 1, 0, 0, 0), "unknown opcode 0xf5");
 	REJECT1(INSN(BPF_JMP | BPF_JA | BPF_X, 0, 0, 0, 0), "unknown opcode 0x0d");
 	REJECT1(INSN(BPF_JMP | BPF_EXIT | BPF_X, 0, 0, 0, 0), "unknown opcode 0x9d");
+}
+
+/* may_goto: src_reg BPF_MAY_GOTO, dst_reg and imm reserved, off a jump
+ * offset checked as any other. */
+TEST(may_goto_encodings)
+{
+	ACCEPT1(INSN(BPF_JMP | BPF_JCOND, 0, 0, 0, 0));
+	ACCEPT1(INSN(BPF_JMP | BPF_JCOND, 0, 0, -1, 0));
+	REJECT1(INSN(BPF_JMP | BPF_JCOND, 1, 0, 0, 0), "reserved field dst_reg must be 0 for may_goto");
+	REJECT1(INSN(BPF_JMP | BPF_JCOND, 0, 0, 0, 7), "reserved field imm must be 0 for may_goto");
+	REJECT1(INSN(BPF_JMP | BPF_JCOND, 0, 0, 5, 0), "jump out of range");
+	REJECT1(INSN(BPF_JMP | BPF_JCOND, 0, 0, -3, 0), "jump out of range");
 }
 
 /* Legacy packet loads validate (their semantics are the verifier's and

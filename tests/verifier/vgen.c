@@ -25,6 +25,7 @@ const char *const vg_class_names[VC_CNT] = {
 	"helper call", "local call", "callx", "bpf_loop", "tail call", "ringbuf record",
 	"packet", "ctx read", "ctx write", "ld_abs/ind", "spin lock", "iterator loop",
 	"socket",
+	"may_goto",
 };
 
 /* ---- maps ----------------------------------------------------------------------- */
@@ -1678,6 +1679,59 @@ static void s_loop(struct gen *g)
 	meet(&g->st, &before);
 }
 
+/* A counted loop with a may_goto (Linux's `i < n && can_loop`): before
+ * the body or after it, jumping past the loop; or (off < 0) ending the
+ * body, jumping back to the head. The counter bounds the trip count
+ * either way; the verifier walks both ways of each may_goto. */
+static void s_may_goto_loop(struct gen *g)
+{
+	int c = 9;
+	bool first = fz(2), back = !first && fz(2);
+	size_t head, mg = 0, j;
+	struct gst before;
+
+	if (!usable(g, c) || !room(g, 32) || g->in_record)
+		return;
+	emit(g, I(BPF_ALU64 | BPF_MOV | BPF_K, c, 0, 0, 0));
+	set_scalar(g, c);
+	before = g->st;
+	head = g->p->n;
+	if (first) {
+		mg = g->p->n;
+		emit(g, I(BPF_JMP | BPF_JCOND, 0, BPF_MAY_GOTO, 0, 0));
+	}
+	g->reserved |= 1u << c;
+	g->depth++;
+	block(g, 1 + (int)fz(2));
+	g->depth--;
+	g->reserved &= (uint16_t)~(1u << c);
+	emit(g, I(BPF_ALU64 | BPF_ADD | BPF_K, c, 0, 0, 1));
+	j = g->p->n;
+	emit(g, I((fz(2) ? BPF_JMP32 : BPF_JMP) | BPF_JGE | BPF_K, c, 0, 0, 2 + fz(4)));
+	if (back) {
+		/* if c >= n goto out; may_goto head; out: */
+		emit(g, I(BPF_JMP | BPF_JCOND, 0, BPF_MAY_GOTO, 0, 0));
+		if (!g->full) {
+			/* while the budget lasts the fall-through ends the loop
+			 * after a round; once it is spent the count does */
+			g->p->insns[j].off = 1;
+			g->p->insns[g->p->n - 1].off = (int16_t)((int64_t)head - (int64_t)g->p->n);
+		}
+	} else {
+		if (!first) {
+			mg = g->p->n;
+			emit(g, I(BPF_JMP | BPF_JCOND, 0, BPF_MAY_GOTO, 0, 0));
+		}
+		emit(g, I(BPF_JMP | BPF_JA, 0, 0, 0, 0));
+		if (!g->full) {
+			g->p->insns[j].off = (int16_t)(g->p->n - j - 1);
+			g->p->insns[mg].off = (int16_t)(g->p->n - mg - 1);
+			g->p->insns[g->p->n - 1].off = (int16_t)((int64_t)head - (int64_t)g->p->n);
+		}
+	}
+	meet(&g->st, &before);
+}
+
 /* A loop over an open-coded iterator (bpf_for / bpf_for_each over bits):
  * new, then next until NULL around a body of snippets, then destroy. The
  * object sits below the stack the other snippets use, so nothing else
@@ -1777,8 +1831,12 @@ static void snippet(struct gen *g)
 		s_helper(g);
 	else if (w < 78 && g->depth < 3)
 		s_if(g);
-	else if (w < 80 && g->depth < 2)
-		s_loop(g);
+	else if (w < 80 && g->depth < 2) {
+		if (fz(3))
+			s_loop(g);
+		else
+			s_may_goto_loop(g);
+	}
 	else if (w < 84)
 		s_local_call(g);
 	else if (w < 87)
@@ -2054,6 +2112,8 @@ uint64_t vg_classes(const struct vg_prog *p, uint8_t *helpers)
 				}
 			} else if (op == BPF_JA) {
 				SET(cls == BPF_JMP32 ? VC_GOTOL : VC_JA);
+			} else if (insn_is_may_goto(in)) {
+				SET(VC_MAY_GOTO);
 			} else if (op != BPF_EXIT) {
 				SET(cls == BPF_JMP32 ? VC_JMP32 : VC_JMP);
 			}

@@ -66,6 +66,7 @@ static inline void bpfrt_exec_begin(void)
 	bpfrt_run_state.abort_err = 0;
 	bpfrt_run_state.abort_msg = NULL;
 	bpfrt_run_state.tail_call_cnt = 0;
+	bpfrt_run_state.may_goto_left = BPFRT_MAY_GOTO_BUDGET;
 	/* a run nested in a checked one is not checked (unless asked):
 	 * its callbacks must not look for the outer run's regions */
 	bpfrt_run_state.check = NULL;

@@ -10,6 +10,9 @@
 struct bpfrt_prog;
 struct bpfrt_check_run;
 
+/* may_goto fall-throughs one run may take (Linux's BPF_MAX_LOOPS) */
+#define BPFRT_MAY_GOTO_BUDGET (8u * 1024 * 1024)
+
 struct bpfrt_run_state {
 	int abort_err;      /* 0, or a positive errno when the last run aborted */
 	uint32_t abort_pc;  /* instruction index that aborted */
@@ -20,6 +23,12 @@ struct bpfrt_run_state {
 	const struct bpfrt_prog *cur_prog;
 	uint32_t callback_depth; /* nested bpfrt_callback_invoke calls */
 	uint32_t tail_call_cnt;  /* JIT: tail calls taken in this run */
+	/* may_goto fall-throughs the run may still take (isa.h): every run
+	 * entry sets BPFRT_MAY_GOTO_BUDGET and puts the outer run's back at
+	 * its end (a nested run never refills the budget of the run around
+	 * it); BPF-to-BPF calls, callbacks and tail calls share it. Not on a
+	 * stack, so private and nest stacks change nothing. */
+	uint32_t may_goto_left;
 	uint64_t tail_call_ctx;  /* JIT: r1 of the tail call being made */
 	/* fentry/fexit/fmod_ret/fentry.multi: the trampoline frame (struct
 	 * bpfrt_tramp_frame, attach/trampoline.h) whose programs run now, for

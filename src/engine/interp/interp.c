@@ -275,14 +275,18 @@ uint64_t bpfrt_interp_run_counted(const struct bpfrt_prog *prog, uint64_t arg1,
 	const struct bpfrt_prog *outer = bpfrt_run_state.cur_prog;
 	const uint64_t args[5] = { arg1, arg2 };
 	uint32_t outer_tail_calls = bpfrt_run_state.tail_call_cnt;
+	uint32_t outer_may_goto = bpfrt_run_state.may_goto_left;
 	uint64_t dummy, r0;
 
-	/* a run of its own: its tail calls count from zero */
+	/* a run of its own: its tail calls count from zero, its may_goto
+	 * budget is whole */
 	bpfrt_run_state.tail_call_cnt = 0;
+	bpfrt_run_state.may_goto_left = BPFRT_MAY_GOTO_BUDGET;
 	bpfrt_run_state.cur_prog = prog;
 	r0 = interp_run_native(prog, 0, args, executed ? executed : &dummy);
 	bpfrt_run_state.cur_prog = outer;
 	bpfrt_run_state.tail_call_cnt = outer_tail_calls;
+	bpfrt_run_state.may_goto_left = outer_may_goto;
 	return r0;
 }
 

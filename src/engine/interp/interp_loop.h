@@ -84,6 +84,7 @@ INTERP_NAME(const struct bpfrt_prog *prog, uint32_t entry, const uint64_t *args,
 		JMP_ENTRIES(jsle, BPF_JSLE),
 		[BPF_JMP | BPF_JA] = &&jmp_ja,
 		[BPF_JMP32 | BPF_JA] = &&jmp_gotol,
+		[BPF_JMP | BPF_JCOND] = &&jmp_may_goto,
 		[BPF_JMP | BPF_CALL] = &&jmp_call,
 		[BPF_JMP | BPF_CALL | BPF_X] = &&jmp_callx,
 		[BPF_JMP | BPF_EXIT] = &&jmp_exit,
@@ -332,6 +333,15 @@ jmp_ja:
 	NEXT();
 jmp_gotol:
 	insn += IMM;
+	NEXT();
+jmp_may_goto:
+	/* the run's budget (core/run.h): spent, every may_goto jumps */
+	if (unlikely(insn->src_reg != BPF_MAY_GOTO))
+		goto bad_opcode;
+	if (bpfrt_run_state.may_goto_left)
+		bpfrt_run_state.may_goto_left--;
+	else
+		insn += OFF;
 	NEXT();
 
 	/* ---- memory ------------------------------------------------------- */

@@ -494,9 +494,13 @@ static int asm_jcond(struct assembler *as, const struct stmt *st, bool *matched)
 	return emit(as, insn);
 }
 
-static int asm_ja(struct assembler *as, const struct stmt *st, bool wide)
+/* "ja TARGET", "ja32/gotol TARGET", and "may_goto TARGET" (mg: BPF_JCOND
+ * with src_reg BPF_MAY_GOTO, the 16-bit offset as ja's). */
+static int asm_ja(struct assembler *as, const struct stmt *st, bool wide, bool mg)
 {
-	struct bpf_insn insn = { .code = wide ? (BPF_JMP32 | BPF_JA) : (BPF_JMP | BPF_JA) };
+	struct bpf_insn insn = { .code = wide ? (BPF_JMP32 | BPF_JA)
+					      : mg ? (BPF_JMP | BPF_JCOND) : (BPF_JMP | BPF_JA),
+				 .src_reg = BPF_MAY_GOTO };
 	int32_t rel;
 	int err = want_ops(as, st, 1);
 
@@ -714,9 +718,11 @@ static int assemble_stmt(struct assembler *as, const struct stmt *st)
 			return err;
 	}
 	if (!strcmp(mn, "ja"))
-		return asm_ja(as, st, false);
+		return asm_ja(as, st, false, false);
 	if (!strcmp(mn, "ja32") || !strcmp(mn, "gotol"))
-		return asm_ja(as, st, true);
+		return asm_ja(as, st, true, false);
+	if (!strcmp(mn, "may_goto"))
+		return asm_ja(as, st, false, true);
 	if (!strcmp(mn, "call"))
 		return asm_call(as, st);
 	if (!strcmp(mn, "callx"))

@@ -268,6 +268,12 @@ static bool format_jmp(struct line *l, const struct bpf_insn *insn)
 		}
 		return true;
 	}
+	if (!is32 && op == BPF_JCOND) {
+		if (!insn_is_may_goto(insn) || insn->dst_reg || insn->imm)
+			return false;
+		put(l, "may_goto %+d", insn->off);
+		return true;
+	}
 	if (!is32 && op == BPF_CALL)
 		return format_call(l, insn);
 	if (!is32 && op == BPF_EXIT) {

@@ -167,6 +167,10 @@ static bool print_jmp(struct out *o, const struct bpf_insn *insn,
 			put(o, "goto pc%+d", insn->off);
 		return true;
 	}
+	if (op == BPF_JCOND && !is32 && insn->src_reg == BPF_MAY_GOTO) {
+		put(o, "may_goto pc%+d", insn->off);
+		return true;
+	}
 	if (op == BPF_EXIT && !is32) {
 		put(o, "exit");
 		return true;

@@ -21,6 +21,13 @@
 #ifndef BPF_JCOND
 #define BPF_JCOND 0xe0
 #endif
+/* BPF_JMP | BPF_JCOND with src_reg BPF_MAY_GOTO: "may_goto +off", a
+ * bounded loop escape. Each execution takes the branch when the run's
+ * budget (BPFRT_MAY_GOTO_BUDGET fall-throughs, core/run.h) is used up and
+ * otherwise spends one of it and falls through. */
+#ifndef BPF_MAY_GOTO
+#define BPF_MAY_GOTO 0
+#endif
 #ifndef BPF_PSEUDO_FUNC
 #define BPF_PSEUDO_FUNC 4
 #endif
@@ -90,6 +97,10 @@ static inline bool insn_is_callx(const struct bpf_insn *i)
 static inline bool insn_is_gotol(const struct bpf_insn *i)
 {
 	return i->code == (BPF_JMP32 | BPF_JA);
+}
+static inline bool insn_is_may_goto(const struct bpf_insn *i)
+{
+	return i->code == (BPF_JMP | BPF_JCOND) && i->src_reg == BPF_MAY_GOTO;
 }
 static inline bool insn_is_jump_class(const struct bpf_insn *i)
 {

@@ -49,6 +49,7 @@ static void jmp_reg_use(const struct bpfrt_prog *prog, const struct bpf_insn *in
 {
 	switch (insn_op(insn)) {
 	case BPF_JA:
+	case BPF_JCOND: /* may_goto reads no register */
 		return;
 	case BPF_EXIT:
 		u->use = RBIT(BPF_R0);

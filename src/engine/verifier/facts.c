@@ -28,8 +28,9 @@ static void mark_prune_points(struct venv *env)
 		} else if (insn_is_call(insn) && pc + 1 < env->n) {
 			env->aux[pc + 1].prune_point = true;
 		}
-		/* where an iterator loop converges (iter.c) */
-		if (viter_call_op(env, pc) == BPFRT_ITER_OP_NEXT)
+		/* where an iterator or may_goto loop converges (iter.c,
+		 * may_goto.c) */
+		if (viter_call_op(env, pc) == BPFRT_ITER_OP_NEXT || insn_is_may_goto(insn))
 			env->aux[pc].prune_point = true;
 	}
 	for (uint32_t s = 0; s < env->prog->subprog_cnt; s++)
@@ -180,7 +181,7 @@ static int compute_precise(struct venv *env)
 					in = exit_r0_precise(env, i, sub_r0) ? REGMASK(BPF_R0) : 0;
 				else if (insn_is_call(insn) || insn_is_callx(insn))
 					in = (uint16_t)((out & ~(ARG_REGS | REGMASK(0))) | ARG_REGS);
-				else if (insn_op(insn) != BPF_JA)
+				else if (insn_op(insn) != BPF_JA && !insn_is_may_goto(insn))
 					in = out | dst | (insn_src(insn) == BPF_X ? src : 0);
 				break;
 			}
@@ -496,7 +497,7 @@ static int compute_decides(struct venv *env)
 						in |= dst;
 					if (insn_is_callx(insn) || call_runs_bpf(env, insn))
 						sin = ~0ull;
-				} else if (insn_op(insn) != BPF_JA) {
+				} else if (insn_op(insn) != BPF_JA && !insn_is_may_goto(insn)) {
 					in = out | dst | (x ? src : 0);
 				}
 				break;

@@ -288,7 +288,7 @@ static bool same_callsites(const struct vstate *a, const struct vstate *b)
 /* The checkpoint of the previous iteration: the nearest ancestor saved
  * at this call with the same call sites, past the one just saved for the
  * current state. */
-static const struct vstate *previous_iteration(const struct venv *env, uint32_t insn)
+const struct vstate *vprevious_iteration(const struct venv *env, uint32_t insn)
 {
 	const struct vstate *cur = env->cur, *st = cur->parent;
 	int steps = ANCESTOR_SEARCH;
@@ -311,8 +311,8 @@ static bool scalar_exact(const struct vreg *a, const struct vreg *b)
 
 /* Forgets (makes unknown) the scalars of st that changed since prev and
  * that no branch after `insn` depends on. */
-static void widen_imprecise(struct venv *env, const struct vstate *prev, struct vstate *st,
-			    uint32_t insn)
+void vwiden_imprecise(struct venv *env, const struct vstate *prev, struct vstate *st,
+		      uint32_t insn)
 {
 	for (uint32_t f = 0; f <= st->curframe; f++) {
 		const struct vframe *o = prev->frames[f];
@@ -355,7 +355,7 @@ static int iter_next(struct venv *env, struct vframe *fr, int64_t lo, enum bpfrt
 
 	clobber_args(env);
 	if (it_state(it) == ITER_ACTIVE) {
-		const struct vstate *prev = previous_iteration(env, env->insn);
+		const struct vstate *prev = vprevious_iteration(env, env->insn);
 
 		more = vpush_branch(env, env->insn + 1);
 		if (!more)
@@ -366,7 +366,7 @@ static int iter_next(struct venv *env, struct vframe *fr, int64_t lo, enum bpfrt
 		it_depth(it)++;
 		iter_sync(fr, lo, type);
 		if (prev)
-			widen_imprecise(env, prev, more, env->insn + 1);
+			vwiden_imprecise(env, prev, more, env->insn + 1);
 		r0 = reg_at(env, BPF_R0);
 		mark_ptr(r0, PTR_TO_MEM);
 		r0->flags = MEM_RDONLY;
@@ -448,7 +448,7 @@ int viter_call(struct venv *env, int32_t id)
 
 /* ---- convergence ---- */
 
-static bool is_ancestor(const struct vstate *sl, const struct vstate *cur)
+bool vis_ancestor(const struct vstate *sl, const struct vstate *cur)
 {
 	int steps = 4 * ANCESTOR_SEARCH;
 
@@ -478,5 +478,5 @@ bool viter_converged(struct venv *env, const struct vstate *sl, const struct vst
 	if (!slot_is_iter(it) || it_state(it) != ITER_ACTIVE || it_part(it) != 0 ||
 	    it_type(it) != kfunc_at(env, env->insns[insn].imm).type)
 		return false;
-	return vstates_equal(env, sl, cur, insn, false) && is_ancestor(sl, cur);
+	return vstates_equal(env, sl, cur, insn, false) && vis_ancestor(sl, cur);
 }

@@ -133,7 +133,9 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 			/* an ancestor: the path went round a loop; through an
 			 * active iterator's next, to a state covering this
 			 * one, it converged (iter.c says why it terminates) */
-			if (viter_converged(env, sl, cur, insn)) {
+			if (viter_converged(env, sl, cur, insn) ||
+			    vmay_goto_converged(env, sl, cur, insn)) {
+				vmark_loop_reads(cur, sl);
 				sl->hits++;
 				return 1;
 			}
@@ -143,7 +145,8 @@ int vstate_is_visited(struct venv *env, uint32_t insn)
 				hash = loop_hash(env, cur, insn) | 1;
 			if (!sl->hash)
 				sl->hash = loop_hash(env, sl, insn) | 1;
-			if (sl->hash == hash && vstates_equal(env, sl, cur, insn, true)) {
+			if (sl->hash == hash && vmay_goto_same_depth(sl, cur) &&
+			    vstates_equal(env, sl, cur, insn, true)) {
 				if (cur->joined && !env->join_off)
 					return join_made_loop(env, insn);
 				return verr(env, "infinite loop detected at insn %u", insn);

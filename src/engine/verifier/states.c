@@ -81,6 +81,7 @@ struct vstate *vstate_copy(const struct vstate *src)
 	st->insn = src->insn;
 	st->lock_map = src->lock_map;
 	st->lock_id = src->lock_id;
+	st->may_goto_depth = src->may_goto_depth;
 	for (uint32_t i = 0; i <= src->curframe; i++) {
 		st->frames[i] = frame_copy(src->frames[i]);
 		if (!st->frames[i]) {

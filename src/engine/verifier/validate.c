@@ -290,7 +290,19 @@ static int check_jmp(struct vctx *v, uint32_t pc, const struct bpf_insn *insn)
 	case BPF_JNE: case BPF_JSGT: case BPF_JSGE: case BPF_JLT:
 	case BPF_JLE: case BPF_JSLT: case BPF_JSLE:
 		break;
-	default: /* BPF_JCOND (may_goto) and 0xf0 are not in RFC 9669 */
+	case BPF_JCOND: /* may_goto (Linux's extension; not in RFC 9669) */
+		if (is32 || x)
+			return unknown_opcode(pc, insn);
+		if (insn->src_reg != BPF_MAY_GOTO)
+			return reject(pc, "unknown opcode 0x%02x with src_reg %u (may_goto is "
+				      "src_reg 0, no other conditional pseudo-jump exists)",
+				      insn->code, insn->src_reg);
+		if (insn->dst_reg)
+			return reserved(pc, "dst_reg", insn->dst_reg, "may_goto");
+		if (insn->imm)
+			return reserved(pc, "imm", insn->imm, "may_goto");
+		return 0;
+	default: /* 0xf0 is no jump */
 		return unknown_opcode(pc, insn);
 	}
 

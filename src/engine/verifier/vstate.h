@@ -226,6 +226,8 @@ struct vstate {
 	 * map and the id of its pointer; NULL map: none */
 	struct bpfrt_map *lock_map;
 	uint32_t lock_id;
+	/* may_goto fall-throughs taken on this path (may_goto.c) */
+	uint32_t may_goto_depth;
 };
 
 struct vstack_elem {
@@ -597,6 +599,34 @@ struct bpfrt_kernel_kfunc;
 const struct bpfrt_kernel_kfunc *vkfunc_kernel_of(const struct venv *env, int32_t id);
 /* Checks and models the call at env->insn: 0 go on, <0 rejection. */
 int vkfunc_kernel_call(struct venv *env, int32_t id);
+
+/* The loop machinery iter.c and may_goto.c share: the checkpoint of the
+ * previous iteration (the nearest ancestor saved at insn with the same
+ * call sites, past the one just saved for the current state); st's
+ * scalars that changed since prev and that no branch after insn depends
+ * on, forgotten (Linux's widen_imprecise_scalars); is sl an ancestor of
+ * cur (within a bounded search)? */
+const struct vstate *vprevious_iteration(const struct venv *env, uint32_t insn);
+void vwiden_imprecise(struct venv *env, const struct vstate *prev, struct vstate *st,
+		      uint32_t insn);
+bool vis_ancestor(const struct vstate *sl, const struct vstate *cur);
+
+/* may_goto.c */
+/* Walks the may_goto at env->insn: the fall-through pushed, *next the
+ * jump target. */
+int vdo_may_goto(struct venv *env, const struct bpf_insn *insn, uint32_t *next);
+/* At a may_goto: does the ancestor sl cover cur, which fell through a
+ * may_goto since? Then the loop converged (prune). */
+bool vmay_goto_converged(struct venv *env, const struct vstate *sl, const struct vstate *cur,
+			 uint32_t insn);
+/* A loop converged at its ancestor sl (an iterator's or a may_goto's):
+ * the checkpoints between sl and cur, whose walks end here, may read
+ * what sl's continuation reads later, so every slot they did not see
+ * written whole is marked read. */
+void vmark_loop_reads(struct vstate *cur, const struct vstate *sl);
+/* May sl and cur, at insn, be taken for an infinite loop (as far as the
+ * may_goto depths go)? */
+bool vmay_goto_same_depth(const struct vstate *sl, const struct vstate *cur);
 
 /* walk.c */
 /* A copy of the current state pushed to be walked from insn later. */

@@ -156,6 +156,10 @@ static int step(struct venv *env)
 			next = (uint32_t)insn_branch_target(insn, env->insn);
 			break;
 		}
+		if (insn_is_may_goto(insn)) {
+			err = vdo_may_goto(env, insn, &next); /* may_goto.c */
+			break;
+		}
 		err = vdo_cond_jmp(env, insn, &next);
 		break;
 	}

@@ -99,7 +99,7 @@ static inline bool bpfrt_attach_run(struct bpfrt_prog *prog, const void *ctx,
 {
 	struct bpfrt_attach_tls *t = &bpfrt_attach_tls;
 	int outer_abort;
-	uint32_t outer_tail_calls, depth;
+	uint32_t outer_tail_calls, outer_may_goto, depth;
 	struct bpfrt_check_run *outer_check;
 	uint64_t outer_cookie, r0;
 
@@ -114,9 +114,11 @@ static inline bool bpfrt_attach_run(struct bpfrt_prog *prog, const void *ctx,
 	t->cookie = cookie;
 	outer_abort = bpfrt_run_state.abort_err;
 	outer_tail_calls = bpfrt_run_state.tail_call_cnt;
+	outer_may_goto = bpfrt_run_state.may_goto_left;
 	outer_check = bpfrt_run_state.check;
 	bpfrt_run_state.abort_err = 0;
 	bpfrt_run_state.tail_call_cnt = 0;
+	bpfrt_run_state.may_goto_left = BPFRT_MAY_GOTO_BUDGET;
 	bpfrt_run_state.check = NULL; /* never checked, even inside a checked run */
 
 	if (__builtin_expect(prog->jit_func != NULL, 1)) {
@@ -135,6 +137,7 @@ static inline bool bpfrt_attach_run(struct bpfrt_prog *prog, const void *ctx,
 	}
 	bpfrt_run_state.abort_err = outer_abort;
 	bpfrt_run_state.tail_call_cnt = outer_tail_calls;
+	bpfrt_run_state.may_goto_left = outer_may_goto;
 	bpfrt_run_state.check = outer_check;
 	t->cookie = outer_cookie;
 	t->depth = depth;

@@ -21,6 +21,7 @@
 #include "attach/trampoline.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "isa/isa.h"
 #include "jit/backend.h"
 #include "jit/execmem.h"
 #include "sym/debuginfo.h"
@@ -226,6 +227,9 @@ bool bpfrt_tramp_prog_inlinable(const struct bpfrt_prog *prog)
 		const struct bpf_insn *in = &prog->insns[i];
 		uint8_t cls = in->code & 0x07;
 
+		/* the inline run sets no may_goto budget (run state untouched) */
+		if (insn_is_may_goto(in))
+			return false;
 		if ((cls == BPF_JMP || cls == BPF_JMP32) && (in->code & 0xf0) == BPF_CALL &&
 		    !(cls == BPF_JMP && (in->code & 0x08) == BPF_K &&
 		      in->src_reg == BPF_PSEUDO_CALL))

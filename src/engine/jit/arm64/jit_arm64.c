@@ -1015,6 +1015,21 @@ static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
 	patch_local(c, j_done);
 }
 
+/* may_goto: the run's budget (core/run.h), spent: jump.
+ *	addr = &bpfrt_run_state; w = addr->may_goto_left
+ *	cbz w, target; w -= 1; addr->may_goto_left = w */
+static void translate_may_goto(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	const uint32_t field = offsetof(struct bpfrt_run_state, may_goto_left) / 4;
+	int64_t t = insn_branch_target(insn, c->jp.pc);
+
+	emit_run_state_addr(c, ADDR, TMP);
+	emit(c, a64_ldst_uimm(A64_W, A64_LOAD, TMP, ADDR, field));
+	emit_cbz_to(c, false, false, TMP, c->jp.prev.start[t]);
+	emit(c, a64_addsub_imm(false, true, false, TMP, TMP, 1, false));
+	emit(c, a64_ldst_uimm(A64_W, A64_STORE, TMP, ADDR, field));
+}
+
 /* Tail call (helpers/callback.h has the contract): ask for the target
  * with r1-r3 already in x0-x2, then replace this function's frame with it,
  * entering at its normal entry with r1 = ctx and r2 = 0 so it returns to
@@ -1136,6 +1151,11 @@ static int translate_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 			return 1;
 		case BPF_EXIT:
 			emit_epilogue(c, c->jp.sub);
+			return 1;
+		case BPF_JCOND:
+			if (!insn_is_may_goto(insn) || insn_class(insn) != BPF_JMP)
+				break;
+			translate_may_goto(c, insn);
 			return 1;
 		default:
 			translate_cond_jump(c, insn);

@@ -275,6 +275,21 @@ static int run_state_addr(struct jit_ctx *c, size_t field, int32_t *disp)
 	return TRS;
 }
 
+/* may_goto: the run's budget (core/run.h), spent: jump.
+ *	t1 = run_state.may_goto_left; beq t1, zero, target
+ *	t1 -= 1; run_state.may_goto_left = t1 */
+static void translate_may_goto(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int64_t t = insn_branch_target(insn, c->jp.pc);
+	int32_t disp;
+	int base = run_state_addr(c, offsetof(struct bpfrt_run_state, may_goto_left), &disp);
+
+	emit_load(&c->b, LD_WU, T1, base, disp);
+	emit_jump_to(c, BR_EQ, T1, RV_ZERO, c->jp.prev.start[t]);
+	emit_addiw(&c->b, T1, T1, -1);
+	emit_store(&c->b, ST_W, T1, base, disp);
+}
+
 static void emit_store_run_state(struct jit_ctx *c, size_t field, unsigned f3, int reg)
 {
 	int32_t disp;
@@ -1105,6 +1120,13 @@ static int translate_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 			break;
 		case BPF_EXIT:
 			emit_epilogue(c, c->jp.sub);
+			break;
+		case BPF_JCOND:
+			if (insn_is_may_goto(insn) && insn_class(insn) == BPF_JMP)
+				translate_may_goto(c, insn);
+			else
+				bpfrt_jit_fail(&c->jp, -EINVAL, "unknown opcode 0x%02x",
+					       insn->code);
 			break;
 		default:
 			translate_cond_jump(c, insn);

@@ -392,7 +392,7 @@ enum copy_kind { COPY_ZEXT, COPY_MASK };
 
 static bool is_cond_jump(const struct bpf_insn *insn)
 {
-	return insn_is_branch(insn) && insn_op(insn) != BPF_JA;
+	return insn_is_branch(insn) && insn_op(insn) != BPF_JA && !insn_is_may_goto(insn);
 }
 
 static bool jump_takes_zext_source(const struct bpf_insn *j, bool as_dst)
@@ -1477,8 +1477,7 @@ static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, ui
 	const struct bpf_insn *j = foldable_at(c, at);
 	uint8_t op;
 
-	if (!j || !insn_is_jump_class(j) || !insn_is_branch(j) || insn_op(j) == BPF_JA ||
-	    j->dst_reg != dst || insn_src(j) != BPF_K || (c->live_out[c->jp.pc + at] & (1u << dst)))
+	if (!j || !is_cond_jump(j) || j->dst_reg != dst || insn_src(j) != BPF_K || (c->live_out[c->jp.pc + at] & (1u << dst)))
 		return 0;
 	op = insn_op(j);
 	/* a 64-bit compare of a zero-extended value equals the 32-bit one
@@ -1487,6 +1486,21 @@ static int try_fold_zext_compare(struct jit_ctx *c, uint8_t dst, uint8_t src, ui
 	    (j->imm < 0 || op == BPF_JSGT || op == BPF_JSGE || op == BPF_JSLT || op == BPF_JSLE))
 		return 0;
 	return (int)at + emit_cond_jump(c, c->jp.pc + at, src, -1, -1, false);
+}
+
+/* may_goto: the run's budget (core/run.h) at fs:, spent: jump.
+ *	cmp dword fs:[may_goto_left], 0
+ *	je target
+ *	dec dword fs:[may_goto_left] */
+static void translate_may_goto(struct jit_ctx *c, const struct bpf_insn *insn)
+{
+	int32_t disp = run_state_disp(c, offsetof(struct bpfrt_run_state, may_goto_left));
+	int64_t t = insn_branch_target(insn, c->jp.pc);
+
+	emit_fs_rm(&c->b, false, false, 0x83, 7, disp);
+	emit1(&c->b, 0);
+	emit_jump_to(c, CC_E, c->jp.prev.start[t]);
+	emit_fs_rm(&c->b, false, false, 0xff, 1, disp);
 }
 
 static void translate_callx(struct jit_ctx *c, const struct bpf_insn *insn)
@@ -1737,6 +1751,13 @@ static int translate_insn(struct bpfrt_jit_passes *jp, uint32_t pc)
 			break;
 		case BPF_EXIT:
 			emit_epilogue(c, c->jp.sub);
+			break;
+		case BPF_JCOND:
+			if (insn_is_may_goto(insn) && insn_class(insn) == BPF_JMP)
+				translate_may_goto(c, insn);
+			else
+				bpfrt_jit_fail(&c->jp, -EINVAL, "unknown opcode 0x%02x",
+					       insn->code);
 			break;
 		default:
 			consumed = translate_cond_jump(c, insn, prev_zf, prev_zf_w32);
