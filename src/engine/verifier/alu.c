@@ -69,9 +69,14 @@ static int ptr_arith(struct venv *env, const struct bpf_insn *insn, struct vreg 
 		/* A ctx pointer with a variable part is never dereferenced nor
 		 * passed as a context (mem.c, calls.c refuse any var_off), so
 		 * a signed offset (usdt.bpf.h's ctx + reg_off, a short) may
-		 * wrap its unsigned range, as Linux allows; others may not. */
+		 * wrap its unsigned range, as Linux allows. So may a stack
+		 * pointer's: every access through one is checked by its signed
+		 * bounds against the frame (mem.c, stack_range), and a frame
+		 * lies below r10, so its variable part is often negative
+		 * (r10 + [-8, -4]). Others may not. */
 		if (var.smin < -MAX_VAR_OFF || var.smax > MAX_VAR_OFF ||
-		    (var.umax > (1ull << 62) && ptr->type != PTR_TO_CTX))
+		    (var.umax > (1ull << 62) && ptr->type != PTR_TO_CTX &&
+		     ptr->type != PTR_TO_STACK))
 			return verr(env, "R%d variable offset of %s pointer out of bounds",
 				    insn->dst_reg, vreg_type_names[ptr->type]);
 		res.var_off = var.var_off;

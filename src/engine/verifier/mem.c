@@ -662,6 +662,18 @@ int vcheck_helper_mem(struct venv *env, int regno, uint64_t max_size, bool unini
 	if (!size && reg.type == SCALAR && !vreg_is_zero(&reg))
 		return verr(env, "R%d type=scalar expected=fp, pkt, map_value, mem (a zero-sized "
 			    "buffer is NULL or a pointer)", regno);
+	/* a zero-sized stack buffer still lies inside its frame, whatever
+	 * its variable part (as Linux) */
+	if (!size && reg.type == PTR_TO_STACK) {
+		const struct vframe *fr = env->cur->frames[reg.frameno];
+
+		if ((int64_t)reg.off + reg.smin < -(int64_t)fr->nslots * 8 ||
+		    (int64_t)reg.off + reg.smax > 0)
+			return verr(env, "invalid variable-offset indirect access to stack R%d "
+				    "[%lld, %lld] of a %u-byte frame (zero-sized)", regno,
+				    (long long)((int64_t)reg.off + reg.smin),
+				    (long long)((int64_t)reg.off + reg.smax), fr->nslots * 8);
+	}
 	if (!size)
 		return 0;
 	switch (reg.type) {
