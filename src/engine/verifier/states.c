@@ -542,6 +542,7 @@ struct vstate *vstate_save(struct venv *env, const struct vstate *cur, uint32_t 
 	st->insn = insn;
 	st->lock_map = cur->lock_map;
 	st->lock_id = cur->lock_id;
+	st->may_goto_depth = cur->may_goto_depth;
 	for (uint32_t f = 0; f <= cur->curframe; f++) {
 		st->frames[f] = frame_pack(cur->frames[f], frame_live(env, cur, f, insn), false);
 		if (!st->frames[f]) {
