@@ -45,8 +45,7 @@ void bpfrt_verifier_set_target_btf(bpfrt_target_btf_fn fn)
 	atomic_store_explicit(&host_lookup, fn, memory_order_release);
 }
 
-/* id with modifiers and typedefs peeled; 0 if the chain is too long. */
-static uint32_t peel(const struct btf *btf, uint32_t id)
+uint32_t vbtf_peel(const struct btf *btf, uint32_t id)
 {
 	for (int d = 0; d < BTF_CHAIN_MAX; d++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
@@ -71,11 +70,11 @@ static const char *type_name(const struct btf *btf, uint32_t id)
 /* The struct or union a pointer of type id points to, or 0. */
 static uint32_t pointee_struct(const struct btf *btf, uint32_t id)
 {
-	const struct btf_type *t = btf__type_by_id(btf, peel(btf, id));
+	const struct btf_type *t = btf__type_by_id(btf, vbtf_peel(btf, id));
 
 	if (!t || !btf_is_ptr(t))
 		return 0;
-	id = peel(btf, t->type);
+	id = vbtf_peel(btf, t->type);
 	t = btf__type_by_id(btf, id);
 	return t && (btf_is_struct(t) || btf_is_union(t)) && t->size ? id : 0;
 }
@@ -283,7 +282,7 @@ static int struct_walk(struct venv *env, int regno, uint32_t id, int64_t off, ui
 		for (uint16_t i = 0; i < btf_vlen(t); i++, m++) {
 			uint32_t bit = btf_member_bit_offset(t, i);
 			uint32_t bits = btf_member_bitfield_size(t, i);
-			uint32_t mid = peel(btf, m->type);
+			uint32_t mid = vbtf_peel(btf, m->type);
 			const struct btf_type *mt = mid ? btf__type_by_id(btf, mid) : NULL;
 			int64_t moff = bit / 8, msize;
 
@@ -306,7 +305,7 @@ static int struct_walk(struct venv *env, int regno, uint32_t id, int64_t off, ui
 				break;
 			}
 			if (btf_is_array(mt)) {
-				uint32_t eid = peel(btf, btf_array(mt)->type);
+				uint32_t eid = vbtf_peel(btf, btf_array(mt)->type);
 				const struct btf_type *et = eid ? btf__type_by_id(btf, eid) : NULL;
 				int64_t esize = eid ? btf__resolve_size(btf, eid) : 0;
 

@@ -24,7 +24,7 @@ struct call_args {
 	struct vreg sock;       /* a socket result (sock.c) */
 };
 
-static int check_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *max)
+int vcheck_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *max)
 {
 	const struct vreg *r = reg_at(env, regno);
 
@@ -154,7 +154,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 				    regno);
 		if ((err = vcheck_reg_init(env, regno + 1)))
 			return err;
-		err = check_size_arg(env, regno + 1, next == BPFRT_ARG_CONST_SIZE_OR_ZERO, &max);
+		err = vcheck_size_arg(env, regno + 1, next == BPFRT_ARG_CONST_SIZE_OR_ZERO, &max);
 		if (err)
 			return err;
 		ca->msize_max = max;
@@ -171,7 +171,7 @@ static int check_arg(struct venv *env, const struct bpfrt_helper *h, int32_t id,
 
 		if (prev == BPFRT_ARG_PTR_TO_MEM || prev == BPFRT_ARG_PTR_TO_UNINIT_MEM)
 			return 0; /* checked with its buffer */
-		err = check_size_arg(env, regno, t == BPFRT_ARG_CONST_SIZE_OR_ZERO, &max);
+		err = vcheck_size_arg(env, regno, t == BPFRT_ARG_CONST_SIZE_OR_ZERO, &max);
 		if (err)
 			return err;
 		if (id == BPF_FUNC_ringbuf_reserve ||

@@ -41,20 +41,6 @@ const struct bpfrt_kernel_kfunc *vkfunc_kernel_of(const struct venv *env, int32_
 	return h ? bpfrt_kernel_kfunc_of(h->fn) : NULL;
 }
 
-static uint32_t peel(const struct btf *btf, uint32_t id)
-{
-	for (int d = 0; d < 32; d++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-
-		if (!t)
-			return 0;
-		if (!btf_is_mod(t) && !btf_is_typedef(t))
-			return id;
-		id = t->type;
-	}
-	return 0;
-}
-
 static const char *struct_name(const struct btf *btf, uint32_t id)
 {
 	const struct btf_type *t = btf ? btf__type_by_id(btf, id) : NULL;
@@ -103,7 +89,7 @@ static bool struct_at_is(const struct btf *btf, uint32_t id, int64_t off, const 
 			return false;
 		m = btf_members(t);
 		for (uint16_t i = 0; i < btf_vlen(t); i++, m++) {
-			uint32_t mid = peel(btf, m->type);
+			uint32_t mid = vbtf_peel(btf, m->type);
 			const struct btf_type *mt = mid ? btf__type_by_id(btf, mid) : NULL;
 			int64_t moff = btf_member_bit_offset(t, i) / 8;
 			int64_t msize = mid ? btf__resolve_size(btf, mid) : 0;
@@ -160,22 +146,6 @@ static int check_btf_arg(struct venv *env, const struct bpfrt_kernel_kfunc *k, i
 	return 0;
 }
 
-static int check_size(struct venv *env, int regno, uint64_t *max)
-{
-	const struct vreg *r = reg_at(env, regno);
-
-	if (r->type != SCALAR)
-		return verr(env, "R%d type=%s expected=scalar (a size)", regno, vreg_type_str(r));
-	if (r->smin < 0)
-		return verr(env, "R%d min value is negative, either use unsigned or 'var &= const'",
-			    regno);
-	if (r->umax >= MAX_VAR_SIZE)
-		return verr(env, "R%d unbounded memory access, use 'var &= const' or "
-			    "'if (var < const)'", regno);
-	*max = r->umax;
-	return 0;
-}
-
 static int check_args(struct venv *env, const struct bpfrt_kernel_kfunc *k, uint32_t *release_ref,
 		      int64_t *cast_id)
 {
@@ -204,7 +174,8 @@ static int check_args(struct venv *env, const struct bpfrt_kernel_kfunc *k, uint
 			if (a == 4 || k->args[a + 1] != BPFRT_KARG_MEM_SIZE)
 				return verr(env, "kernel function %s: memory argument %d has no size", k->name,
 					    a);
-			if ((err = vcheck_reg_init(env, regno + 1)) || (err = check_size(env, regno + 1, &max)))
+			if ((err = vcheck_reg_init(env, regno + 1)) ||
+			    (err = vcheck_size_arg(env, regno + 1, true, &max)))
 				return err;
 			if ((err = vcheck_helper_mem(env, regno, max, true,
 						    vreg_is_const(reg_at(env, regno + 1)))))

@@ -457,6 +457,9 @@ int vcompute_insn_facts(struct venv *env);
 int vcheck_ptr_leak(struct venv *env, const struct vreg *val, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int vcheck_reg_init(struct venv *env, int regno);
+/* (calls.c) regno is a size argument: a scalar in [0 or 1, MAX_VAR_SIZE),
+ * Linux's messages otherwise; *max its largest value. */
+int vcheck_size_arg(struct venv *env, int regno, bool zero_ok, uint64_t *max);
 void vnote_stack_use(struct venv *env, uint32_t frameno, int32_t lowest);
 /* A helper reads (or, uninit, writes) [regno, regno + size), size up to
  * max_size (exactly max_size if exact). */
@@ -466,6 +469,8 @@ int vdo_store(struct venv *env, const struct bpf_insn *insn);
 int vdo_atomic(struct venv *env, const struct bpf_insn *insn);
 
 /* btf_access.c */
+/* id with modifiers and typedefs peeled; 0 if the chain is too long. */
+uint32_t vbtf_peel(const struct btf *btf, uint32_t id);
 /* Types the context slots of the program's target (env->btf, arg_btf_id,
  * btf_why); 0 or -ENOMEM. */
 int vbtf_setup_args(struct venv *env);
