@@ -794,6 +794,13 @@ static uint64_t call_after_cmp(long a, long b)
 	__asm__ volatile("mov %%rsp, %%rbx\n\t"
 			 "lea -128(%%rsp), %%rsp\n\t"   /* past the red zone */
 			 "and $-16, %%rsp\n\t"
+			 /* kp_args6's other arguments defined (mov keeps the flags
+			  * the cmp sets): garbage overflows its arithmetic, which
+			  * UBSan stops the test on */
+			 "mov $0, %%edx\n\t"
+			 "mov $0, %%ecx\n\t"
+			 "mov $0, %%r8d\n\t"
+			 "mov $0, %%r9d\n\t"
 			 "cmp %[b], %[a]\n\t"
 			 "pushfq\n\t"
 			 "pop %%r12\n\t"
