@@ -6,6 +6,9 @@
 # results are counted: a binary that dies or prints fewer results than its
 # plan fails). Usage: tests/run.sh BUILD_DIR...
 . "$(dirname "$0")/tap-jobs.sh"
+# the kernel's verifier test programs are built once, for every build here
+case "${1:-build}" in /*) kv_build=${1:-build} ;; *) kv_build=$PWD/${1:-build} ;; esac
+export BPFRT_KV_OBJECTS="${BPFRT_KV_OBJECTS:-$kv_build/kernel-verifier}"
 # Test by test, each in every build in turn (build/test_x, build-san/test_x,
 # build/test_y, ...): the slow sanitizer runs spread over the whole queue
 # instead of ending it with one long test while the other slot idles.

@@ -790,7 +790,10 @@ static int cmp_str(const void *a, const void *b)
 static bool build_objects(char *objdir, size_t n)
 {
 	char cmd[PATH_MAX * 2], line[512];
-	const char *out = tl_test_path("../kernel-verifier");
+	/* BPFRT_KV_OBJECTS: a cache shared by several builds (the BPF objects
+	 * are the same for every one; tests/run.sh sets it) */
+	const char *out = getenv("BPFRT_KV_OBJECTS") ? getenv("BPFRT_KV_OBJECTS") :
+			  tl_test_path("../kernel-verifier");
 	char outdir[PATH_MAX - 8];
 	FILE *p;
 	int rc;

@@ -29,6 +29,10 @@ command -v "$CLANG" >/dev/null || skip "$CLANG not installed"
 command -v python3 >/dev/null || skip "python3 not installed (generates bpf_helper_defs.h)"
 mkdir -p "$OUT/obj" "$OUT/gen" || exit 1
 OUT=$(cd "$OUT" && pwd)
+# One builder at a time: the native and sanitizer suites share OUT
+# (tests/run.sh), the second finds the first's objects.
+command -v flock >/dev/null || skip "flock not installed (util-linux)"
+exec 9>"$OUT/.lock" && flock 9 || exit 1
 S=$OUT/src/$TOP
 SB=$S/tools/testing/selftests/bpf
 
