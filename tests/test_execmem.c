@@ -535,33 +535,13 @@ TEST(execmem_env_child)
 
 TEST(execmem_no_pack_env)
 {
-	char out[4096] = "";
-	int pipefd[2], status;
-	ssize_t n, len = 0;
-	pid_t pid;
+	char out[4096];
+	int status;
 
 	if (getenv("BPFRT_NO_PACK"))
 		SKIP("already the child");
-	REQUIRE(pipe(pipefd) == 0);
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		close(pipefd[0]);
-		setenv("BPFRT_NO_PACK", "1", 1);
-		tl_exec_self("execmem_env_child");
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while (len < (ssize_t)sizeof(out) - 1 &&
-	       (n = read(pipefd[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
-		len += n;
-	out[len] = '\0';
-	close(pipefd[0]);
-	REQUIRE(waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: %s", status, out);
-	CHECK(strstr(out, "ok 1 - execmem_env_child\n") && !strstr(out, "SKIP"), "%s", out);
+	status = tl_run_self_with_env("BPFRT_NO_PACK", "1", "execmem_env_child", out, sizeof(out));
+	CHECK(tl_child_passed(status, out, "execmem_env_child"), "status %#x: %s", status, out);
 }
 
 /* Pack backing matches what the system offers; prints it for the log. */

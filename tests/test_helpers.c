@@ -678,35 +678,15 @@ TEST(probe_read_without_fault_handler_child)
 
 TEST(probe_read_falls_back_without_the_fault_handler)
 {
-	int pipefd[2], status = 0;
 	char out[4096];
-	ssize_t n, len = 0;
-	pid_t pid;
+	int status;
 
 	if (getenv("BPFRT_TEST_NO_FAULT_HANDLER"))
 		SKIP("already the child");
-	REQUIRE(pipe(pipefd) == 0);
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		setenv("BPFRT_TEST_NO_FAULT_HANDLER", "1", 1);
-		tl_exec_self("probe_read_without_fault_handler_child");
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while (len < (ssize_t)sizeof(out) - 1 &&
-	       (n = read(pipefd[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
-		len += n;
-	out[len] = '\0';
-	close(pipefd[0]);
-	REQUIRE(waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: %s", status, out);
-	CHECK(strstr(out, "ok 1 - probe_read_without_fault_handler_child\n") && !strstr(out, "SKIP"),
-	      "%s", out);
+	status = tl_run_self_with_env("BPFRT_TEST_NO_FAULT_HANDLER", "1",
+				      "probe_read_without_fault_handler_child", out, sizeof(out));
+	CHECK(tl_child_passed(status, out, "probe_read_without_fault_handler_child"),
+	      "status %#x: %s", status, out);
 }
 
 /* bpf_snprintf's buffer is an uninitialised-memory argument: every byte

@@ -703,22 +703,11 @@ TEST(chain_child)
 
 TEST(foreign_faults_reach_the_host_handler)
 {
-	pid_t pid;
-	int status = 0;
+	char out[4096];
+	int status = tl_run_self_with_env("PRIVSTACK_CHAIN_CHILD", "1", "chain_child", out,
+					  sizeof(out));
 
-	fflush(stdout);
-	pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		dup2(fd, 1);
-		setenv("PRIVSTACK_CHAIN_CHILD", "1", 1);
-		tl_exec_self("chain_child");
-		_exit(127);
-	}
-	REQUIRE(waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	CHECK(tl_child_passed(status, out, "chain_child"), "status %#x: %s", status, out);
 }
 
 TEST(foreign_fault_default_action_kills)

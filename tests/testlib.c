@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #define TL_MAX 512
 
@@ -151,6 +152,50 @@ const char *tl_prog_path(const char *name)
 
 	snprintf(rel, sizeof(rel), "progs/%s", name);
 	return tl_test_path(rel);
+}
+
+int tl_run_self_with_env(const char *env, const char *value, const char *name, char *out,
+			 size_t size)
+{
+	int pipefd[2], status = 0;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (!size || pipe(pipefd))
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		setenv(env, value, 1);
+		tl_exec_self(name);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (len < size - 1 && (n = read(pipefd[0], out + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+bool tl_child_passed(int status, const char *out, const char *name)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "ok 1 - %s\n", name);
+	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(out, line) &&
+	       !strstr(out, "SKIP");
 }
 
 int tl_exec_self(const char *arg)

@@ -40,6 +40,14 @@ const char *tl_test_path(const char *rel);
  * (tests/run-qemu.sh: qemu-user without binfmt_misc cannot exec a
  * foreign binary itself). Returns only on failure, -errno. */
 int tl_exec_self(const char *arg);
+/* Runs test `name` of this binary in a child with env=value set (through
+ * tl_exec_self), its stdout and stderr read into out (NUL-terminated,
+ * cut to size). Returns the child's wait status, or -1 if it could not
+ * be started. */
+int tl_run_self_with_env(const char *env, const char *value, const char *name, char *out,
+			 size_t size);
+/* Whether a tl_run_self_with_env child ran `name` and passed it, not skipped. */
+bool tl_child_passed(int status, const char *out, const char *name);
 /* True once the running test has failed (to stop early inside loops). */
 bool tl_failed(void);
 /* Whether the byte at p can be written, found out without faulting (the
