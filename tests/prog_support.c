@@ -118,3 +118,34 @@ int run_zero_ctx(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, uint6
 	memset(ctx, 0, sizeof(ctx));
 	return bpfrt_prog_run(prog, mode, (uint64_t)(uintptr_t)ctx, sizeof(ctx), r0);
 }
+
+uint64_t call_helper_at(const char *file, int line, enum bpfrt_exec_mode mode, int32_t id,
+			const uint64_t args[5])
+{
+	const struct bpf_insn insns[] = {
+		MOV64_REG(BPF_R6, BPF_R1),
+		LDX(BPF_DW, BPF_R1, BPF_R6, 0),
+		LDX(BPF_DW, BPF_R2, BPF_R6, 8),
+		LDX(BPF_DW, BPF_R3, BPF_R6, 16),
+		LDX(BPF_DW, BPF_R4, BPF_R6, 24),
+		LDX(BPF_DW, BPF_R5, BPF_R6, 32),
+		CALL_HELPER(id),
+		EXIT(),
+	};
+	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "call_helper",
+		   .jit = mode == BPFRT_EXEC_JIT);
+	uint64_t copy[5], r0 = 0xdeadbeef;
+	struct bpfrt_prog *prog;
+	int err = bpfrt_prog_load(insns, sizeof(insns) / sizeof(insns[0]), &opts, &prog);
+
+	memcpy(copy, args, sizeof(copy));
+	if (!err) {
+		err = bpfrt_prog_run(prog, mode == BPFRT_EXEC_CHECKED ? BPFRT_EXEC_INTERP : mode,
+				     (uintptr_t)copy, 0, &r0);
+		bpfrt_prog_free(prog);
+	}
+	if (err)
+		tl_fail(file, line, "helper %d (%s): %d %s", id,
+			mode == BPFRT_EXEC_JIT ? "jit" : "interp", err, bpfrt_last_error());
+	return r0;
+}

@@ -48,6 +48,15 @@ struct bpfrt_object *load_object_at(const char *file, int line, const char *obj_
  * bpfrt_prog_run. */
 int run_zero_ctx(const struct bpfrt_prog *prog, enum bpfrt_exec_mode mode, uint64_t *r0);
 
+/* Calls helper `id` from a program that loads r1-r5 from an array in
+ * memory, so the helper is reached through the engine's call path of
+ * mode (BPFRT_EXEC_CHECKED: the plain interpreter, since the checking one
+ * runs verified programs only); r0. A load or run error fails the test. */
+#define call_helper(mode, id, a1, a2, a3, a4, a5) \
+	call_helper_at(__FILE__, __LINE__, mode, id, (uint64_t[5]){ a1, a2, a3, a4, a5 })
+uint64_t call_helper_at(const char *file, int line, enum bpfrt_exec_mode mode, int32_t id,
+			const uint64_t args[5]);
+
 /* The address of a global variable of obj; a missing one fails the test. */
 #define object_global(obj, name) object_global_at(__FILE__, __LINE__, obj, name)
 void *object_global_at(const char *file, int line, struct bpfrt_object *obj, const char *name);

@@ -3,6 +3,7 @@
  * the JIT. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "insns.h"
 
 #include "bpfrt/bpfrt.h"
@@ -56,31 +57,6 @@ static int run(const struct bpf_insn *insns, size_t cnt, enum bpfrt_exec_mode mo
 	err = bpfrt_prog_run(prog, mode, arg1, arg2, r0);
 	bpfrt_prog_free(prog);
 	return err;
-}
-
-/* Calls helper `id` from a program with r1-r5 taken from an array in
- * memory, so every helper is reached through the engine's call path. */
-static uint64_t call_helper(enum bpfrt_exec_mode mode, int32_t id, uint64_t a1, uint64_t a2,
-			    uint64_t a3, uint64_t a4, uint64_t a5)
-{
-	const struct bpf_insn insns[] = {
-		MOV64_REG(BPF_R6, BPF_R1),
-		LDX(BPF_DW, BPF_R1, BPF_R6, 0),
-		LDX(BPF_DW, BPF_R2, BPF_R6, 8),
-		LDX(BPF_DW, BPF_R3, BPF_R6, 16),
-		LDX(BPF_DW, BPF_R4, BPF_R6, 24),
-		LDX(BPF_DW, BPF_R5, BPF_R6, 32),
-		CALL_HELPER(id),
-		EXIT(),
-	};
-	uint64_t args[5] = { a1, a2, a3, a4, a5 };
-	uint64_t r0 = 0xdeadbeef;
-	int err = run(insns, ARRAY_LEN(insns), mode, (uintptr_t)args, 0, &r0);
-
-	if (err)
-		tl_fail(__FILE__, __LINE__, "helper %d (%s): %d %s", id,
-			mode_names[mode == BPFRT_EXEC_JIT], err, bpfrt_last_error());
-	return r0;
 }
 
 #define CALL(m, id, ...) call_helper(modes[m], id, __VA_ARGS__)

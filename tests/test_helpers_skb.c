@@ -4,6 +4,7 @@
  * a known IPv4 header's (RFC 1071 sums), strtol against Linux's rules. */
 #define _GNU_SOURCE
 #include "testlib.h"
+#include "prog_support.h"
 #include "insns.h"
 
 #include "bpfrt/bpfrt.h"
@@ -16,41 +17,6 @@ static const enum bpfrt_exec_mode modes[] = { BPFRT_EXEC_INTERP, BPFRT_EXEC_JIT,
 					      BPFRT_EXEC_CHECKED };
 static const char *const mode_names[] = { "interp", "jit", "checked" };
 #define FOR_EACH_MODE(m) for (size_t m = 0; m < ARRAY_LEN(modes); m++)
-
-/* Calls helper id with r1-r5 from memory (an unverified load: the
- * pointers are the test's own). */
-static uint64_t call_helper(enum bpfrt_exec_mode mode, int32_t id, uint64_t a1, uint64_t a2,
-			    uint64_t a3, uint64_t a4, uint64_t a5)
-{
-	const struct bpf_insn insns[] = {
-		MOV64_REG(BPF_R6, BPF_R1),
-		LDX(BPF_DW, BPF_R1, BPF_R6, 0),
-		LDX(BPF_DW, BPF_R2, BPF_R6, 8),
-		LDX(BPF_DW, BPF_R3, BPF_R6, 16),
-		LDX(BPF_DW, BPF_R4, BPF_R6, 24),
-		LDX(BPF_DW, BPF_R5, BPF_R6, 32),
-		CALL_HELPER(id),
-		EXIT(),
-	};
-	BPFRT_OPTS(bpfrt_prog_load_opts, opts, .name = "skb_helpers",
-		   .jit = mode == BPFRT_EXEC_JIT);
-	uint64_t args[5] = { a1, a2, a3, a4, a5 };
-	uint64_t r0 = 0xdeadbeef;
-	struct bpfrt_prog *prog;
-	int err = bpfrt_prog_load(insns, ARRAY_LEN(insns), &opts, &prog);
-
-	if (!err) {
-		/* the checking interpreter wants a verified program: the
-		 * plain interpreter stands in for it here */
-		err = bpfrt_prog_run(prog, mode == BPFRT_EXEC_CHECKED ? BPFRT_EXEC_INTERP : mode,
-				     (uintptr_t)args, 0, &r0);
-		bpfrt_prog_free(prog);
-	}
-	if (err)
-		tl_fail(__FILE__, __LINE__, "helper %d (%s): %d %s", id,
-			mode_names[mode == BPFRT_EXEC_JIT], err, bpfrt_last_error());
-	return r0;
-}
 
 #define CALL(m, id, ...) call_helper(modes[m], id, __VA_ARGS__)
 #define P(x) ((uint64_t)(uintptr_t)(x))
