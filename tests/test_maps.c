@@ -733,19 +733,12 @@ static int freeze_with_mprotect_failing(void)
  * storage was made read-only: if mprotect fails, it is not frozen. */
 TEST(frozen_map_is_marked_only_once_its_storage_is_read_only)
 {
-	int status = 0;
-	pid_t pid;
+	int status, code = tl_exit_code_in_child(freeze_with_mprotect_failing, &status);
 
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0)
-		_exit(freeze_with_mprotect_failing());
-	REQUIRE_EQ(waitpid(pid, &status, 0), pid);
-	REQUIRE(WIFEXITED(status), "child status %#x", status);
-	if (WEXITSTATUS(status) == 77)
+	REQUIRE(code >= 0, "child status %#x", status);
+	if (code == 77)
 		SKIP("no seccomp filters here");
-	CHECK_EQ(WEXITSTATUS(status), 0, "check %d failed in the child", WEXITSTATUS(status));
+	CHECK_EQ(code, 0, "check %d failed in the child", code);
 }
 
 TEST(frozen_read_only_array_storage_is_read_only)

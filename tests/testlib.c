@@ -189,6 +189,22 @@ int tl_run_self_with_env(const char *env, const char *value, const char *name, c
 	return status;
 }
 
+int tl_exit_code_in_child(int (*fn)(void), int *status)
+{
+	pid_t pid;
+
+	*status = 0;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(fn());
+	if (waitpid(pid, status, 0) != pid || !WIFEXITED(*status))
+		return -1;
+	return WEXITSTATUS(*status);
+}
+
 bool tl_child_passed(int status, const char *out, const char *name)
 {
 	char line[256];

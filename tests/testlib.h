@@ -46,6 +46,10 @@ int tl_exec_self(const char *arg);
  * be started. */
 int tl_run_self_with_env(const char *env, const char *value, const char *name, char *out,
 			 size_t size);
+/* Runs fn in a forked child that exits with its return value; returns
+ * that exit code, or -1 (with *status the wait status) if the child did
+ * not exit normally or could not be started. */
+int tl_exit_code_in_child(int (*fn)(void), int *status);
 /* Whether a tl_run_self_with_env child ran `name` and passed it, not skipped. */
 bool tl_child_passed(int status, const char *out, const char *name);
 /* True once the running test has failed (to stop early inside loops). */

@@ -400,33 +400,23 @@ static long ringbuf_delete(struct bpfrt_map *map, const void *key)
 	return -EOPNOTSUPP;
 }
 
+/* The ops of both ring kinds; only the ring programs produce into is
+ * shareable. */
+#define RINGBUF_OPS							\
+	.alloc_check = ringbuf_alloc_check,				\
+	.mem_size = ringbuf_mem_size,					\
+	.alloc = ringbuf_alloc,						\
+	.free = ringbuf_free,						\
+	.sys_lookup = ringbuf_sys_lookup,				\
+	.sys_update = ringbuf_sys_update,				\
+	.sys_delete = ringbuf_sys_delete,				\
+	.get_next_key = ringbuf_get_next_key,				\
+	.lookup = ringbuf_lookup,					\
+	.update = ringbuf_update,					\
+	.delete = ringbuf_delete
+
 /* BPF_MAP_TYPE_USER_RINGBUF: the same ring, produced by user space
  * (bpfrt/user_ringbuf.h) and drained by programs (user_ringbuf.c). */
-const struct bpfrt_map_ops bpfrt_user_ringbuf_map_ops = {
-	.alloc_check = ringbuf_alloc_check,
-	.mem_size = ringbuf_mem_size,
-	.alloc = ringbuf_alloc,
-	.free = ringbuf_free,
-	.sys_lookup = ringbuf_sys_lookup,
-	.sys_update = ringbuf_sys_update,
-	.sys_delete = ringbuf_sys_delete,
-	.get_next_key = ringbuf_get_next_key,
-	.lookup = ringbuf_lookup,
-	.update = ringbuf_update,
-	.delete = ringbuf_delete,
-};
+const struct bpfrt_map_ops bpfrt_user_ringbuf_map_ops = { RINGBUF_OPS };
 
-const struct bpfrt_map_ops bpfrt_ringbuf_map_ops = {
-	.alloc_check = ringbuf_alloc_check,
-	.mem_size = ringbuf_mem_size,
-	.alloc = ringbuf_alloc,
-	.free = ringbuf_free,
-	.shm = ringbuf_shm,
-	.sys_lookup = ringbuf_sys_lookup,
-	.sys_update = ringbuf_sys_update,
-	.sys_delete = ringbuf_sys_delete,
-	.get_next_key = ringbuf_get_next_key,
-	.lookup = ringbuf_lookup,
-	.update = ringbuf_update,
-	.delete = ringbuf_delete,
-};
+const struct bpfrt_map_ops bpfrt_ringbuf_map_ops = { RINGBUF_OPS, .shm = ringbuf_shm };
